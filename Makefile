@@ -1,0 +1,19 @@
+# bloomidx: a bloom-signature index access method for PostgreSQL
+
+EXTENSION = bloomidx
+MODULE_big = bloomidx
+OBJS = bloomidx.o $(patsubst %.c,%.o,$(sort $(wildcard src/*.c)))
+DATA = bloomidx--1.0.sql
+PGFILEDESC = "bloomidx - bloom signature index access method"
+
+PG_CPPFLAGS = -I$(srcdir)/src
+
+REGRESS = $(patsubst sql/%.sql,%,$(sort $(wildcard sql/*.sql)))
+ISOLATION = $(patsubst specs/%.spec,%,$(sort $(wildcard specs/*.spec)))
+TAP_TESTS = 1
+
+EXTRA_CLEAN = results output_iso tmp_check log
+
+PG_CONFIG ?= pg_config
+PGXS := $(shell $(PG_CONFIG) --pgxs)
+include $(PGXS)

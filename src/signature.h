@@ -1,0 +1,193 @@
+/*-------------------------------------------------------------------------
+ *
+ * signature.h
+ *	  Hashing and bit math shared by the bloomidx index and the
+ *	  bloomfilter SQL type.
+ *
+ * A value is hashed once with its type's 64-bit extended hash support
+ * function (so equal values under the type's "=" hash equally), then the
+ * k bit positions are derived from that one hash by double hashing,
+ * salted with the column number.  Bit p of a bit array lives in byte p / 8
+ * at bit p % 8, on every platform: bit arrays are portable byte strings.
+ *
+ * The hash scheme below is frozen: on-disk indexes and stored filters
+ * depend on it.  A change needs a new BLOOM_HASH_SCHEME number.
+ *
+ *-------------------------------------------------------------------------
+ */
+#ifndef BLOOMIDX_SIGNATURE_H
+#define BLOOMIDX_SIGNATURE_H
+
+#include "fmgr.h"
+#include "port/pg_bswap.h"
+
+/* Identifies the scheme implemented here; stored in metapages and filters */
+#define BLOOM_HASH_SCHEME		1
+
+/* Seed passed to the types' extended hash functions */
+#define BLOOM_HASH_SEED			UINT64CONST(0)
+
+/* Stand-in hash of a NULL; salted per column like any value */
+#define BLOOM_NULL_HASH			UINT64CONST(0x4e554c4c4e554c4c)
+
+/* Odd constant spreading the column salt over the hash */
+#define BLOOM_SALT_MULTIPLIER	UINT64CONST(0x9e3779b97f4a7c15)
+
+/*
+ * Final mixer of splitmix64: a bijection with full avalanche, used to turn
+ * the salted type hash into two independent-looking 64-bit values.
+ */
+static inline uint64
+BloomMix64(uint64 x)
+{
+	x ^= x >> 30;
+	x *= UINT64CONST(0xbf58476d1ce4e5b9);
+	x ^= x >> 27;
+	x *= UINT64CONST(0x94d049bb133111eb);
+	x ^= x >> 31;
+	return x;
+}
+
+/*
+ * High 64 bits of a 64x64-bit product: maps a uniform 64-bit value onto
+ * [0, n) without a division.  The portable branch gives the same result.
+ */
+static inline uint64
+BloomMulHigh64(uint64 a, uint64 b)
+{
+#ifdef HAVE_INT128
+	return (uint64) (((uint128) a * b) >> 64);
+#else
+	uint64		alo = a & 0xffffffff,
+				ahi = a >> 32,
+				blo = b & 0xffffffff,
+				bhi = b >> 32;
+	uint64		lo = alo * blo,
+				mid1 = ahi * blo,
+				mid2 = alo * bhi,
+				hi = ahi * bhi;
+	uint64		carry = ((lo >> 32) + (mid1 & 0xffffffff) + (mid2 & 0xffffffff)) >> 32;
+
+	return hi + (mid1 >> 32) + (mid2 >> 32) + carry;
+#endif
+}
+
+/*
+ * Iterator over the k bit positions of one (hash, salt) pair in an array of
+ * nbits bits.  Usage:
+ *
+ *		BloomProbe	probe;
+ *		BloomProbeInit(&probe, hash, salt, nbits);
+ *		for (i = 0; i < k; i++)
+ *			pos = BloomProbeNext(&probe);
+ */
+typedef struct BloomProbe
+{
+	uint64		h1;				/* current double-hashing value */
+	uint64		h2;				/* odd step */
+	uint64		nbits;			/* size of the bit array */
+} BloomProbe;
+
+static inline void
+BloomProbeInit(BloomProbe *probe, uint64 hash, uint32 salt, uint64 nbits)
+{
+	uint64		x = BloomMix64(hash + ((uint64) salt + 1) * BLOOM_SALT_MULTIPLIER);
+
+	probe->h1 = x;
+	probe->h2 = BloomMix64(x ^ UINT64CONST(0x6a09e667f3bcc909)) | 1;
+	probe->nbits = nbits;
+}
+
+static inline uint64
+BloomProbeNext(BloomProbe *probe)
+{
+	uint64		pos = BloomMulHigh64(probe->h1, probe->nbits);
+
+	probe->h1 += probe->h2;
+	return pos;
+}
+
+/* Set bit pos of a byte-addressed bit array */
+static inline void
+BloomSetBit(uint8 *bits, uint64 pos)
+{
+	bits[pos >> 3] |= (uint8) (1 << (pos & 7));
+}
+
+/* Test bit pos of a byte-addressed bit array */
+static inline bool
+BloomTestBit(const uint8 *bits, uint64 pos)
+{
+	return (bits[pos >> 3] >> (pos & 7)) & 1;
+}
+
+/*
+ * Load 64 bits of a bit array starting at byte offset p as a word whose bit
+ * i is bit array bit (8 * p + i), on any byte order.
+ */
+static inline uint64
+BloomLoadWord(const uint8 *p)
+{
+	uint64		w;
+
+	memcpy(&w, p, sizeof(w));
+#ifdef WORDS_BIGENDIAN
+	w = pg_bswap64(w);
+#endif
+	return w;
+}
+
+/* Set the k bits of (hash, salt) in a byte-addressed bit array */
+static inline void
+BloomSetBits(uint8 *bits, uint64 nbits, uint64 hash, uint32 salt, int k)
+{
+	BloomProbe	probe;
+
+	BloomProbeInit(&probe, hash, salt, nbits);
+	while (k-- > 0)
+		BloomSetBit(bits, BloomProbeNext(&probe));
+}
+
+/* Are all k bits of (hash, salt) set in a byte-addressed bit array? */
+static inline bool
+BloomTestBits(const uint8 *bits, uint64 nbits, uint64 hash, uint32 salt, int k)
+{
+	BloomProbe	probe;
+
+	BloomProbeInit(&probe, hash, salt, nbits);
+	while (k-- > 0)
+	{
+		if (!BloomTestBit(bits, BloomProbeNext(&probe)))
+			return false;
+	}
+	return true;
+}
+
+/* Set the k bits of (hash, salt) in a mask of 64-bit words */
+static inline void
+BloomSetMaskBits(uint64 *mask, uint64 nbits, uint64 hash, uint32 salt, int k)
+{
+	BloomProbe	probe;
+
+	BloomProbeInit(&probe, hash, salt, nbits);
+	while (k-- > 0)
+	{
+		uint64		pos = BloomProbeNext(&probe);
+
+		mask[pos >> 6] |= UINT64CONST(1) << (pos & 63);
+	}
+}
+
+/* 64-bit hash of a non-NULL datum with a type's extended hash function */
+extern uint64 BloomHashDatum(FmgrInfo *hashproc, Oid collation, Datum value);
+
+/* Number of bits set in a byte array */
+extern uint64 BloomCountBits(const uint8 *bits, Size nbytes);
+
+/* Expected false-positive rate of k probes into an array with fill f */
+extern double BloomFalsePositiveRate(double fill, double k);
+
+/* Expected fill of m bits after inserting nkeys keys of k bits each */
+extern double BloomExpectedFill(double m, double nkeys, double k);
+
+#endif							/* BLOOMIDX_SIGNATURE_H */
