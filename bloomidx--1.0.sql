@@ -7,6 +7,230 @@
 -- Section: index access method (src/build.c ... src/validate.c)
 -------------------------------------------------------------------------------
 
+CREATE FUNCTION bloomidx_handler(internal)
+RETURNS index_am_handler
+AS 'MODULE_PATHNAME'
+LANGUAGE C;
+
+CREATE ACCESS METHOD bloomidx TYPE INDEX HANDLER bloomidx_handler;
+COMMENT ON ACCESS METHOD bloomidx IS 'bloom signature index: equality on any subset of its columns';
+
+-- What the cost model expects of an equality on some columns of an index
+CREATE FUNCTION bloomidx_estimate(index regclass, columns text[],
+	OUT false_positive_rate float8,
+	OUT false_positive_rows float8,
+	OUT fill float8,
+	OUT index_pages bigint)
+RETURNS record
+AS 'MODULE_PATHNAME'
+LANGUAGE C STRICT STABLE PARALLEL SAFE;
+
+-- Operator classes: one DEFAULT class for every type with a default hash
+-- operator class, hashed with the same 64-bit extended hash function, so
+-- that the index's notion of equality is the type's own.  As in the hash
+-- access method, integer, float and text/name types share families with
+-- cross-type equalities (int4_col = 42::int8 can use the index).
+
+CREATE OPERATOR FAMILY integer_ops USING bloomidx;
+CREATE OPERATOR FAMILY float_ops USING bloomidx;
+CREATE OPERATOR FAMILY text_ops USING bloomidx;
+
+CREATE OPERATOR CLASS aclitem_ops
+DEFAULT FOR TYPE aclitem USING bloomidx AS
+	OPERATOR	1	=(aclitem, aclitem),
+	FUNCTION	1	hash_aclitem_extended(aclitem, int8);
+
+CREATE OPERATOR CLASS array_ops
+DEFAULT FOR TYPE anyarray USING bloomidx AS
+	OPERATOR	1	=(anyarray, anyarray),
+	FUNCTION	1	hash_array_extended(anyarray, int8);
+
+CREATE OPERATOR CLASS bool_ops
+DEFAULT FOR TYPE bool USING bloomidx AS
+	OPERATOR	1	=(bool, bool),
+	FUNCTION	1	hashcharextended("char", int8);
+
+CREATE OPERATOR CLASS bpchar_ops
+DEFAULT FOR TYPE bpchar USING bloomidx AS
+	OPERATOR	1	=(bpchar, bpchar),
+	FUNCTION	1	hashbpcharextended(bpchar, int8);
+
+CREATE OPERATOR CLASS bytea_ops
+DEFAULT FOR TYPE bytea USING bloomidx AS
+	OPERATOR	1	=(bytea, bytea),
+	FUNCTION	1	hashvarlenaextended(internal, int8);
+
+CREATE OPERATOR CLASS char_ops
+DEFAULT FOR TYPE "char" USING bloomidx AS
+	OPERATOR	1	=("char", "char"),
+	FUNCTION	1	hashcharextended("char", int8);
+
+CREATE OPERATOR CLASS cid_ops
+DEFAULT FOR TYPE cid USING bloomidx AS
+	OPERATOR	1	=(cid, cid),
+	FUNCTION	1	hashint4extended(int4, int8);
+
+CREATE OPERATOR CLASS date_ops
+DEFAULT FOR TYPE date USING bloomidx AS
+	OPERATOR	1	=(date, date),
+	FUNCTION	1	hashint4extended(int4, int8);
+
+CREATE OPERATOR CLASS enum_ops
+DEFAULT FOR TYPE anyenum USING bloomidx AS
+	OPERATOR	1	=(anyenum, anyenum),
+	FUNCTION	1	hashenumextended(anyenum, int8);
+
+CREATE OPERATOR CLASS float4_ops
+DEFAULT FOR TYPE float4 USING bloomidx FAMILY float_ops AS
+	OPERATOR	1	=(float4, float4),
+	FUNCTION	1	hashfloat4extended(float4, int8);
+
+CREATE OPERATOR CLASS float8_ops
+DEFAULT FOR TYPE float8 USING bloomidx FAMILY float_ops AS
+	OPERATOR	1	=(float8, float8),
+	FUNCTION	1	hashfloat8extended(float8, int8);
+
+CREATE OPERATOR CLASS int2_ops
+DEFAULT FOR TYPE int2 USING bloomidx FAMILY integer_ops AS
+	OPERATOR	1	=(int2, int2),
+	FUNCTION	1	hashint2extended(int2, int8);
+
+CREATE OPERATOR CLASS int4_ops
+DEFAULT FOR TYPE int4 USING bloomidx FAMILY integer_ops AS
+	OPERATOR	1	=(int4, int4),
+	FUNCTION	1	hashint4extended(int4, int8);
+
+CREATE OPERATOR CLASS int8_ops
+DEFAULT FOR TYPE int8 USING bloomidx FAMILY integer_ops AS
+	OPERATOR	1	=(int8, int8),
+	FUNCTION	1	hashint8extended(int8, int8);
+
+CREATE OPERATOR CLASS interval_ops
+DEFAULT FOR TYPE interval USING bloomidx AS
+	OPERATOR	1	=(interval, interval),
+	FUNCTION	1	interval_hash_extended(interval, int8);
+
+CREATE OPERATOR CLASS jsonb_ops
+DEFAULT FOR TYPE jsonb USING bloomidx AS
+	OPERATOR	1	=(jsonb, jsonb),
+	FUNCTION	1	jsonb_hash_extended(jsonb, int8);
+
+CREATE OPERATOR CLASS macaddr8_ops
+DEFAULT FOR TYPE macaddr8 USING bloomidx AS
+	OPERATOR	1	=(macaddr8, macaddr8),
+	FUNCTION	1	hashmacaddr8extended(macaddr8, int8);
+
+CREATE OPERATOR CLASS macaddr_ops
+DEFAULT FOR TYPE macaddr USING bloomidx AS
+	OPERATOR	1	=(macaddr, macaddr),
+	FUNCTION	1	hashmacaddrextended(macaddr, int8);
+
+CREATE OPERATOR CLASS multirange_ops
+DEFAULT FOR TYPE anymultirange USING bloomidx AS
+	OPERATOR	1	=(anymultirange, anymultirange),
+	FUNCTION	1	hash_multirange_extended(anymultirange, int8);
+
+CREATE OPERATOR CLASS inet_ops
+DEFAULT FOR TYPE inet USING bloomidx AS
+	OPERATOR	1	=(inet, inet),
+	FUNCTION	1	hashinetextended(inet, int8);
+
+CREATE OPERATOR CLASS numeric_ops
+DEFAULT FOR TYPE numeric USING bloomidx AS
+	OPERATOR	1	=(numeric, numeric),
+	FUNCTION	1	hash_numeric_extended(numeric, int8);
+
+CREATE OPERATOR CLASS oid_ops
+DEFAULT FOR TYPE oid USING bloomidx AS
+	OPERATOR	1	=(oid, oid),
+	FUNCTION	1	hashoidextended(oid, int8);
+
+CREATE OPERATOR CLASS oidvector_ops
+DEFAULT FOR TYPE oidvector USING bloomidx AS
+	OPERATOR	1	=(oidvector, oidvector),
+	FUNCTION	1	hashoidvectorextended(oidvector, int8);
+
+CREATE OPERATOR CLASS pg_lsn_ops
+DEFAULT FOR TYPE pg_lsn USING bloomidx AS
+	OPERATOR	1	=(pg_lsn, pg_lsn),
+	FUNCTION	1	pg_lsn_hash_extended(pg_lsn, int8);
+
+CREATE OPERATOR CLASS range_ops
+DEFAULT FOR TYPE anyrange USING bloomidx AS
+	OPERATOR	1	=(anyrange, anyrange),
+	FUNCTION	1	hash_range_extended(anyrange, int8);
+
+CREATE OPERATOR CLASS record_ops
+DEFAULT FOR TYPE record USING bloomidx AS
+	OPERATOR	1	=(record, record),
+	FUNCTION	1	hash_record_extended(record, int8);
+
+CREATE OPERATOR CLASS name_ops
+DEFAULT FOR TYPE name USING bloomidx FAMILY text_ops AS
+	OPERATOR	1	=(name, name),
+	FUNCTION	1	hashnameextended(name, int8);
+
+CREATE OPERATOR CLASS text_ops
+DEFAULT FOR TYPE text USING bloomidx FAMILY text_ops AS
+	OPERATOR	1	=(text, text),
+	FUNCTION	1	hashtextextended(text, int8);
+
+CREATE OPERATOR CLASS tid_ops
+DEFAULT FOR TYPE tid USING bloomidx AS
+	OPERATOR	1	=(tid, tid),
+	FUNCTION	1	hashtidextended(tid, int8);
+
+CREATE OPERATOR CLASS time_ops
+DEFAULT FOR TYPE time USING bloomidx AS
+	OPERATOR	1	=(time, time),
+	FUNCTION	1	time_hash_extended(time, int8);
+
+CREATE OPERATOR CLASS timestamp_ops
+DEFAULT FOR TYPE timestamp USING bloomidx AS
+	OPERATOR	1	=(timestamp, timestamp),
+	FUNCTION	1	timestamp_hash_extended(timestamp, int8);
+
+CREATE OPERATOR CLASS timestamptz_ops
+DEFAULT FOR TYPE timestamptz USING bloomidx AS
+	OPERATOR	1	=(timestamptz, timestamptz),
+	FUNCTION	1	timestamp_hash_extended(timestamp, int8);
+
+CREATE OPERATOR CLASS timetz_ops
+DEFAULT FOR TYPE timetz USING bloomidx AS
+	OPERATOR	1	=(timetz, timetz),
+	FUNCTION	1	timetz_hash_extended(timetz, int8);
+
+CREATE OPERATOR CLASS uuid_ops
+DEFAULT FOR TYPE uuid USING bloomidx AS
+	OPERATOR	1	=(uuid, uuid),
+	FUNCTION	1	uuid_hash_extended(uuid, int8);
+
+CREATE OPERATOR CLASS xid8_ops
+DEFAULT FOR TYPE xid8 USING bloomidx AS
+	OPERATOR	1	=(xid8, xid8),
+	FUNCTION	1	hashint8extended(int8, int8);
+
+CREATE OPERATOR CLASS xid_ops
+DEFAULT FOR TYPE xid USING bloomidx AS
+	OPERATOR	1	=(xid, xid),
+	FUNCTION	1	hashint4extended(int4, int8);
+
+ALTER OPERATOR FAMILY integer_ops USING bloomidx ADD
+	OPERATOR	1	=(int2, int4),
+	OPERATOR	1	=(int2, int8),
+	OPERATOR	1	=(int4, int2),
+	OPERATOR	1	=(int4, int8),
+	OPERATOR	1	=(int8, int2),
+	OPERATOR	1	=(int8, int4);
+
+ALTER OPERATOR FAMILY float_ops USING bloomidx ADD
+	OPERATOR	1	=(float4, float8),
+	OPERATOR	1	=(float8, float4);
+
+ALTER OPERATOR FAMILY text_ops USING bloomidx ADD
+	OPERATOR	1	=(name, text),
+	OPERATOR	1	=(text, name);
+
 -------------------------------------------------------------------------------
 -- Section: ad hoc bloom filters (src/filter.c)
 -------------------------------------------------------------------------------

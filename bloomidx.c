@@ -1,0 +1,306 @@
+/*-------------------------------------------------------------------------
+ *
+ * bloomidx.c
+ *	  Front door of the bloomidx extension: module magic, the access method
+ *	  handler, and the index options.
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "postgres.h"
+
+#include <float.h>
+#include <math.h>
+
+#include "access/amapi.h"
+#include "access/reloptions.h"
+#include "commands/vacuum.h"
+#include "utils/memutils.h"
+#include "utils/rel.h"
+
+#include "bloomidx.h"
+
+PG_MODULE_MAGIC;
+
+void		_PG_init(void);
+
+PG_FUNCTION_INFO_V1(bloomidx_handler);
+
+/* Kind of relation options for bloomidx indexes */
+static relopt_kind bloomidx_relopt_kind;
+
+/* Parse table for the options, filled in by _PG_init */
+static relopt_parse_elt bloomidx_relopt_tab[BLOOMIDX_MAX_COLUMNS + 2];
+
+/*
+ * Module load: register the index options.
+ *
+ * The built-in bounds are as wide as the types allow; the real ranges are
+ * checked in bloomidx_options, which gives the valid range in a hint.
+ */
+void
+_PG_init(void)
+{
+	int			i;
+	char		buf[16];
+
+	bloomidx_relopt_kind = add_reloption_kind();
+
+	add_int_reloption(bloomidx_relopt_kind, "length",
+					  "Signature length in bits (0: derived from false_positive_rate)",
+					  0, PG_INT32_MIN, PG_INT32_MAX, AccessExclusiveLock);
+	bloomidx_relopt_tab[0].optname = "length";
+	bloomidx_relopt_tab[0].opttype = RELOPT_TYPE_INT;
+	bloomidx_relopt_tab[0].offset = offsetof(BloomOptions, length);
+
+	add_real_reloption(bloomidx_relopt_kind, "false_positive_rate",
+					   "Target false-positive rate of an equality on one column",
+					   0, -DBL_MAX, DBL_MAX, AccessExclusiveLock);
+	bloomidx_relopt_tab[1].optname = "false_positive_rate";
+	bloomidx_relopt_tab[1].opttype = RELOPT_TYPE_REAL;
+	bloomidx_relopt_tab[1].offset = offsetof(BloomOptions, falsePositiveRate);
+
+	for (i = 0; i < BLOOMIDX_MAX_COLUMNS; i++)
+	{
+		snprintf(buf, sizeof(buf), "col%d", i + 1);
+		bloomidx_relopt_tab[i + 2].optname = MemoryContextStrdup(TopMemoryContext, buf);
+		bloomidx_relopt_tab[i + 2].opttype = RELOPT_TYPE_INT;
+		bloomidx_relopt_tab[i + 2].offset =
+			offsetof(BloomOptions, bitsPerColumn) + sizeof(int) * i;
+		add_int_reloption(bloomidx_relopt_kind,
+						  bloomidx_relopt_tab[i + 2].optname,
+						  "Bits set in the signature for this column (0: derived)",
+						  0, PG_INT32_MIN, PG_INT32_MAX, AccessExclusiveLock);
+	}
+}
+
+/*
+ * Handler of the access method: tells the core what bloomidx can do and
+ * where its callbacks are.
+ */
+Datum
+bloomidx_handler(PG_FUNCTION_ARGS)
+{
+	IndexAmRoutine *amroutine = makeNode(IndexAmRoutine);
+
+	amroutine->amstrategies = BLOOMIDX_NSTRATEGIES;
+	amroutine->amsupport = BLOOMIDX_NPROC;
+	amroutine->amoptsprocnum = 0;
+	amroutine->amcanorder = false;
+	amroutine->amcanorderbyop = false;
+	amroutine->amcanbackward = false;
+	amroutine->amcanunique = false;
+	amroutine->amcanmulticol = true;
+	amroutine->amoptionalkey = true;
+	amroutine->amsearcharray = true;
+	amroutine->amsearchnulls = true;
+	amroutine->amstorage = false;
+	amroutine->amclusterable = false;
+	amroutine->ampredlocks = false;
+	amroutine->amcanparallel = false;
+	amroutine->amcaninclude = false;
+	amroutine->amusemaintenanceworkmem = false;
+	amroutine->amparallelvacuumoptions =
+		VACUUM_OPTION_PARALLEL_BULKDEL | VACUUM_OPTION_PARALLEL_CLEANUP;
+	amroutine->amkeytype = InvalidOid;
+
+	amroutine->ambuild = bloomidx_build;
+	amroutine->ambuildempty = bloomidx_buildempty;
+	amroutine->aminsert = bloomidx_insert;
+	amroutine->ambulkdelete = bloomidx_bulkdelete;
+	amroutine->amvacuumcleanup = bloomidx_vacuumcleanup;
+	amroutine->amcanreturn = NULL;
+	amroutine->amcostestimate = bloomidx_costestimate;
+	amroutine->amoptions = bloomidx_options;
+	amroutine->amproperty = NULL;
+	amroutine->ambuildphasename = NULL;
+	amroutine->amvalidate = bloomidx_validate;
+	amroutine->amadjustmembers = NULL;
+	amroutine->ambeginscan = bloomidx_beginscan;
+	amroutine->amrescan = bloomidx_rescan;
+	amroutine->amgettuple = NULL;
+	amroutine->amgetbitmap = bloomidx_getbitmap;
+	amroutine->amendscan = bloomidx_endscan;
+	amroutine->ammarkpos = NULL;
+	amroutine->amrestrpos = NULL;
+	amroutine->amestimateparallelscan = NULL;
+	amroutine->aminitparallelscan = NULL;
+	amroutine->amparallelrescan = NULL;
+
+	PG_RETURN_POINTER(amroutine);
+}
+
+/*
+ * Check the options that can be checked without knowing the index's
+ * columns.
+ */
+static void
+BloomCheckOptions(const BloomOptions *opts)
+{
+	bool		anyColumn = false;
+	int			i;
+
+	if (opts->length != 0 &&
+		(opts->length < BLOOMIDX_MIN_LENGTH || opts->length > BLOOMIDX_MAX_LENGTH))
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("length must be between %d and %d bits, not %d",
+						BLOOMIDX_MIN_LENGTH, BLOOMIDX_MAX_LENGTH, opts->length),
+				 errhint("Omit length to derive it from false_positive_rate, or give a value between %d and %d.",
+						 BLOOMIDX_MIN_LENGTH, BLOOMIDX_MAX_LENGTH)));
+
+	for (i = 0; i < BLOOMIDX_MAX_COLUMNS; i++)
+	{
+		int			bits = opts->bitsPerColumn[i];
+
+		if (bits == 0)
+			continue;
+		anyColumn = true;
+		if (bits < 1 || bits > BLOOMIDX_MAX_COLUMN_BITS)
+			ereport(ERROR,
+					(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+					 errmsg("col%d must be between 1 and %d bits, not %d",
+							i + 1, BLOOMIDX_MAX_COLUMN_BITS, bits),
+					 errhint("Omit col%d to derive it, or give a value between 1 and %d.",
+							 i + 1, BLOOMIDX_MAX_COLUMN_BITS)));
+		if (opts->length != 0 && bits >= opts->length)
+			ereport(ERROR,
+					(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+					 errmsg("col%d (%d bits) must be smaller than length (%d bits)",
+							i + 1, bits, opts->length),
+					 errhint("Use fewer bits for the column or a longer signature.")));
+	}
+
+	if (opts->falsePositiveRate != 0 &&
+		!(opts->falsePositiveRate >= BLOOMIDX_MIN_FPR &&
+		  opts->falsePositiveRate <= BLOOMIDX_MAX_FPR))
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("false_positive_rate must be between %g and %g, not %g",
+						BLOOMIDX_MIN_FPR, BLOOMIDX_MAX_FPR, opts->falsePositiveRate),
+				 errhint("Use a smaller rate for fewer rechecks, at the cost of a larger index.")));
+
+	if (opts->falsePositiveRate != 0 && (opts->length != 0 || anyColumn))
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("false_positive_rate cannot be combined with length or colN"),
+				 errhint("Give either false_positive_rate, or length and col1 ... col%d.",
+						 BLOOMIDX_MAX_COLUMNS)));
+}
+
+/*
+ * Parse and check the options of a bloomidx index (amoptions).
+ */
+bytea *
+bloomidx_options(Datum reloptions, bool validate)
+{
+	BloomOptions *opts;
+
+	opts = (BloomOptions *) build_reloptions(reloptions, validate,
+											 bloomidx_relopt_kind,
+											 sizeof(BloomOptions),
+											 bloomidx_relopt_tab,
+											 lengthof(bloomidx_relopt_tab));
+	if (validate && opts != NULL)
+		BloomCheckOptions(opts);
+	return (bytea *) opts;
+}
+
+/*
+ * Turn an index's options into the shape of its signatures.
+ *
+ * Whatever is not given is derived so that an equality on one column has
+ * the target false-positive rate (default 1%): k = round(log2(1 / p)) bits
+ * a column and m = n * ln(1 / p) / ln(2)^2 bits in all, rounded up to whole
+ * 64-bit words.  With colN but no length, the signature is sized so that
+ * about half of its bits are set.  With length but no colN, each column
+ * gets the k that is optimal for that length.  An explicit length is
+ * rounded up to a multiple of 16 bits, as contrib/bloom does.
+ */
+void
+BloomResolveOptions(Relation index, BloomShape *shape)
+{
+	BloomOptions defaults;
+	BloomOptions *opts = (BloomOptions *) index->rd_options;
+	int			n = RelationGetNumberOfAttributes(index);
+	double		fpr;
+	int			defaultBits;
+	int			totalBits = 0;
+	int			i;
+
+	if (n > BLOOMIDX_MAX_COLUMNS)
+		ereport(ERROR,
+				(errcode(ERRCODE_TOO_MANY_COLUMNS),
+				 errmsg("bloomidx indexes support at most %d columns, not %d",
+						BLOOMIDX_MAX_COLUMNS, n),
+				 errhint("Split the columns over several indexes.")));
+
+	if (opts == NULL)
+	{
+		memset(&defaults, 0, sizeof(defaults));
+		opts = &defaults;
+	}
+	BloomCheckOptions(opts);
+
+	for (i = n; i < BLOOMIDX_MAX_COLUMNS; i++)
+	{
+		if (opts->bitsPerColumn[i] != 0)
+			ereport(ERROR,
+					(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+					 errmsg("col%d is given but the index has only %d column%s",
+							i + 1, n, n == 1 ? "" : "s"),
+					 errhint("Give colN only for N between 1 and %d.", n)));
+	}
+
+	memset(shape, 0, sizeof(BloomShape));
+	shape->nColumns = n;
+
+	fpr = opts->falsePositiveRate;
+	if (fpr == 0 && opts->length == 0)
+		fpr = BLOOMIDX_DEFAULT_FPR;
+
+	if (fpr != 0)
+		defaultBits = Max(1, (int) rint(log2(1.0 / fpr)));
+	else
+		defaultBits = Max(1, (int) rint(M_LN2 * opts->length / n));
+	defaultBits = Min(defaultBits, BLOOMIDX_MAX_COLUMN_BITS);
+
+	for (i = 0; i < n; i++)
+	{
+		shape->bitsPerColumn[i] = opts->bitsPerColumn[i] != 0 ?
+			opts->bitsPerColumn[i] : defaultBits;
+		totalBits += shape->bitsPerColumn[i];
+	}
+
+	if (opts->length != 0)
+		shape->sigBits = TYPEALIGN(16, opts->length);
+	else
+	{
+		double		m;
+
+		if (opts->falsePositiveRate != 0 || totalBits == n * defaultBits)
+			m = n * log(1.0 / fpr) / (M_LN2 * M_LN2);
+		else
+			m = totalBits / M_LN2;
+		if (m > BLOOMIDX_MAX_LENGTH)
+			ereport(ERROR,
+					(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+					 errmsg("a signature for %d columns at this false-positive rate needs %.0f bits, more than the maximum of %d",
+							n, ceil(m), BLOOMIDX_MAX_LENGTH),
+					 errhint("Use a higher false_positive_rate, fewer bits per column, or fewer columns.")));
+		shape->sigBits = Max(64, TYPEALIGN(64, (int) ceil(m)));
+	}
+	shape->sigBits = Min(shape->sigBits, BLOOMIDX_MAX_LENGTH);
+	shape->sigBytes = shape->sigBits / 8;
+	shape->sigWords = (shape->sigBits + 63) / 64;
+	shape->targetFpr = opts->length == 0 && totalBits == n * defaultBits ? fpr : 0;
+
+	for (i = 0; i < n; i++)
+	{
+		if (shape->bitsPerColumn[i] >= shape->sigBits)
+			ereport(ERROR,
+					(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+					 errmsg("col%d (%d bits) must be smaller than the signature (%d bits)",
+							i + 1, shape->bitsPerColumn[i], shape->sigBits),
+					 errhint("Use fewer bits for the column or a longer signature.")));
+	}
+}

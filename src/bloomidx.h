@@ -1,0 +1,128 @@
+/*-------------------------------------------------------------------------
+ *
+ * bloomidx.h
+ *	  Declarations shared by the parts of the bloomidx access method.
+ *
+ * Prototypes are grouped by the file that defines them.  The on-disk
+ * format is declared in page.h and known only to page.c.
+ *
+ *-------------------------------------------------------------------------
+ */
+#ifndef BLOOMIDX_H
+#define BLOOMIDX_H
+
+#include "access/amapi.h"
+#include "access/genam.h"
+#include "access/itup.h"
+#include "fmgr.h"
+#include "nodes/execnodes.h"
+#include "nodes/pathnodes.h"
+
+/* Limits */
+#define BLOOMIDX_MAX_COLUMNS		32	/* index columns */
+#define BLOOMIDX_MIN_LENGTH			16	/* signature bits */
+#define BLOOMIDX_MAX_LENGTH			4096
+#define BLOOMIDX_MAX_COLUMN_BITS	(BLOOMIDX_MAX_LENGTH - 1)
+#define BLOOMIDX_MIN_FPR			1e-6	/* false_positive_rate */
+#define BLOOMIDX_MAX_FPR			0.5
+#define BLOOMIDX_DEFAULT_FPR		0.01
+
+/* Operator strategy and support function numbers */
+#define BLOOMIDX_EQUAL_STRATEGY		1
+#define BLOOMIDX_NSTRATEGIES		1
+#define BLOOMIDX_HASH_PROC			1
+#define BLOOMIDX_NPROC				1
+
+/*
+ * Reloptions as parsed from WITH (...).  Zero means "not given": length and
+ * colN are then derived from false_positive_rate (see BloomResolveOptions).
+ */
+typedef struct BloomOptions
+{
+	int32		vl_len_;		/* varlena header (do not touch directly!) */
+	int			length;			/* signature length in bits, or 0 */
+	double		falsePositiveRate;	/* target for one column, or 0 */
+	int			bitsPerColumn[BLOOMIDX_MAX_COLUMNS];	/* bits per column, or 0 */
+} BloomOptions;
+
+/*
+ * The shape of an index's signatures, fixed when the index is built and
+ * frozen in its metapage.
+ */
+typedef struct BloomShape
+{
+	int			nColumns;		/* index columns */
+	int			sigBits;		/* signature length in bits */
+	int			sigBytes;		/* signature length in bytes */
+	int			sigWords;		/* 64-bit words covering a signature */
+	int			bitsPerColumn[BLOOMIDX_MAX_COLUMNS];	/* k of each column */
+	double		targetFpr;		/* rate asked for (0 if length/colN given) */
+} BloomShape;
+
+/*
+ * Everything needed to hash an index's columns: its shape, read from the
+ * metapage, and the hash support functions.  Kept in rd_amcache.
+ */
+typedef struct BloomStateData
+{
+	BloomShape	shape;
+	int			tuplesPerPage;	/* signature slots on a data page */
+	FmgrInfo	hashFn[BLOOMIDX_MAX_COLUMNS];
+	Oid			collations[BLOOMIDX_MAX_COLUMNS];
+} BloomStateData;
+
+typedef BloomStateData *BloomState;
+
+/* bloomidx.c */
+extern bytea *bloomidx_options(Datum reloptions, bool validate);
+extern void BloomResolveOptions(Relation index, BloomShape *shape);
+
+/* build.c */
+extern IndexBuildResult *bloomidx_build(Relation heap, Relation index,
+										struct IndexInfo *indexInfo);
+extern void bloomidx_buildempty(Relation index);
+
+/* insert.c */
+extern bool bloomidx_insert(Relation index, Datum *values, bool *isnull,
+							ItemPointer ht_ctid, Relation heapRel,
+							IndexUniqueCheck checkUnique,
+							bool indexUnchanged,
+							struct IndexInfo *indexInfo);
+
+/* scan.c */
+extern IndexScanDesc bloomidx_beginscan(Relation r, int nkeys, int norderbys);
+extern void bloomidx_rescan(IndexScanDesc scan, ScanKey scankey, int nscankeys,
+							ScanKey orderbys, int norderbys);
+extern int64 bloomidx_getbitmap(IndexScanDesc scan, TIDBitmap *tbm);
+extern void bloomidx_endscan(IndexScanDesc scan);
+
+/* vacuum.c */
+extern IndexBulkDeleteResult *bloomidx_bulkdelete(IndexVacuumInfo *info,
+												  IndexBulkDeleteResult *stats,
+												  IndexBulkDeleteCallback callback,
+												  void *callback_state);
+extern IndexBulkDeleteResult *bloomidx_vacuumcleanup(IndexVacuumInfo *info,
+													 IndexBulkDeleteResult *stats);
+
+/* cost.c */
+extern void bloomidx_costestimate(PlannerInfo *root, IndexPath *path,
+								  double loop_count, Cost *indexStartupCost,
+								  Cost *indexTotalCost,
+								  Selectivity *indexSelectivity,
+								  double *indexCorrelation,
+								  double *indexPages);
+extern double BloomIndexFill(Relation index, const BloomShape *shape);
+extern double BloomClauseFpr(const BloomShape *shape, double fill, int col,
+							 double nvalues);
+
+/* validate.c */
+extern bool bloomidx_validate(Oid opclassoid);
+
+/* state.c */
+extern BloomState BloomGetState(Relation index);
+extern void BloomInitState(BloomState state, Relation index,
+						   const BloomShape *shape);
+extern void BloomFormSignature(BloomState state, Datum *values, bool *isnull,
+							   uint8 *sig);
+
+#endif							/* BLOOMIDX_H */

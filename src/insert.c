@@ -1,0 +1,147 @@
+/*-------------------------------------------------------------------------
+ *
+ * insert.c
+ *	  Inserting a row into a bloomidx index (aminsert).
+ *
+ * The metapage lists data pages with free slots.  An insert first tries the
+ * first listed page holding only that page's lock.  If it is full, it locks
+ * the metapage, walks the list, and as a last resort takes a recycled or
+ * new page.  Locks are always taken metapage first, then a data page.
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "postgres.h"
+
+#include "access/generic_xlog.h"
+#include "storage/bufmgr.h"
+#include "utils/rel.h"
+
+#include "bloomidx.h"
+#include "page.h"
+#include "signature.h"
+
+/*
+ * Can a data page of this index take one more tuple?
+ */
+static bool
+BloomPageCanTakeTuple(Page page, int tuplesPerPage)
+{
+	return !PageIsNew(page) && !BloomPageIsDeleted(page) &&
+		!BloomPageIsMeta(page) &&
+		BloomPageGetOpaque(page)->maxtuples == tuplesPerPage &&
+		BloomPageHasFreeSlot(page);
+}
+
+/*
+ * Lock block blkno exclusively and return its buffer if it is a data page
+ * with a free slot; otherwise return InvalidBuffer, holding nothing.
+ */
+static Buffer
+BloomLockPageWithRoom(Relation index, BloomState state, BlockNumber blkno)
+{
+	Buffer		buffer = ReadBuffer(index, blkno);
+
+	LockBuffer(buffer, BUFFER_LOCK_EXCLUSIVE);
+	if (BloomPageCanTakeTuple(BufferGetPage(buffer), state->tuplesPerPage))
+		return buffer;
+	UnlockReleaseBuffer(buffer);
+	return InvalidBuffer;
+}
+
+/*
+ * Add the tuple to a locked data page with a free slot, in the WAL record
+ * being built, and release the page.
+ */
+static void
+BloomAddToLockedPage(GenericXLogState *xlogState, BloomState state,
+					 Buffer buffer, const uint8 *sig, ItemPointer tid)
+{
+	Page		page = GenericXLogRegisterBuffer(xlogState, buffer, 0);
+
+	if (!BloomPageAddTuple(page, state->shape.sigBytes, sig, tid))
+		elog(ERROR, "bloomidx page %u has no free slot",
+			 BufferGetBlockNumber(buffer));
+	GenericXLogFinish(xlogState);
+	UnlockReleaseBuffer(buffer);
+}
+
+/*
+ * Insert the signature of one heap row (aminsert).
+ */
+bool
+bloomidx_insert(Relation index, Datum *values, bool *isnull,
+				ItemPointer ht_ctid, Relation heapRel,
+				IndexUniqueCheck checkUnique,
+				bool indexUnchanged,
+				IndexInfo *indexInfo)
+{
+	BloomState	state = BloomGetState(index);
+	uint8		sig[BLOOMIDX_MAX_LENGTH / 8];
+	Buffer		metabuf;
+	BloomMetaPage meta;
+	BlockNumber blkno = InvalidBlockNumber;
+	GenericXLogState *xlogState;
+	Buffer		buffer;
+	Page		page;
+
+	/* Hashing may allocate; the executor resets this context per row */
+	BloomFormSignature(state, values, isnull, sig);
+
+	/* Fast path: the first page of the free list, without the meta lock */
+	metabuf = ReadBuffer(index, BLOOMIDX_METAPAGE_BLKNO);
+	LockBuffer(metabuf, BUFFER_LOCK_SHARE);
+	meta = BloomPageGetMeta(BufferGetPage(metabuf));
+	if (meta->freeStart < meta->nFree)
+		blkno = meta->freePages[meta->freeStart];
+	LockBuffer(metabuf, BUFFER_LOCK_UNLOCK);
+
+	if (blkno != InvalidBlockNumber &&
+		(buffer = BloomLockPageWithRoom(index, state, blkno)) != InvalidBuffer)
+	{
+		BloomAddToLockedPage(GenericXLogStart(index), state, buffer, sig, ht_ctid);
+		ReleaseBuffer(metabuf);
+		return false;
+	}
+
+	/*
+	 * Slow path: walk the free list under the metapage lock.  Pages found
+	 * full are dropped from the list in the same WAL record as the insert.
+	 */
+	LockBuffer(metabuf, BUFFER_LOCK_EXCLUSIVE);
+	xlogState = GenericXLogStart(index);
+	meta = BloomPageGetMeta(GenericXLogRegisterBuffer(xlogState, metabuf, 0));
+	while (meta->freeStart < meta->nFree)
+	{
+		BlockNumber candidate = meta->freePages[meta->freeStart];
+
+		if (candidate != blkno &&
+			(buffer = BloomLockPageWithRoom(index, state, candidate)) != InvalidBuffer)
+		{
+			BloomAddToLockedPage(xlogState, state, buffer, sig, ht_ctid);
+			UnlockReleaseBuffer(metabuf);
+			return false;
+		}
+		blkno = InvalidBlockNumber;
+		meta->freeStart++;
+	}
+
+	/* No listed page has room: take a recycled or new page */
+	buffer = BloomNewBuffer(index);
+	page = GenericXLogRegisterBuffer(xlogState, buffer, GENERIC_XLOG_FULL_IMAGE);
+	BloomInitDataPage(page, state->shape.sigBytes);
+	if (!BloomPageAddTuple(page, state->shape.sigBytes, sig, ht_ctid))
+		elog(ERROR, "could not add a tuple to an empty bloomidx page");
+
+	meta->nFree = 0;
+	meta->freeStart = 0;
+	BloomMetaAddFreePage(meta, BufferGetBlockNumber(buffer));
+	/* Keep the fill statistics roughly current with a sample */
+	meta->statTuples++;
+	meta->statBitsSet += BloomCountBits(sig, state->shape.sigBytes);
+
+	GenericXLogFinish(xlogState);
+	UnlockReleaseBuffer(buffer);
+	UnlockReleaseBuffer(metabuf);
+
+	return false;
+}

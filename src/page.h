@@ -1,0 +1,119 @@
+/*-------------------------------------------------------------------------
+ *
+ * page.h
+ *	  The on-disk format of a bloomidx index (row layout).
+ *
+ * Block 0 is the metapage: magic number, format version, the frozen
+ * signature shape, fill statistics for the planner and the list of data
+ * pages with free slots.  Every other block is a data page (or a deleted
+ * page waiting in the free space map for reuse).
+ *
+ * A data page holds up to tuplesPerPage (signature, heap TID) pairs, stored
+ * as two arrays so that a scan streams over the signatures alone:
+ *
+ *	+----------------+---------------------------+----------------+---------+
+ *	| PageHeaderData | sig[0] sig[1] ... sig[C-1] | tid[0]..tid[C-1] | special |
+ *	+----------------+---------------------------+----------------+---------+
+ *
+ * sig[i] is sigBytes bytes, bit p of the signature in byte p / 8 at bit
+ * p % 8.  Slots 0 .. ntuples-1 are in use; deleting a tuple moves the last
+ * one into its slot.  Only page.c knows these offsets: the rest of the code
+ * goes through the functions and inline accessors below.
+ *
+ *-------------------------------------------------------------------------
+ */
+#ifndef BLOOMIDX_PAGE_H
+#define BLOOMIDX_PAGE_H
+
+#include "access/generic_xlog.h"
+#include "storage/bufpage.h"
+#include "storage/itemptr.h"
+
+#include "bloomidx.h"
+
+#define BLOOMIDX_MAGIC				0x58494c42	/* "BLIX" */
+#define BLOOMIDX_FORMAT_VERSION		1
+#define BLOOMIDX_PAGE_ID			0xFF8B	/* for pg_filedump */
+#define BLOOMIDX_METAPAGE_BLKNO		0
+#define BLOOMIDX_LAYOUT_ROW			1
+
+/* Page flags */
+#define BLOOMIDX_META				(1 << 0)
+#define BLOOMIDX_DELETED			(1 << 1)
+
+/* Special space of every page; page_id last, as pg_filedump expects */
+typedef struct BloomPageOpaqueData
+{
+	uint16		ntuples;		/* slots in use (data pages) */
+	uint16		maxtuples;		/* slots on the page (data pages) */
+	uint16		flags;
+	uint16		page_id;		/* BLOOMIDX_PAGE_ID */
+} BloomPageOpaqueData;
+
+typedef BloomPageOpaqueData *BloomPageOpaque;
+
+/* Length of the list of not-full pages kept in the metapage */
+#define BLOOMIDX_FREELIST_SIZE		512
+
+typedef struct BloomMetaPageData
+{
+	uint32		magic;			/* BLOOMIDX_MAGIC */
+	uint16		version;		/* BLOOMIDX_FORMAT_VERSION */
+	uint16		layout;			/* BLOOMIDX_LAYOUT_ROW */
+	uint16		hashScheme;		/* BLOOM_HASH_SCHEME */
+	uint16		tuplesPerPage;	/* slots on a data page */
+	uint16		nColumns;
+	uint16		sigBits;
+	uint16		bitsPerColumn[BLOOMIDX_MAX_COLUMNS];
+	float8		targetFpr;		/* rate asked for, 0 if length/colN given */
+
+	/* Fill statistics: signature bits set over signatures counted */
+	uint64		statTuples;
+	uint64		statBitsSet;
+
+	/* Data pages that had free slots when last seen */
+	uint16		nFree;			/* entries in freePages */
+	uint16		freeStart;		/* first entry worth trying */
+	BlockNumber freePages[BLOOMIDX_FREELIST_SIZE];
+} BloomMetaPageData;
+
+typedef BloomMetaPageData *BloomMetaPage;
+
+#define BloomPageGetOpaque(page) ((BloomPageOpaque) PageGetSpecialPointer(page))
+#define BloomPageIsMeta(page) ((BloomPageGetOpaque(page)->flags & BLOOMIDX_META) != 0)
+#define BloomPageIsDeleted(page) ((BloomPageGetOpaque(page)->flags & BLOOMIDX_DELETED) != 0)
+#define BloomPageGetMeta(page) ((BloomMetaPage) PageGetContents(page))
+#define BloomPageGetNTuples(page) (BloomPageGetOpaque(page)->ntuples)
+#define BloomPageHasFreeSlot(page) \
+	(BloomPageGetOpaque(page)->ntuples < BloomPageGetOpaque(page)->maxtuples)
+
+/* Signature of slot i on a data page of signatures sigBytes long */
+static inline uint8 *
+BloomPageGetSignature(Page page, int sigBytes, int i)
+{
+	return (uint8 *) PageGetContents(page) + (Size) sigBytes * i;
+}
+
+/* Heap TID of slot i on a data page */
+static inline ItemPointer
+BloomPageGetTid(Page page, int sigBytes, int i)
+{
+	int			maxtuples = BloomPageGetOpaque(page)->maxtuples;
+
+	return (ItemPointer) (PageGetContents(page) + (Size) sigBytes * maxtuples) + i;
+}
+
+/* page.c */
+extern int	BloomTuplesPerPage(int sigBytes);
+extern void BloomInitMetaPage(Page page, const BloomShape *shape);
+extern void BloomInitDataPage(Page page, int sigBytes);
+extern void BloomInitDeletedPage(Page page);
+extern bool BloomPageAddTuple(Page page, int sigBytes, const uint8 *sig,
+							  ItemPointer tid);
+extern void BloomPageDeleteTuple(Page page, int sigBytes, int i);
+extern void BloomMetaGetShape(BloomMetaPage meta, BloomShape *shape);
+extern void BloomCheckMetaPage(Relation index, Page page);
+extern void BloomMetaAddFreePage(BloomMetaPage meta, BlockNumber blkno);
+extern Buffer BloomNewBuffer(Relation index);
+
+#endif							/* BLOOMIDX_PAGE_H */

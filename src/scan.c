@@ -1,0 +1,391 @@
+/*-------------------------------------------------------------------------
+ *
+ * scan.c
+ *	  Bitmap scan of a bloomidx index.
+ *
+ * The scan keys become a query: one mask of the bits every matching
+ * signature must have (equalities, IS NULL, one-element arrays), plus one
+ * group of alternative masks per "= ANY (array)" key, of which a matching
+ * signature must contain at least one.  The whole index is then read once,
+ * testing each signature 64 bits at a time on the words the masks touch.
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "postgres.h"
+
+#include "access/relscan.h"
+#include "catalog/pg_type.h"
+#include "miscadmin.h"
+#include "nodes/tidbitmap.h"
+#include "pgstat.h"
+#include "storage/bufmgr.h"
+#include "utils/array.h"
+#include "utils/builtins.h"
+#include "utils/lsyscache.h"
+#include "utils/memutils.h"
+#include "utils/rel.h"
+
+#include "bloomidx.h"
+#include "page.h"
+#include "signature.h"
+
+/* A set of masks of which a signature must contain at least one */
+typedef struct BloomAlternatives
+{
+	int			nmasks;
+	uint64	   *masks;			/* nmasks * sigWords words */
+} BloomAlternatives;
+
+typedef struct BloomScanOpaqueData
+{
+	MemoryContext queryCxt;		/* the query below; reset on rescan */
+	bool		noMatch;		/* no signature can match */
+	uint64	   *mask;			/* bits every match has, sigWords words */
+	int			nwords;			/* words of mask that are not zero */
+	int		   *words;			/* their indexes */
+	int			nalternatives;
+	BloomAlternatives *alternatives;
+} BloomScanOpaqueData;
+
+typedef BloomScanOpaqueData *BloomScanOpaque;
+
+/*
+ * Start a scan (ambeginscan).
+ */
+IndexScanDesc
+bloomidx_beginscan(Relation r, int nkeys, int norderbys)
+{
+	IndexScanDesc scan;
+	BloomScanOpaque so;
+
+	scan = RelationGetIndexScan(r, nkeys, norderbys);
+	so = (BloomScanOpaque) palloc0(sizeof(BloomScanOpaqueData));
+	so->queryCxt = AllocSetContextCreate(CurrentMemoryContext,
+										 "bloomidx scan query",
+										 ALLOCSET_SMALL_SIZES);
+	scan->opaque = so;
+	return scan;
+}
+
+/*
+ * Hash function to use for a key compared with a column of the index: the
+ * column's own, or for a cross-type key (int4 column = int8 value) the
+ * function the operator family has for the key's type.  Within a family
+ * the hashes of equal values agree, as in hash operator families.
+ */
+static FmgrInfo *
+BloomKeyHashFunction(Relation index, BloomState state, int col, Oid keytype,
+					 FmgrInfo *flinfo)
+{
+	Oid			opfamily = index->rd_opfamily[col];
+	Oid			proc;
+
+	if (!OidIsValid(keytype) || keytype == index->rd_opcintype[col])
+		return &state->hashFn[col];
+
+	proc = get_opfamily_proc(opfamily, keytype, keytype, BLOOMIDX_HASH_PROC);
+	if (!OidIsValid(proc))
+		ereport(ERROR,
+				(errcode(ERRCODE_UNDEFINED_FUNCTION),
+				 errmsg("operator family of index \"%s\" has no hash function for type %s",
+						RelationGetRelationName(index), format_type_be(keytype)),
+				 errhint("Add FUNCTION %d for the type to the operator family.",
+						 BLOOMIDX_HASH_PROC)));
+	fmgr_info_cxt(proc, flinfo, CurrentMemoryContext);
+	return flinfo;
+}
+
+/*
+ * Turn the scan keys into the query tested against each signature.
+ */
+static void
+BloomPrepareQuery(IndexScanDesc scan)
+{
+	Relation	index = scan->indexRelation;
+	BloomState	state = BloomGetState(index);
+	BloomScanOpaque so = (BloomScanOpaque) scan->opaque;
+	const BloomShape *shape = &state->shape;
+	int			sigWords = shape->sigWords;
+	MemoryContext oldcxt;
+	int			i;
+
+	MemoryContextReset(so->queryCxt);
+	oldcxt = MemoryContextSwitchTo(so->queryCxt);
+
+	so->noMatch = false;
+	so->mask = palloc0(sizeof(uint64) * sigWords);
+	so->nalternatives = 0;
+	so->alternatives = palloc(sizeof(BloomAlternatives) * Max(scan->numberOfKeys, 1));
+
+	for (i = 0; i < scan->numberOfKeys && !so->noMatch; i++)
+	{
+		ScanKey		key = &scan->keyData[i];
+		int			col = key->sk_attno - 1;
+		int			k = shape->bitsPerColumn[col];
+		FmgrInfo	flinfo;
+		FmgrInfo   *hashFn;
+
+		if (key->sk_flags & SK_SEARCHNOTNULL)
+			continue;			/* every row may match: left to the recheck */
+		if (key->sk_flags & SK_SEARCHNULL)
+		{
+			BloomSetMaskBits(so->mask, shape->sigBits, BLOOM_NULL_HASH, col, k);
+			continue;
+		}
+		if (key->sk_flags & SK_ISNULL)
+		{
+			/* "col = NULL", or "= ANY (NULL)": nothing is equal */
+			so->noMatch = true;
+			break;
+		}
+
+		hashFn = BloomKeyHashFunction(index, state, col, key->sk_subtype, &flinfo);
+
+		if (key->sk_flags & SK_SEARCHARRAY)
+		{
+			ArrayType  *array = DatumGetArrayTypeP(key->sk_argument);
+			Oid			elemtype = ARR_ELEMTYPE(array);
+			int16		elmlen;
+			bool		elmbyval;
+			char		elmalign;
+			Datum	   *elems;
+			bool	   *nulls;
+			int			nelems;
+			int			j;
+			BloomAlternatives *alt = &so->alternatives[so->nalternatives];
+
+			get_typlenbyvalalign(elemtype, &elmlen, &elmbyval, &elmalign);
+			deconstruct_array(array, elemtype, elmlen, elmbyval, elmalign,
+							  &elems, &nulls, &nelems);
+
+			alt->nmasks = 0;
+			alt->masks = palloc0(sizeof(uint64) * sigWords * Max(nelems, 1));
+			for (j = 0; j < nelems; j++)
+			{
+				uint64		hash;
+
+				if (nulls[j])
+					continue;	/* NULL equals nothing */
+				hash = BloomHashDatum(hashFn, state->collations[col], elems[j]);
+				BloomSetMaskBits(alt->masks + (Size) alt->nmasks * sigWords,
+								 shape->sigBits, hash, col, k);
+				alt->nmasks++;
+			}
+
+			if (alt->nmasks == 0)
+				so->noMatch = true;
+			else if (alt->nmasks == 1)
+			{
+				/* A single alternative is just one more required mask */
+				for (j = 0; j < sigWords; j++)
+					so->mask[j] |= alt->masks[j];
+			}
+			else
+				so->nalternatives++;
+		}
+		else
+		{
+			uint64		hash = BloomHashDatum(hashFn, state->collations[col],
+											  key->sk_argument);
+
+			BloomSetMaskBits(so->mask, shape->sigBits, hash, col, k);
+		}
+	}
+
+	/* The words of the mask worth testing */
+	so->words = palloc(sizeof(int) * sigWords);
+	so->nwords = 0;
+	for (i = 0; i < sigWords; i++)
+	{
+		if (so->mask[i] != 0)
+			so->words[so->nwords++] = i;
+	}
+
+	MemoryContextSwitchTo(oldcxt);
+}
+
+/*
+ * Restart a scan with new keys (amrescan).
+ */
+void
+bloomidx_rescan(IndexScanDesc scan, ScanKey scankey, int nscankeys,
+				ScanKey orderbys, int norderbys)
+{
+	if (scankey && scan->numberOfKeys > 0)
+		memmove(scan->keyData, scankey, scan->numberOfKeys * sizeof(ScanKeyData));
+	BloomPrepareQuery(scan);
+}
+
+/*
+ * Does the signature contain every bit of mask, on the given words?
+ */
+static inline bool
+BloomSignatureContains(const uint8 *sig, const uint64 *mask,
+					   const int *words, int nwords)
+{
+	int			i;
+
+	for (i = 0; i < nwords; i++)
+	{
+		int			w = words[i];
+
+		if ((BloomLoadWord(sig + 8 * w) & mask[w]) != mask[w])
+			return false;
+	}
+	return true;
+}
+
+/*
+ * Does the signature contain every bit of a whole mask of sigWords words?
+ */
+static inline bool
+BloomSignatureContainsAll(const uint8 *sig, const uint64 *mask, int sigWords)
+{
+	int			w;
+
+	for (w = 0; w < sigWords; w++)
+	{
+		if ((BloomLoadWord(sig + 8 * w) & mask[w]) != mask[w])
+			return false;
+	}
+	return true;
+}
+
+/*
+ * Does the signature satisfy the alternatives, if any?
+ */
+static bool
+BloomSignatureMatchesAlternatives(BloomScanOpaque so, const uint8 *sig,
+								  int sigWords)
+{
+	int			a;
+
+	for (a = 0; a < so->nalternatives; a++)
+	{
+		BloomAlternatives *alt = &so->alternatives[a];
+		int			j;
+		bool		found = false;
+
+		for (j = 0; j < alt->nmasks && !found; j++)
+			found = BloomSignatureContainsAll(sig,
+											  alt->masks + (Size) j * sigWords,
+											  sigWords);
+		if (!found)
+			return false;
+	}
+	return true;
+}
+
+/*
+ * Collect the TIDs of the candidate rows on one data page into tids;
+ * returns how many.
+ *
+ * A signature is sigBytes long but tested in 8-byte words; the last word
+ * may run into the next signature or the TID array, which is harmless as
+ * the mask has no bits there, and never past the page.
+ */
+static int
+BloomScanPage(BloomScanOpaque so, Page page, int sigBytes, int sigWords,
+			  ItemPointerData *tids)
+{
+	int			ntuples = BloomPageGetNTuples(page);
+	const uint8 *sig = BloomPageGetSignature(page, sigBytes, 0);
+	int			nfound = 0;
+	int			i;
+
+	if (so->nwords == 1 && so->nalternatives == 0)
+	{
+		/* The common case: all the query's bits are in one word */
+		int			w = so->words[0];
+		uint64		m = so->mask[w];
+		const uint8 *p = sig + 8 * w;
+
+		for (i = 0; i < ntuples; i++, p += sigBytes)
+		{
+			if ((BloomLoadWord(p) & m) == m)
+				tids[nfound++] = *BloomPageGetTid(page, sigBytes, i);
+		}
+		return nfound;
+	}
+
+	for (i = 0; i < ntuples; i++, sig += sigBytes)
+	{
+		if (!BloomSignatureContains(sig, so->mask, so->words, so->nwords))
+			continue;
+		if (so->nalternatives > 0 &&
+			!BloomSignatureMatchesAlternatives(so, sig, sigWords))
+			continue;
+		tids[nfound++] = *BloomPageGetTid(page, sigBytes, i);
+	}
+	return nfound;
+}
+
+/*
+ * Add the TIDs of all rows whose signature matches the query to the
+ * bitmap, to be rechecked against the heap (amgetbitmap).
+ */
+int64
+bloomidx_getbitmap(IndexScanDesc scan, TIDBitmap *tbm)
+{
+	Relation	index = scan->indexRelation;
+	BloomState	state = BloomGetState(index);
+	BloomScanOpaque so = (BloomScanOpaque) scan->opaque;
+	int			sigBytes = state->shape.sigBytes;
+	int			sigWords = state->shape.sigWords;
+	BufferAccessStrategy bas;
+	BlockNumber npages;
+	BlockNumber blkno;
+	ItemPointerData *tids;
+	int64		ntids = 0;
+
+	if (so->mask == NULL)
+		BloomPrepareQuery(scan);
+	if (so->noMatch)
+		return 0;
+
+	pgstat_count_index_scan(index);
+
+	tids = palloc(sizeof(ItemPointerData) * state->tuplesPerPage);
+	bas = GetAccessStrategy(BAS_BULKREAD);
+	npages = RelationGetNumberOfBlocks(index);
+
+	for (blkno = BLOOMIDX_METAPAGE_BLKNO + 1; blkno < npages; blkno++)
+	{
+		Buffer		buffer;
+		Page		page;
+		int			nfound = 0;
+
+		CHECK_FOR_INTERRUPTS();
+
+		buffer = ReadBufferExtended(index, MAIN_FORKNUM, blkno, RBM_NORMAL, bas);
+		LockBuffer(buffer, BUFFER_LOCK_SHARE);
+		page = BufferGetPage(buffer);
+		if (!PageIsNew(page) && !BloomPageIsDeleted(page) &&
+			!BloomPageIsMeta(page) &&
+			BloomPageGetOpaque(page)->maxtuples == state->tuplesPerPage)
+			nfound = BloomScanPage(so, page, sigBytes, sigWords, tids);
+		UnlockReleaseBuffer(buffer);
+
+		if (nfound > 0)
+		{
+			tbm_add_tuples(tbm, tids, nfound, true);
+			ntids += nfound;
+		}
+	}
+
+	FreeAccessStrategy(bas);
+	pfree(tids);
+	return ntids;
+}
+
+/*
+ * End a scan (amendscan).
+ */
+void
+bloomidx_endscan(IndexScanDesc scan)
+{
+	BloomScanOpaque so = (BloomScanOpaque) scan->opaque;
+
+	MemoryContextDelete(so->queryCxt);
+	pfree(so);
+}

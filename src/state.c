@@ -1,0 +1,99 @@
+/*-------------------------------------------------------------------------
+ *
+ * state.c
+ *	  Per-index state: the frozen signature shape and the hash functions,
+ *	  and forming the signature of a row.
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "postgres.h"
+
+#include "storage/bufmgr.h"
+#include "utils/memutils.h"
+#include "utils/rel.h"
+
+#include "bloomidx.h"
+#include "page.h"
+#include "signature.h"
+
+/*
+ * Fill in the state of an index of the given shape: hash functions and
+ * collations of its columns.  The FmgrInfos live in the current memory
+ * context.
+ */
+void
+BloomInitState(BloomState state, Relation index, const BloomShape *shape)
+{
+	int			i;
+
+	state->shape = *shape;
+	state->tuplesPerPage = BloomTuplesPerPage(shape->sigBytes);
+	for (i = 0; i < shape->nColumns; i++)
+	{
+		fmgr_info_copy(&state->hashFn[i],
+					   index_getprocinfo(index, i + 1, BLOOMIDX_HASH_PROC),
+					   CurrentMemoryContext);
+		state->collations[i] = index->rd_indcollation[i];
+	}
+}
+
+/*
+ * The state of an index, read from its metapage once and cached in the
+ * relcache entry (rd_amcache) until the entry is rebuilt.
+ */
+BloomState
+BloomGetState(Relation index)
+{
+	if (index->rd_amcache == NULL)
+	{
+		Buffer		buffer;
+		Page		page;
+		BloomShape	shape;
+		BloomState	state;
+		MemoryContext oldcxt;
+
+		buffer = ReadBuffer(index, BLOOMIDX_METAPAGE_BLKNO);
+		LockBuffer(buffer, BUFFER_LOCK_SHARE);
+		page = BufferGetPage(buffer);
+		BloomCheckMetaPage(index, page);
+		BloomMetaGetShape(BloomPageGetMeta(page), &shape);
+		UnlockReleaseBuffer(buffer);
+
+		if (shape.nColumns != RelationGetNumberOfAttributes(index))
+			ereport(ERROR,
+					(errcode(ERRCODE_INDEX_CORRUPTED),
+					 errmsg("metapage of index \"%s\" describes %d columns, but the index has %d",
+							RelationGetRelationName(index), shape.nColumns,
+							RelationGetNumberOfAttributes(index))));
+
+		oldcxt = MemoryContextSwitchTo(index->rd_indexcxt);
+		state = palloc0(sizeof(BloomStateData));
+		BloomInitState(state, index, &shape);
+		MemoryContextSwitchTo(oldcxt);
+		index->rd_amcache = state;
+	}
+	return (BloomState) index->rd_amcache;
+}
+
+/*
+ * Form the signature of one row into sig (sigBytes bytes): every column,
+ * NULL or not, sets its k bits.
+ */
+void
+BloomFormSignature(BloomState state, Datum *values, bool *isnull, uint8 *sig)
+{
+	const BloomShape *shape = &state->shape;
+	int			i;
+
+	memset(sig, 0, shape->sigBytes);
+	for (i = 0; i < shape->nColumns; i++)
+	{
+		uint64		hash;
+
+		if (isnull[i])
+			hash = BLOOM_NULL_HASH;
+		else
+			hash = BloomHashDatum(&state->hashFn[i], state->collations[i], values[i]);
+		BloomSetBits(sig, shape->sigBits, hash, i, shape->bitsPerColumn[i]);
+	}
+}

@@ -1,0 +1,208 @@
+/*-------------------------------------------------------------------------
+ *
+ * vacuum.c
+ *	  VACUUM of a bloomidx index: removing dead rows' signatures, reusing
+ *	  their slots, recycling emptied pages.
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "postgres.h"
+
+#include "access/generic_xlog.h"
+#include "commands/vacuum.h"
+#include "miscadmin.h"
+#include "storage/bufmgr.h"
+#include "storage/indexfsm.h"
+#include "utils/rel.h"
+
+#include "bloomidx.h"
+#include "page.h"
+#include "signature.h"
+
+/*
+ * Is block a data page of this index's shape?
+ */
+static bool
+BloomIsDataPage(Page page, BloomState state)
+{
+	return !PageIsNew(page) && !BloomPageIsDeleted(page) &&
+		!BloomPageIsMeta(page) &&
+		BloomPageGetOpaque(page)->maxtuples == state->tuplesPerPage;
+}
+
+/*
+ * Rebuild the metapage's free list from the pages found with free slots,
+ * and store fresh fill statistics, WAL-logged.
+ */
+static void
+BloomUpdateMetaAfterVacuum(Relation index, BlockNumber *freePages, int nfree,
+						   uint64 tuples, uint64 bitsSet)
+{
+	Buffer		metabuf;
+	GenericXLogState *xlogState;
+	BloomMetaPage meta;
+	int			i;
+
+	metabuf = ReadBuffer(index, BLOOMIDX_METAPAGE_BLKNO);
+	LockBuffer(metabuf, BUFFER_LOCK_EXCLUSIVE);
+	xlogState = GenericXLogStart(index);
+	meta = BloomPageGetMeta(GenericXLogRegisterBuffer(xlogState, metabuf, 0));
+
+	meta->nFree = 0;
+	meta->freeStart = 0;
+	for (i = 0; i < nfree && i < BLOOMIDX_FREELIST_SIZE; i++)
+		meta->freePages[meta->nFree++] = freePages[i];
+	if (tuples > 0)
+	{
+		meta->statTuples = tuples;
+		meta->statBitsSet = bitsSet;
+	}
+
+	GenericXLogFinish(xlogState);
+	UnlockReleaseBuffer(metabuf);
+}
+
+/*
+ * Remove the signatures of dead rows (ambulkdelete).
+ *
+ * Each page is compacted in place.  A page left empty is marked deleted, to
+ * be recycled through the free space map by vacuum-cleanup.  The pages with
+ * free slots become the metapage's free list.
+ */
+IndexBulkDeleteResult *
+bloomidx_bulkdelete(IndexVacuumInfo *info, IndexBulkDeleteResult *stats,
+					IndexBulkDeleteCallback callback, void *callback_state)
+{
+	Relation	index = info->index;
+	BloomState	state = BloomGetState(index);
+	int			sigBytes = state->shape.sigBytes;
+	BlockNumber npages;
+	BlockNumber blkno;
+	BlockNumber *freePages;
+	int			nfree = 0;
+	uint64		tuples = 0;
+	uint64		bitsSet = 0;
+
+	if (stats == NULL)
+		stats = (IndexBulkDeleteResult *) palloc0(sizeof(IndexBulkDeleteResult));
+
+	freePages = palloc(sizeof(BlockNumber) * BLOOMIDX_FREELIST_SIZE);
+	npages = RelationGetNumberOfBlocks(index);
+
+	for (blkno = BLOOMIDX_METAPAGE_BLKNO + 1; blkno < npages; blkno++)
+	{
+		Buffer		buffer;
+		Page		page;
+		GenericXLogState *xlogState = NULL;
+		int			i;
+
+		vacuum_delay_point();
+
+		buffer = ReadBufferExtended(index, MAIN_FORKNUM, blkno, RBM_NORMAL,
+									info->strategy);
+		LockBuffer(buffer, BUFFER_LOCK_EXCLUSIVE);
+		page = BufferGetPage(buffer);
+
+		if (!BloomIsDataPage(page, state))
+		{
+			UnlockReleaseBuffer(buffer);
+			continue;
+		}
+
+		/* Walk backwards so that moving the last slot down is safe */
+		for (i = BloomPageGetNTuples(page) - 1; i >= 0; i--)
+		{
+			if (!callback(BloomPageGetTid(page, sigBytes, i), callback_state))
+				continue;
+			if (xlogState == NULL)
+			{
+				xlogState = GenericXLogStart(index);
+				page = GenericXLogRegisterBuffer(xlogState, buffer, 0);
+			}
+			BloomPageDeleteTuple(page, sigBytes, i);
+			stats->tuples_removed += 1;
+		}
+
+		if (BloomPageGetNTuples(page) == 0)
+		{
+			if (xlogState == NULL)
+			{
+				xlogState = GenericXLogStart(index);
+				page = GenericXLogRegisterBuffer(xlogState, buffer, 0);
+			}
+			BloomInitDeletedPage(page);
+		}
+		else
+		{
+			int			n = BloomPageGetNTuples(page);
+
+			for (i = 0; i < n; i++)
+				bitsSet += BloomCountBits(BloomPageGetSignature(page, sigBytes, i),
+										  sigBytes);
+			tuples += n;
+			if (BloomPageHasFreeSlot(page) && nfree < BLOOMIDX_FREELIST_SIZE)
+				freePages[nfree++] = blkno;
+		}
+
+		if (xlogState != NULL)
+			GenericXLogFinish(xlogState);
+		UnlockReleaseBuffer(buffer);
+	}
+
+	BloomUpdateMetaAfterVacuum(index, freePages, nfree, tuples, bitsSet);
+	pfree(freePages);
+
+	return stats;
+}
+
+/*
+ * Count pages and tuples, and hand deleted pages to the free space map for
+ * reuse (amvacuumcleanup).
+ */
+IndexBulkDeleteResult *
+bloomidx_vacuumcleanup(IndexVacuumInfo *info, IndexBulkDeleteResult *stats)
+{
+	Relation	index = info->index;
+	BloomState	state;
+	BlockNumber npages;
+	BlockNumber blkno;
+
+	if (info->analyze_only)
+		return stats;
+
+	if (stats == NULL)
+		stats = (IndexBulkDeleteResult *) palloc0(sizeof(IndexBulkDeleteResult));
+
+	state = BloomGetState(index);
+	npages = RelationGetNumberOfBlocks(index);
+	stats->num_pages = npages;
+	stats->pages_free = 0;
+	stats->num_index_tuples = 0;
+
+	for (blkno = BLOOMIDX_METAPAGE_BLKNO + 1; blkno < npages; blkno++)
+	{
+		Buffer		buffer;
+		Page		page;
+
+		vacuum_delay_point();
+
+		buffer = ReadBufferExtended(index, MAIN_FORKNUM, blkno, RBM_NORMAL,
+									info->strategy);
+		LockBuffer(buffer, BUFFER_LOCK_SHARE);
+		page = BufferGetPage(buffer);
+
+		if (BloomIsDataPage(page, state))
+			stats->num_index_tuples += BloomPageGetNTuples(page);
+		else if (PageIsNew(page) || BloomPageIsDeleted(page))
+		{
+			RecordFreeIndexPage(index, blkno);
+			stats->pages_free++;
+		}
+
+		UnlockReleaseBuffer(buffer);
+	}
+
+	IndexFreeSpaceMapVacuum(index);
+
+	return stats;
+}

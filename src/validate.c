@@ -1,0 +1,249 @@
+/*-------------------------------------------------------------------------
+ *
+ * validate.c
+ *	  Operator class validator of bloomidx (amvalidate).
+ *
+ * A bloomidx operator family holds equality operators (strategy 1) and,
+ * for every type they take, a 64-bit extended hash function (support
+ * function 1) that hashes equal values equally.  Like a hash operator
+ * family, it may hold cross-type equalities (int4 = int8) as long as every
+ * type involved has its hash function in the family.
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "postgres.h"
+
+#include "access/amvalidate.h"
+#include "access/htup_details.h"
+#include "catalog/pg_amop.h"
+#include "catalog/pg_amproc.h"
+#include "catalog/pg_opclass.h"
+#include "catalog/pg_opfamily.h"
+#include "catalog/pg_proc.h"
+#include "catalog/pg_type.h"
+#include "parser/parse_coerce.h"
+#include "utils/builtins.h"
+#include "utils/lsyscache.h"
+#include "utils/regproc.h"
+#include "utils/syscache.h"
+#include "utils/typcache.h"
+
+#include "bloomidx.h"
+
+/*
+ * Is funcid usable as the hash function of type: int8 f(type, int8)?
+ *
+ * Some built-in types are hashed with a function declared for a physically
+ * compatible type (bool with hashcharextended, date with hashint4extended);
+ * those are accepted when they are the type's own hash opclass's function.
+ */
+static bool
+BloomCheckHashFunction(Oid funcid, Oid type)
+{
+	HeapTuple	tp;
+	Form_pg_proc procform;
+	bool		result = true;
+
+	tp = SearchSysCache1(PROCOID, ObjectIdGetDatum(funcid));
+	if (!HeapTupleIsValid(tp))
+		elog(ERROR, "cache lookup failed for function %u", funcid);
+	procform = (Form_pg_proc) GETSTRUCT(tp);
+
+	if (procform->prorettype != INT8OID || procform->proretset ||
+		procform->pronargs != 2 ||
+		procform->proargtypes.values[1] != INT8OID)
+		result = false;
+	else if (!IsBinaryCoercible(type, procform->proargtypes.values[0]))
+	{
+		TypeCacheEntry *typentry = lookup_type_cache(type,
+													 TYPECACHE_HASH_EXTENDED_PROC);
+
+		if (typentry->hash_extended_proc != funcid)
+			result = false;
+	}
+
+	ReleaseSysCache(tp);
+	return result;
+}
+
+/*
+ * Does the family have a hash function for type?
+ */
+static bool
+BloomFamilyHasHash(CatCList *proclist, Oid type)
+{
+	int			i;
+
+	for (i = 0; i < proclist->n_members; i++)
+	{
+		Form_pg_amproc procform =
+			(Form_pg_amproc) GETSTRUCT(&proclist->members[i]->tuple);
+
+		if (procform->amprocnum == BLOOMIDX_HASH_PROC &&
+			procform->amproclefttype == type &&
+			procform->amprocrighttype == type)
+			return true;
+	}
+	return false;
+}
+
+/*
+ * Validate an operator class of bloomidx and its family.  Problems are
+ * reported as INFO messages, and the result is false if there are any.
+ */
+bool
+bloomidx_validate(Oid opclassoid)
+{
+	bool		result = true;
+	HeapTuple	classtup;
+	Form_pg_opclass classform;
+	Oid			opfamilyoid;
+	Oid			opcintype;
+	char	   *opclassname;
+	HeapTuple	familytup;
+	Form_pg_opfamily familyform;
+	char	   *opfamilyname;
+	CatCList   *proclist,
+			   *oprlist;
+	bool		classHasOperator = false;
+	bool		classHasHash = false;
+	int			i;
+
+	classtup = SearchSysCache1(CLAOID, ObjectIdGetDatum(opclassoid));
+	if (!HeapTupleIsValid(classtup))
+		elog(ERROR, "cache lookup failed for operator class %u", opclassoid);
+	classform = (Form_pg_opclass) GETSTRUCT(classtup);
+	opfamilyoid = classform->opcfamily;
+	opcintype = classform->opcintype;
+	opclassname = NameStr(classform->opcname);
+
+	familytup = SearchSysCache1(OPFAMILYOID, ObjectIdGetDatum(opfamilyoid));
+	if (!HeapTupleIsValid(familytup))
+		elog(ERROR, "cache lookup failed for operator family %u", opfamilyoid);
+	familyform = (Form_pg_opfamily) GETSTRUCT(familytup);
+	opfamilyname = NameStr(familyform->opfname);
+
+	oprlist = SearchSysCacheList1(AMOPSTRATEGY, ObjectIdGetDatum(opfamilyoid));
+	proclist = SearchSysCacheList1(AMPROCNUM, ObjectIdGetDatum(opfamilyoid));
+
+	/* Support functions: only the hash function, for one type at a time */
+	for (i = 0; i < proclist->n_members; i++)
+	{
+		Form_pg_amproc procform =
+			(Form_pg_amproc) GETSTRUCT(&proclist->members[i]->tuple);
+
+		if (procform->amprocnum != BLOOMIDX_HASH_PROC)
+		{
+			ereport(INFO,
+					(errcode(ERRCODE_INVALID_OBJECT_DEFINITION),
+					 errmsg("bloomidx operator family \"%s\" contains function %s with invalid support number %d",
+							opfamilyname,
+							format_procedure(procform->amproc),
+							procform->amprocnum)));
+			result = false;
+			continue;
+		}
+		if (procform->amproclefttype != procform->amprocrighttype)
+		{
+			ereport(INFO,
+					(errcode(ERRCODE_INVALID_OBJECT_DEFINITION),
+					 errmsg("bloomidx operator family \"%s\" contains cross-type support function %s",
+							opfamilyname,
+							format_procedure(procform->amproc))));
+			result = false;
+			continue;
+		}
+		if (!BloomCheckHashFunction(procform->amproc, procform->amproclefttype))
+		{
+			ereport(INFO,
+					(errcode(ERRCODE_INVALID_OBJECT_DEFINITION),
+					 errmsg("bloomidx operator family \"%s\" contains function %s with wrong signature for support number %d",
+							opfamilyname,
+							format_procedure(procform->amproc),
+							procform->amprocnum),
+					 errdetail("The hash function of type %s must be int8 f(%s, int8).",
+							   format_type_be(procform->amproclefttype),
+							   format_type_be(procform->amproclefttype))));
+			result = false;
+		}
+		if (procform->amproclefttype == opcintype)
+			classHasHash = true;
+	}
+
+	/* Operators: equalities, each with hash functions for both sides */
+	for (i = 0; i < oprlist->n_members; i++)
+	{
+		Form_pg_amop oprform =
+			(Form_pg_amop) GETSTRUCT(&oprlist->members[i]->tuple);
+
+		if (oprform->amopstrategy != BLOOMIDX_EQUAL_STRATEGY)
+		{
+			ereport(INFO,
+					(errcode(ERRCODE_INVALID_OBJECT_DEFINITION),
+					 errmsg("bloomidx operator family \"%s\" contains operator %s with invalid strategy number %d",
+							opfamilyname,
+							format_operator(oprform->amopopr),
+							oprform->amopstrategy)));
+			result = false;
+		}
+		if (oprform->amoppurpose != AMOP_SEARCH ||
+			OidIsValid(oprform->amopsortfamily))
+		{
+			ereport(INFO,
+					(errcode(ERRCODE_INVALID_OBJECT_DEFINITION),
+					 errmsg("bloomidx operator family \"%s\" contains invalid ORDER BY specification for operator %s",
+							opfamilyname,
+							format_operator(oprform->amopopr))));
+			result = false;
+		}
+		if (!check_amop_signature(oprform->amopopr, BOOLOID,
+								  oprform->amoplefttype,
+								  oprform->amoprighttype))
+		{
+			ereport(INFO,
+					(errcode(ERRCODE_INVALID_OBJECT_DEFINITION),
+					 errmsg("bloomidx operator family \"%s\" contains operator %s with wrong signature",
+							opfamilyname,
+							format_operator(oprform->amopopr))));
+			result = false;
+		}
+		if (!BloomFamilyHasHash(proclist, oprform->amoplefttype) ||
+			!BloomFamilyHasHash(proclist, oprform->amoprighttype))
+		{
+			ereport(INFO,
+					(errcode(ERRCODE_INVALID_OBJECT_DEFINITION),
+					 errmsg("bloomidx operator family \"%s\" lacks support function for operator %s",
+							opfamilyname,
+							format_operator(oprform->amopopr))));
+			result = false;
+		}
+		if (oprform->amoplefttype == opcintype &&
+			oprform->amoprighttype == opcintype)
+			classHasOperator = true;
+	}
+
+	if (!classHasOperator)
+	{
+		ereport(INFO,
+				(errcode(ERRCODE_INVALID_OBJECT_DEFINITION),
+				 errmsg("bloomidx operator class \"%s\" has no equality operator for type %s",
+						opclassname, format_type_be(opcintype))));
+		result = false;
+	}
+	if (!classHasHash)
+	{
+		ereport(INFO,
+				(errcode(ERRCODE_INVALID_OBJECT_DEFINITION),
+				 errmsg("bloomidx operator class \"%s\" is missing support function %d for type %s",
+						opclassname, BLOOMIDX_HASH_PROC,
+						format_type_be(opcintype))));
+		result = false;
+	}
+
+	ReleaseCatCacheList(proclist);
+	ReleaseCatCacheList(oprlist);
+	ReleaseSysCache(familytup);
+	ReleaseSysCache(classtup);
+
+	return result;
+}
