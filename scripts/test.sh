@@ -1,0 +1,299 @@
+#!/usr/bin/env bash
+#
+# scripts/test.sh: build bloomidx and run all its tests on throwaway clusters.
+#
+#   bash scripts/test.sh                       # everything
+#   TESTS="basic 001_wal" bash scripts/test.sh # chosen tests only
+#   SUITES="regress isolation" bash scripts/test.sh
+#   KEEP=1 bash scripts/test.sh                # keep the work dir to inspect
+#
+# Steps:
+#   1. scripts/deps.sh (installs missing Debian packages when root).
+#   2. A temp work dir holding a private relocated copy of PostgreSQL
+#      (scripts/lib.sh), so nothing is installed system-wide and several runs
+#      can proceed at once, and a copy of the source tree (tracked and
+#      untracked-but-not-ignored files).
+#   3. As the postgres OS user when root (the server refuses root), in the
+#      copy: make && make install, against the private PostgreSQL.
+#   4. Suites, each run even if an earlier one failed:
+#        regress    pg_regress on sql/*.sql   (make installcheck, REGRESS)
+#        isolation  isolation tester on specs/*.spec (make installcheck, ISOLATION)
+#        tap        prove on t/*.pl           (make installcheck, TAP_TESTS);
+#                   these start their own clusters (PostgreSQL::Test::Cluster)
+#      regress and isolation share one throwaway cluster that listens only on
+#      a Unix socket in the work dir.  A suite with no tests is skipped.
+#   5. On failure: regression.diffs, output_iso/regression.diffs, TAP logs.
+#   6. Stop every server, remove the work dir (unless KEEP=1), and print one
+#      last line "N passed, N failed" over all suites.  Exit status is
+#      non-zero if anything failed or if no test ran.
+#
+# Environment:
+#   SUITES         subset of "regress isolation tap" (default: all)
+#   TESTS          test names: sql/NAME.sql, specs/NAME.spec or t/NAME.pl
+#                  (each runs in its own suite); default: all tests
+#   KEEP=1         keep the work dir (build copy, logs, cluster data)
+#   SUITE_TIMEOUT  seconds allowed per suite (default 1200)
+#   PG_CFLAGS      extra compiler flags, e.g. PG_CFLAGS=-Werror (read by PGXS)
+set -euo pipefail
+
+REPO=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+# shellcheck source=scripts/lib.sh
+source "$REPO/scripts/lib.sh"
+
+ALL_SUITES="regress isolation tap"
+SUITE_TIMEOUT=${SUITE_TIMEOUT:-1200}
+
+# Settings of the throwaway cluster used by the regress and isolation suites.
+CLUSTER_SETTINGS=(
+    fsync=off                    # throwaway data: skip the disk flushes
+    synchronous_commit=off
+    full_page_writes=off
+    max_prepared_transactions=10 # for isolation specs that use 2PC
+    log_line_prefix="'%m [%p] %q%a '"
+)
+
+# Libpq environment of the caller (PGHOST, PGDATABASE, ...) must not leak
+# into the tests; we set PGHOST/PGPORT ourselves.
+while read -r v; do unset "$v"; done < <(compgen -e | grep -E '^PG[A-Z]+$' || true)
+
+# --- which suites and tests --------------------------------------------------
+
+suites=${SUITES:-$ALL_SUITES}
+for s in $suites; do
+    [[ " $ALL_SUITES " == *" $s "* ]] || bx_die "unknown suite '$s' in SUITES (choose from: $ALL_SUITES)"
+done
+
+# wants SUITE: true if SUITE was asked for.
+wants() { [[ " $suites " == *" $1 "* ]]; }
+
+# Tests per suite: empty means "all of that suite's tests" (if TESTS is unset).
+sel_regress="" sel_isolation="" sel_tap=""
+if [[ -n ${TESTS:-} ]]; then
+    for t in $TESTS; do
+        # Accept "name", "sql/name.sql", "specs/name.spec", "t/name.pl".
+        n=${t##*/}
+        n=${n%.sql} n=${n%.spec} n=${n%.pl}
+        found=0
+        [[ -f $REPO/sql/$n.sql ]] && { sel_regress+=" $n"; found=1; }
+        [[ -f $REPO/specs/$n.spec ]] && { sel_isolation+=" $n"; found=1; }
+        [[ -f $REPO/t/$n.pl ]] && { sel_tap+=" t/$n.pl"; found=1; }
+        [[ $found -eq 1 ]] || bx_die "no test named '$n' (looked for sql/$n.sql, specs/$n.spec, t/$n.pl)"
+    done
+fi
+
+# has_tests SUITE: true if SUITE should run (asked for, and has tests).
+has_tests() {
+    wants "$1" || return 1
+    if [[ -n ${TESTS:-} ]]; then
+        local v="sel_$1"
+        [[ -n ${!v} ]]
+        return
+    fi
+    case $1 in
+        regress) compgen -G "$REPO/sql/*.sql" >/dev/null ;;
+        isolation) compgen -G "$REPO/specs/*.spec" >/dev/null ;;
+        tap) compgen -G "$REPO/t/*.pl" >/dev/null ;;
+    esac
+}
+
+# --- counting ------------------------------------------------------------------
+
+total_pass=0
+total_fail=0
+summary=()
+
+# The count_* functions print "PASSED FAILED UNDERSTOOD", the last being 1 if
+# the output had the runner's result lines at all.
+
+# Count pg_regress / pg_isolation_regress results in log $1: one line per test,
+# "test NAME ... ok 12 ms" (or indented "NAME ... ok" in a parallel group),
+# "... FAILED", "... failed (ignored)" (ignored failures count as passed).
+count_regress() {
+    awk '
+        /\.\.\. +ok( |$)/               { p++; next }
+        /\.\.\. +failed \(ignored\)/    { p++; next }
+        /\.\.\. +FAILED/                { f++; next }
+        END { print p + 0, f + 0, (p + f > 0) }' "$1"
+}
+
+# Count prove results in log $1: "Files=N, Tests=N, ..." gives the number of
+# assertions run; each "(Wstat: ... Tests: N Failed: F)" line of the summary
+# report is a failed test file: F failed assertions, or 1 if it died with
+# F = 0 (bad plan, non-zero exit).  A file skipped whole (skip_all) counts
+# nothing.
+count_tap() {
+    awk '
+        /^Files=[0-9]+, Tests=[0-9]+/ {
+            match($0, /Tests=[0-9]+/); total = substr($0, RSTART + 6, RLENGTH - 6) + 0
+            seen = 1
+        }
+        /\(Wstat: .*Tests: [0-9]+ Failed: [0-9]+\)/ {
+            match($0, /Failed: [0-9]+/); n = substr($0, RSTART + 8, RLENGTH - 8) + 0
+            failed_asserts += n; failed += (n > 0 ? n : 1)
+        }
+        END { p = total - failed_asserts; if (p < 0) p = 0; print p, failed + 0, seen + 0 }' "$1"
+}
+
+# record SUITE RC PASS FAIL UNDERSTOOD: add a suite's counts to the totals.
+# A suite that exited non-zero without a counted failure (crash, timeout,
+# setup error) counts one failure; so does one that exited zero without the
+# runner's result lines, since then its output was not understood.
+record() {
+    local suite=$1 rc=$2 p=$3 f=$4 understood=$5 note=""
+    if [[ $rc -ne 0 && $f -eq 0 ]]; then
+        f=1 note=" (exit status $rc)"
+        [[ $rc -eq 124 ]] && note=" (timed out after ${SUITE_TIMEOUT}s)"
+    elif [[ $rc -eq 0 && $understood -eq 0 ]]; then
+        f=1 note=" (no result lines found in its output)"
+    fi
+    total_pass=$((total_pass + p))
+    total_fail=$((total_fail + f))
+    summary+=("$(printf '%-10s %4d passed, %4d failed%s' "$suite" "$p" "$f" "$note")")
+}
+
+# show_file FILE [LINES]: print the last LINES (default 200) lines of FILE.
+show_file() {
+    local file=$1 lines=${2:-200}
+    [[ -s $file ]] || return 0
+    echo "----- $file (last $lines lines) -----"
+    tail -n "$lines" "$file"
+    echo "----- end of $file -----"
+}
+
+# finish: stop servers, remove the work dir, print the totals, exit.
+finish() {
+    bx_cleanup
+    echo
+    echo "==> summary"
+    local line
+    for line in "${summary[@]}"; do echo "    $line"; done
+    local rc=0
+    if [[ $total_fail -ne 0 ]]; then
+        rc=1
+    elif [[ $total_pass -eq 0 ]]; then
+        echo "error: no test ran" >&2
+        rc=1
+    fi
+    echo "$total_pass passed, $total_fail failed"
+    exit "$rc"
+}
+
+# --- set-up --------------------------------------------------------------------
+
+bash "$REPO/scripts/deps.sh"
+
+bx_make_workdir bloomidx-test
+bx_install_traps
+mkdir -p "$BX_WORK/logs" "$BX_WORK/tmp"
+bx_log "work dir: $BX_WORK"
+
+bx_log "private PostgreSQL $BX_PG_MAJOR install"
+bx_pg_private_install "$BX_WORK/pg"
+
+SRC=$BX_WORK/src
+bx_log "copying the source tree to $SRC"
+bx_copy_source "$REPO" "$SRC"
+bx_chown_pg "$BX_WORK"
+
+# pgmake ARGS...: make in the source copy, as the cluster owner, against the
+# private PostgreSQL, with the suite time limit.
+pgmake() {
+    # TMPDIR inside the work dir: TAP tests make their socket dirs there (and
+    # keep them when a test fails), so removing the work dir removes them too.
+    local envs=(TMPDIR="$BX_WORK/tmp")
+    [[ -n ${PGHOST:-} ]] && envs+=(PGHOST="$PGHOST" PGPORT="$PGPORT")
+    bx_as_pg env "${envs[@]}" timeout -k 30 "$SUITE_TIMEOUT" \
+        make -C "$SRC" --no-print-directory PG_CONFIG="$BX_PG_CONFIG" "$@"
+}
+
+bx_log "build: make && make install"
+rc=0
+{ pgmake -j"$(nproc)" && pgmake install; } 2>&1 | tee "$BX_WORK/logs/build.log" || rc=$?
+if [[ $rc -ne 0 ]]; then
+    echo "error: the build failed (exit status $rc)" >&2
+    total_fail=1
+    summary+=("build      failed (exit status $rc)")
+    finish
+fi
+
+# --- regress and isolation: one throwaway cluster ----------------------------
+
+if has_tests regress || has_tests isolation; then
+    PGHOST=$BX_WORK/sock
+    PGPORT=$(bx_pick_port)
+    bx_log "throwaway cluster on socket $PGHOST, port $PGPORT"
+    bx_cluster_init "$BX_WORK/cluster/data" "$BX_PG_BINDIR"
+    bx_cluster_start "$BX_WORK/cluster/data" "$BX_PG_BINDIR" "$PGHOST" "$PGPORT" \
+        "$BX_WORK/cluster/server.log" "${CLUSTER_SETTINGS[@]}"
+fi
+
+if has_tests regress; then
+    bx_log "suite regress (pg_regress)"
+    log=$BX_WORK/logs/regress.log
+    args=(ISOLATION= TAP_TESTS=)
+    [[ -n $sel_regress ]] && args+=(REGRESS="${sel_regress# }")
+    rc=0
+    pgmake installcheck "${args[@]}" 2>&1 | tee "$log" || rc=$?
+    read -r p f u < <(count_regress "$log")
+    record regress "$rc" "$p" "$f" "$u"
+    if [[ $rc -ne 0 || $f -ne 0 ]]; then
+        show_file "$SRC/regression.diffs" 300
+        show_file "$BX_WORK/cluster/server.log" 40
+    fi
+elif wants regress; then
+    bx_log "suite regress: no tests (sql/*.sql), skipped"
+fi
+
+if has_tests isolation; then
+    bx_log "suite isolation (isolation tester)"
+    log=$BX_WORK/logs/isolation.log
+    args=(REGRESS= TAP_TESTS=)
+    [[ -n $sel_isolation ]] && args+=(ISOLATION="${sel_isolation# }")
+    rc=0
+    pgmake installcheck "${args[@]}" 2>&1 | tee "$log" || rc=$?
+    read -r p f u < <(count_regress "$log")
+    record isolation "$rc" "$p" "$f" "$u"
+    if [[ $rc -ne 0 || $f -ne 0 ]]; then
+        show_file "$SRC/output_iso/regression.diffs" 300
+        show_file "$BX_WORK/cluster/server.log" 40
+    fi
+elif wants isolation; then
+    bx_log "suite isolation: no tests (specs/*.spec), skipped"
+fi
+
+# The shared cluster is no longer needed: free its memory before TAP.
+if [[ -n ${PGHOST:-} ]]; then
+    bx_cluster_stop "$BX_WORK/cluster/data" "$BX_PG_BINDIR"
+    unset PGHOST PGPORT
+fi
+
+# --- TAP: each test starts its own clusters ------------------------------------
+
+if has_tests tap; then
+    bx_log "suite tap (prove)"
+    log=$BX_WORK/logs/tap.log
+    args=(REGRESS= ISOLATION=)
+    [[ -n $sel_tap ]] && args+=(PROVE_TESTS="${sel_tap# }")
+    rc=0
+    pgmake installcheck "${args[@]}" 2>&1 | tee "$log" || rc=$?
+    # A killed test may leave its nodes running.
+    bx_stop_clusters_under "$SRC/tmp_check" "$BX_PG_BINDIR"
+    read -r p f u < <(count_tap "$log")
+    record tap "$rc" "$p" "$f" "$u"
+    if [[ $rc -ne 0 || $f -ne 0 ]]; then
+        # Logs of the failed test files: t/NAME.pl logs to
+        # tmp_check/log/regress_log_NAME, its nodes to NAME_<node>.log.
+        failed_tests=$(sed -n 's|^t/\([^ ]*\)\.pl  *(Wstat:.*|\1|p' "$log" | sort -u)
+        [[ -n $failed_tests ]] || failed_tests=$(cd "$SRC/t" && ls -- *.pl 2>/dev/null | sed 's/\.pl$//')
+        for n in $failed_tests; do
+            show_file "$SRC/tmp_check/log/regress_log_$n" 100
+            for nodelog in "$SRC/tmp_check/log/${n}"_*.log; do
+                show_file "$nodelog" 30
+            done
+        done
+    fi
+elif wants tap; then
+    bx_log "suite tap: no tests (t/*.pl), skipped"
+fi
+
+finish
