@@ -213,7 +213,8 @@ bloomidx_options(Datum reloptions, bool validate)
  * a column and m = n * ln(1 / p) / ln(2)^2 bits in all, rounded up to whole
  * 64-bit words.  With colN but no length, the signature is sized so that
  * about half of its bits are set.  With length but no colN, each column
- * gets the k that is optimal for that length.  An explicit length is
+ * gets the k that is optimal for that length, up to 16 (beyond which the
+ * false-positive rate is negligible and hashing just costs more).  An explicit length is
  * rounded up to a multiple of 16 bits, as contrib/bloom does.
  */
 void
@@ -261,8 +262,8 @@ BloomResolveOptions(Relation index, BloomShape *shape)
 	if (fpr != 0)
 		defaultBits = Max(1, (int) rint(log2(1.0 / fpr)));
 	else
-		defaultBits = Max(1, (int) rint(M_LN2 * opts->length / n));
-	defaultBits = Min(defaultBits, BLOOMIDX_MAX_COLUMN_BITS);
+		defaultBits = Min(Max(1, (int) rint(M_LN2 * opts->length / n)),
+						  BLOOMIDX_MAX_DERIVED_BITS);
 
 	for (i = 0; i < n; i++)
 	{
@@ -284,9 +285,9 @@ BloomResolveOptions(Relation index, BloomShape *shape)
 		if (m > BLOOMIDX_MAX_LENGTH)
 			ereport(ERROR,
 					(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-					 errmsg("a signature for %d columns at this false-positive rate needs %.0f bits, more than the maximum of %d",
-							n, ceil(m), BLOOMIDX_MAX_LENGTH),
-					 errhint("Use a higher false_positive_rate, fewer bits per column, or fewer columns.")));
+					 errmsg("the derived signature length of %.0f bits exceeds the maximum of %d",
+							ceil(m), BLOOMIDX_MAX_LENGTH),
+					 errhint("Use a higher false_positive_rate, fewer bits per column, fewer columns, or give length.")));
 		shape->sigBits = Max(64, TYPEALIGN(64, (int) ceil(m)));
 	}
 	shape->sigBits = Min(shape->sigBits, BLOOMIDX_MAX_LENGTH);

@@ -23,6 +23,7 @@
 #define BLOOMIDX_MIN_LENGTH			16	/* signature bits */
 #define BLOOMIDX_MAX_LENGTH			4096
 #define BLOOMIDX_MAX_COLUMN_BITS	(BLOOMIDX_MAX_LENGTH - 1)
+#define BLOOMIDX_MAX_DERIVED_BITS	16	/* k derived from length alone */
 #define BLOOMIDX_MIN_FPR			1e-6	/* false_positive_rate */
 #define BLOOMIDX_MAX_FPR			0.5
 #define BLOOMIDX_DEFAULT_FPR		0.01
