@@ -13,7 +13,9 @@
 
 #include "access/tableam.h"
 #include "access/xloginsert.h"
+#include "commands/progress.h"
 #include "miscadmin.h"
+#include "pgstat.h"
 #include "storage/bufmgr.h"
 #include "storage/smgr.h"
 #include "utils/memutils.h"
@@ -79,6 +81,10 @@ BloomBuildCallback(Relation index, ItemPointer tid, Datum *values,
 	}
 	buildstate->pageHasTuples = true;
 	buildstate->indtuples += 1;
+
+	if (((uint64) buildstate->indtuples & 1023) == 0)
+		pgstat_progress_update_param(PROGRESS_CREATEIDX_TUPLES_DONE,
+									 (int64) buildstate->indtuples);
 }
 
 /*

@@ -21,18 +21,6 @@
 #include "signature.h"
 
 /*
- * Can a data page of this index take one more tuple?
- */
-static bool
-BloomPageCanTakeTuple(Page page, int tuplesPerPage)
-{
-	return !PageIsNew(page) && !BloomPageIsDeleted(page) &&
-		!BloomPageIsMeta(page) &&
-		BloomPageGetOpaque(page)->maxtuples == tuplesPerPage &&
-		BloomPageHasFreeSlot(page);
-}
-
-/*
  * Lock block blkno exclusively and return its buffer if it is a data page
  * with a free slot; otherwise return InvalidBuffer, holding nothing.
  */
@@ -42,7 +30,8 @@ BloomLockPageWithRoom(Relation index, BloomState state, BlockNumber blkno)
 	Buffer		buffer = ReadBuffer(index, blkno);
 
 	LockBuffer(buffer, BUFFER_LOCK_EXCLUSIVE);
-	if (BloomPageCanTakeTuple(BufferGetPage(buffer), state->tuplesPerPage))
+	if (BloomPageIsData(index, BufferGetPage(buffer), blkno, state->tuplesPerPage) &&
+		BloomPageHasFreeSlot(BufferGetPage(buffer)))
 		return buffer;
 	UnlockReleaseBuffer(buffer);
 	return InvalidBuffer;

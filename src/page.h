@@ -115,5 +115,9 @@ extern void BloomMetaGetShape(BloomMetaPage meta, BloomShape *shape);
 extern void BloomCheckMetaPage(Relation index, Page page);
 extern void BloomMetaAddFreePage(BloomMetaPage meta, BlockNumber blkno);
 extern Buffer BloomNewBuffer(Relation index);
+extern bool BloomPageIsData(Relation index, Page page, BlockNumber blkno,
+							int tuplesPerPage);
+extern char *BloomMetaPageProblem(Page page, bool *unsupported);
+extern char *BloomPageProblem(Page page, const BloomShape *shape);
 
 #endif							/* BLOOMIDX_PAGE_H */

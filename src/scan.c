@@ -360,9 +360,7 @@ bloomidx_getbitmap(IndexScanDesc scan, TIDBitmap *tbm)
 		buffer = ReadBufferExtended(index, MAIN_FORKNUM, blkno, RBM_NORMAL, bas);
 		LockBuffer(buffer, BUFFER_LOCK_SHARE);
 		page = BufferGetPage(buffer);
-		if (!PageIsNew(page) && !BloomPageIsDeleted(page) &&
-			!BloomPageIsMeta(page) &&
-			BloomPageGetOpaque(page)->maxtuples == state->tuplesPerPage)
+		if (BloomPageIsData(index, page, blkno, state->tuplesPerPage))
 			nfound = BloomScanPage(so, page, sigBytes, sigWords, tids);
 		UnlockReleaseBuffer(buffer);
 

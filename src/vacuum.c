@@ -20,17 +20,6 @@
 #include "signature.h"
 
 /*
- * Is block a data page of this index's shape?
- */
-static bool
-BloomIsDataPage(Page page, BloomState state)
-{
-	return !PageIsNew(page) && !BloomPageIsDeleted(page) &&
-		!BloomPageIsMeta(page) &&
-		BloomPageGetOpaque(page)->maxtuples == state->tuplesPerPage;
-}
-
-/*
  * Rebuild the metapage's free list from the pages found with free slots,
  * and store fresh fill statistics, WAL-logged.
  */
@@ -103,7 +92,7 @@ bloomidx_bulkdelete(IndexVacuumInfo *info, IndexBulkDeleteResult *stats,
 		LockBuffer(buffer, BUFFER_LOCK_EXCLUSIVE);
 		page = BufferGetPage(buffer);
 
-		if (!BloomIsDataPage(page, state))
+		if (!BloomPageIsData(index, page, blkno, state->tuplesPerPage))
 		{
 			UnlockReleaseBuffer(buffer);
 			continue;
@@ -191,7 +180,7 @@ bloomidx_vacuumcleanup(IndexVacuumInfo *info, IndexBulkDeleteResult *stats)
 		LockBuffer(buffer, BUFFER_LOCK_SHARE);
 		page = BufferGetPage(buffer);
 
-		if (BloomIsDataPage(page, state))
+		if (BloomPageIsData(index, page, blkno, state->tuplesPerPage))
 			stats->num_index_tuples += BloomPageGetNTuples(page);
 		else if (PageIsNew(page) || BloomPageIsDeleted(page))
 		{
