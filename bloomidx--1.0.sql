@@ -238,3 +238,46 @@ ALTER OPERATOR FAMILY text_ops USING bloomidx ADD
 -------------------------------------------------------------------------------
 -- Section: inspection and verification (src/inspect.c)
 -------------------------------------------------------------------------------
+
+-- One record describing an index: its format version; its pages (the
+-- metapage, data pages, and free pages: deleted or never initialized);
+-- live index tuples and slots per page; the signature length and the bits
+-- each column sets; the measured fraction of signature bits set (NULL when
+-- empty); the false-positive rate expected of an equality on the first 1,
+-- 2 and 3 columns at that fill (NULL beyond the index's columns; for an
+-- empty index, at the fill the planner assumes); and bytes per live tuple.
+CREATE FUNCTION bloomidx_stats(index regclass,
+	OUT version int4,
+	OUT meta_pages int8,
+	OUT data_pages int8,
+	OUT free_pages int8,
+	OUT live_tuples int8,
+	OUT tuples_per_page int4,
+	OUT signature_bits int4,
+	OUT bits_per_column int4[],
+	OUT fill float8,
+	OUT fpr_1col float8,
+	OUT fpr_2col float8,
+	OUT fpr_3col float8,
+	OUT bytes_per_row float8)
+RETURNS record
+AS 'MODULE_PATHNAME'
+LANGUAGE C STRICT VOLATILE PARALLEL SAFE;
+
+-- As pgstattuple's pgstatindex: reads every page of the index
+REVOKE EXECUTE ON FUNCTION bloomidx_stats(regclass) FROM PUBLIC;
+GRANT EXECUTE ON FUNCTION bloomidx_stats(regclass) TO pg_stat_scan_tables;
+
+-- Verify an index: its metapage, every page's header, special space and
+-- tuples, the free list, that no tuple points past the end of the table,
+-- and with heapallindexed that every row of the table has its signature in
+-- the index.  Raises ERRCODE_INDEX_CORRUPTED (XX002) at the first problem,
+-- returns quietly otherwise.  Holds AccessShareLock only.
+CREATE FUNCTION bloomidx_check(index regclass,
+	heapallindexed boolean DEFAULT false)
+RETURNS void
+AS 'MODULE_PATHNAME'
+LANGUAGE C STRICT VOLATILE PARALLEL RESTRICTED;
+
+-- As amcheck: only superusers, unless they grant it
+REVOKE EXECUTE ON FUNCTION bloomidx_check(regclass, boolean) FROM PUBLIC;

@@ -1,0 +1,563 @@
+/*-------------------------------------------------------------------------
+ *
+ * inspect.c
+ *	  Inspecting and verifying a bloomidx index: bloomidx_stats and
+ *	  bloomidx_check.
+ *
+ * Both walk every page of the index once, checking its format with the
+ * helpers of page.c (nothing here knows a page's layout).  bloomidx_check
+ * also checks that no tuple points past the end of the table and, with
+ * heapallindexed, that every row of the table has its signature in the
+ * index under its TID, as amcheck's bt_index_check does for a B-tree.
+ *
+ * Locking: like bt_index_check, bloomidx_check holds only AccessShareLock
+ * on the table and the index, so inserts, updates, deletes and VACUUM go on
+ * while it runs.  That is safe because:
+ *	- the MVCC snapshot of the heapallindexed pass is taken before the
+ *	  index is read.  A row it sees was committed before it, and its index
+ *	  tuple was written before that commit, on a page that already existed
+ *	  (tuples never move between pages: VACUUM compacts a page in place).
+ *	  VACUUM cannot remove a row the snapshot sees, so its index tuple
+ *	  stays.  Rows inserted during the check are invisible to the snapshot.
+ *	- the table's length is read after the index walk: a heap page is
+ *	  extended before any index tuple points to it, and our lock keeps
+ *	  VACUUM from truncating the table.
+ *	- each page is copied under its buffer lock and checked from the copy.
+ * ShareLock, as bt_index_parent_check takes, would block every writer for
+ * the whole check and buy nothing here.
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "postgres.h"
+
+#include "access/relation.h"
+#include "access/table.h"
+#include "access/tableam.h"
+#include "access/transam.h"
+#include "access/htup_details.h"
+#include "catalog/index.h"
+#include "catalog/pg_type.h"
+#include "common/hashfn.h"
+#include "funcapi.h"
+#include "miscadmin.h"
+#include "storage/bufmgr.h"
+#include "utils/array.h"
+#include "utils/guc.h"
+#include "utils/memutils.h"
+#include "utils/rel.h"
+#include "utils/snapmgr.h"
+
+#include "bloomidx.h"
+#include "page.h"
+#include "signature.h"
+
+PG_FUNCTION_INFO_V1(bloomidx_stats);
+PG_FUNCTION_INFO_V1(bloomidx_check);
+
+/* Columns of bloomidx_stats' result */
+#define BLOOMIDX_STATS_COLUMNS		13
+
+/* What a walk over every page of an index finds */
+typedef struct BloomWalkData
+{
+	Relation	index;
+	BloomShape	shape;			/* frozen in the metapage */
+	int			metaVersion;	/* format version in the metapage */
+	BlockNumber npages;			/* pages walked, metapage included */
+	uint64		dataPages;
+	uint64		freePages;		/* deleted, or never initialized */
+	uint64		tuples;
+	uint64		bitsSet;		/* over all tuples */
+
+	/* The highest heap block a tuple points to, and the page holding it */
+	BlockNumber maxHeapBlock;
+	BlockNumber maxHeapBlockAt;
+
+	/* With heapallindexed: a fingerprint of every (TID, signature) */
+	bool		collectKeys;
+	uint64	   *keys;
+	Size		nkeys;
+	Size		maxkeys;
+} BloomWalkData;
+
+/* State of the heapallindexed pass over the table */
+typedef struct BloomHeapCheckData
+{
+	Relation	heap;
+	Relation	index;
+	BloomState	state;			/* shape and hash functions */
+	MemoryContext tmpCtx;		/* reset after every row */
+	uint8	   *sig;
+	const uint64 *keys;			/* sorted */
+	Size		nkeys;
+	uint64		rowsChecked;
+} BloomHeapCheckData;
+
+/*
+ * Raise the error for a corrupted page of an index.
+ */
+static void
+BloomReportCorruption(Relation index, BlockNumber blkno, const char *problem)
+{
+	ereport(ERROR,
+			(errcode(ERRCODE_INDEX_CORRUPTED),
+			 errmsg("index \"%s\" is corrupted at block %u",
+					RelationGetRelationName(index), blkno),
+			 errdetail_internal("%s", problem),
+			 errhint("REINDEX the index.")));
+}
+
+/*
+ * Complain unless the relation is a bloomidx index with storage that this
+ * session can read.
+ */
+static void
+BloomCheckIsBloomIndex(Relation rel)
+{
+	if (rel->rd_rel->relkind == RELKIND_PARTITIONED_INDEX)
+		ereport(ERROR,
+				(errcode(ERRCODE_WRONG_OBJECT_TYPE),
+				 errmsg("\"%s\" is a partitioned index",
+						RelationGetRelationName(rel)),
+				 errhint("Inspect the index of each partition.")));
+	if (rel->rd_rel->relkind != RELKIND_INDEX ||
+		rel->rd_indam->aminsert != bloomidx_insert)
+		ereport(ERROR,
+				(errcode(ERRCODE_WRONG_OBJECT_TYPE),
+				 errmsg("\"%s\" is not a bloomidx index",
+						RelationGetRelationName(rel))));
+	if (RELATION_IS_OTHER_TEMP(rel))
+		ereport(ERROR,
+				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+				 errmsg("cannot access temporary tables of other sessions")));
+}
+
+/*
+ * Fingerprint of one (heap TID, signature) pair: a 64-bit hash of the
+ * signature seeded with the TID.
+ */
+static inline uint64
+BloomCheckKey(ItemPointer tid, const uint8 *sig, int sigBytes)
+{
+	uint64		seed = ((uint64) ItemPointerGetBlockNumberNoCheck(tid) << 16) |
+		ItemPointerGetOffsetNumberNoCheck(tid);
+
+	return hash_bytes_extended(sig, sigBytes, seed);
+}
+
+/*
+ * Read and check the metapage, then every other page of the index,
+ * counting what they hold.
+ */
+static void
+BloomWalkIndex(BloomWalkData *walk)
+{
+	Relation	index = walk->index;
+	BloomShape *shape = &walk->shape;
+	PGAlignedBlock copy;
+	Page		page = (Page) copy.data;
+	BloomMetaPage meta;
+	BufferAccessStrategy bas;
+	Buffer		buffer;
+	BlockNumber blkno;
+	char	   *problem;
+	bool		unsupported;
+	int			i;
+
+	if (RelationGetNumberOfBlocks(index) == 0)
+		BloomReportCorruption(index, BLOOMIDX_METAPAGE_BLKNO,
+							  "The index has no metapage.");
+
+	/* The metapage */
+	buffer = ReadBuffer(index, BLOOMIDX_METAPAGE_BLKNO);
+	LockBuffer(buffer, BUFFER_LOCK_SHARE);
+	memcpy(copy.data, BufferGetPage(buffer), BLCKSZ);
+	UnlockReleaseBuffer(buffer);
+
+	problem = BloomMetaPageProblem(page, &unsupported);
+	if (problem != NULL && unsupported)
+		ereport(ERROR,
+				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+				 errmsg("bloomidx index \"%s\" has a format this build cannot read",
+						RelationGetRelationName(index)),
+				 errdetail_internal("%s", problem),
+				 errhint("REINDEX the index.")));
+	if (problem != NULL)
+		BloomReportCorruption(index, BLOOMIDX_METAPAGE_BLKNO, problem);
+
+	meta = BloomPageGetMeta(page);
+	if (meta->nColumns != RelationGetNumberOfAttributes(index))
+		BloomReportCorruption(index, BLOOMIDX_METAPAGE_BLKNO,
+							  psprintf("The metapage describes %u columns, but the index has %d.",
+									   meta->nColumns,
+									   RelationGetNumberOfAttributes(index)));
+	BloomMetaGetShape(meta, shape);
+	walk->metaVersion = meta->version;
+
+	/*
+	 * Read the length after the metapage: the free list may name pages
+	 * added since it was read, never pages that do not exist (an index is
+	 * never truncated).  Entries before freeStart are used up, but they
+	 * were valid pages too.  A listed page may be empty or deleted (after a
+	 * crash between a VACUUM's page and metapage updates, or while a VACUUM
+	 * runs): inserts skip such pages.
+	 */
+	walk->npages = RelationGetNumberOfBlocks(index);
+	for (i = 0; i < meta->nFree; i++)
+	{
+		if (meta->freePages[i] == BLOOMIDX_METAPAGE_BLKNO ||
+			meta->freePages[i] >= walk->npages)
+			BloomReportCorruption(index, BLOOMIDX_METAPAGE_BLKNO,
+								  psprintf("Free list entry %d is block %u, outside data blocks 1 to %u.",
+										   i, meta->freePages[i], walk->npages - 1));
+	}
+
+	/* The other pages, in order */
+	bas = GetAccessStrategy(BAS_BULKREAD);
+	for (blkno = BLOOMIDX_METAPAGE_BLKNO + 1; blkno < walk->npages; blkno++)
+	{
+		int			ntuples;
+
+		CHECK_FOR_INTERRUPTS();
+
+		buffer = ReadBufferExtended(index, MAIN_FORKNUM, blkno, RBM_NORMAL, bas);
+		LockBuffer(buffer, BUFFER_LOCK_SHARE);
+		memcpy(copy.data, BufferGetPage(buffer), BLCKSZ);
+		UnlockReleaseBuffer(buffer);
+
+		problem = BloomPageProblem(page, shape);
+		if (problem != NULL)
+			BloomReportCorruption(index, blkno, problem);
+
+		if (PageIsNew(page) || BloomPageIsDeleted(page))
+		{
+			walk->freePages++;
+			continue;
+		}
+		walk->dataPages++;
+
+		ntuples = BloomPageGetNTuples(page);
+		if (walk->collectKeys && walk->nkeys + ntuples > walk->maxkeys)
+		{
+			walk->maxkeys = Max(walk->maxkeys * 2, walk->nkeys + ntuples);
+			walk->keys = repalloc_huge(walk->keys, walk->maxkeys * sizeof(uint64));
+		}
+		for (i = 0; i < ntuples; i++)
+		{
+			ItemPointer tid = BloomPageGetTid(page, shape->sigBytes, i);
+			uint8	   *sig = BloomPageGetSignature(page, shape->sigBytes, i);
+			BlockNumber heapBlock = ItemPointerGetBlockNumberNoCheck(tid);
+
+			walk->bitsSet += BloomCountBits(sig, shape->sigBytes);
+			if (walk->tuples == 0 || heapBlock > walk->maxHeapBlock)
+			{
+				walk->maxHeapBlock = heapBlock;
+				walk->maxHeapBlockAt = blkno;
+			}
+			walk->tuples++;
+			if (walk->collectKeys)
+				walk->keys[walk->nkeys++] = BloomCheckKey(tid, sig, shape->sigBytes);
+		}
+	}
+	FreeAccessStrategy(bas);
+}
+
+/*
+ * bloomidx_stats(index regclass): one record describing an index.
+ *
+ * The false-positive rates are those of an equality on the first 1, 2 and
+ * 3 columns at the fill measured over the live tuples (NULL where the index
+ * has fewer columns).  With no live tuple, the fill is NULL and the rates
+ * are those the planner assumes (BloomIndexFill).
+ */
+Datum
+bloomidx_stats(PG_FUNCTION_ARGS)
+{
+	Oid			indexoid = PG_GETARG_OID(0);
+	BloomWalkData walk;
+	TupleDesc	tupdesc;
+	Datum		values[BLOOMIDX_STATS_COLUMNS];
+	bool		nulls[BLOOMIDX_STATS_COLUMNS];
+	Datum		bits[BLOOMIDX_MAX_COLUMNS];
+	double		fill;
+	double		fpr = 1.0;
+	int			i;
+
+	if (get_call_result_type(fcinfo, NULL, &tupdesc) != TYPEFUNC_COMPOSITE)
+		elog(ERROR, "return type must be a row type");
+
+	memset(&walk, 0, sizeof(walk));
+	walk.index = index_open(indexoid, AccessShareLock);
+	BloomCheckIsBloomIndex(walk.index);
+	BloomWalkIndex(&walk);
+
+	memset(nulls, 0, sizeof(nulls));
+	values[0] = Int32GetDatum(walk.metaVersion);
+	values[1] = Int64GetDatum(1);
+	values[2] = Int64GetDatum((int64) walk.dataPages);
+	values[3] = Int64GetDatum((int64) walk.freePages);
+	values[4] = Int64GetDatum((int64) walk.tuples);
+	values[5] = Int32GetDatum(BloomTuplesPerPage(walk.shape.sigBytes));
+	values[6] = Int32GetDatum(walk.shape.sigBits);
+	for (i = 0; i < walk.shape.nColumns; i++)
+		bits[i] = Int32GetDatum(walk.shape.bitsPerColumn[i]);
+	values[7] = PointerGetDatum(construct_array(bits, walk.shape.nColumns, INT4OID,
+												sizeof(int32), true, TYPALIGN_INT));
+
+	if (walk.tuples > 0)
+	{
+		fill = (double) walk.bitsSet / ((double) walk.tuples * walk.shape.sigBits);
+		values[8] = Float8GetDatum(fill);
+		values[12] = Float8GetDatum((double) walk.npages * BLCKSZ / walk.tuples);
+	}
+	else
+	{
+		fill = BloomIndexFill(walk.index, &walk.shape);
+		nulls[8] = true;
+		nulls[12] = true;
+	}
+	for (i = 0; i < 3; i++)
+	{
+		if (i < walk.shape.nColumns)
+		{
+			fpr *= BloomClauseFpr(&walk.shape, fill, i, 1);
+			values[9 + i] = Float8GetDatum(fpr);
+		}
+		else
+			nulls[9 + i] = true;
+	}
+
+	index_close(walk.index, AccessShareLock);
+
+	PG_RETURN_DATUM(HeapTupleGetDatum(heap_form_tuple(tupdesc, values, nulls)));
+}
+
+/*
+ * Order of fingerprints, for qsort and bsearch.
+ */
+static int
+BloomCompareKeys(const void *a, const void *b)
+{
+	uint64		ka = *(const uint64 *) a;
+	uint64		kb = *(const uint64 *) b;
+
+	return ka < kb ? -1 : (ka > kb ? 1 : 0);
+}
+
+/*
+ * Check that the index holds one heap row's signature under its TID.
+ */
+static void
+BloomCheckHeapCallback(Relation index, ItemPointer tid, Datum *values,
+					   bool *isnull, bool tupleIsAlive, void *arg)
+{
+	BloomHeapCheckData *hc = (BloomHeapCheckData *) arg;
+	MemoryContext oldCtx;
+	uint64		key;
+
+	oldCtx = MemoryContextSwitchTo(hc->tmpCtx);
+	BloomFormSignature(hc->state, values, isnull, hc->sig);
+	MemoryContextSwitchTo(oldCtx);
+	MemoryContextReset(hc->tmpCtx);
+
+	key = BloomCheckKey(tid, hc->sig, hc->state->shape.sigBytes);
+	if (bsearch(&key, hc->keys, hc->nkeys, sizeof(uint64), BloomCompareKeys) == NULL)
+		ereport(ERROR,
+				(errcode(ERRCODE_INDEX_CORRUPTED),
+				 errmsg("index \"%s\" lacks the signature of row (%u,%u) of table \"%s\"",
+						RelationGetRelationName(hc->index),
+						ItemPointerGetBlockNumber(tid),
+						ItemPointerGetOffsetNumber(tid),
+						RelationGetRelationName(hc->heap)),
+				 errdetail("No index tuple points to the row with the signature of its values."),
+				 errhint("REINDEX the index.")));
+	hc->rowsChecked++;
+}
+
+/*
+ * Check that every row of the table, as an MVCC snapshot taken before the
+ * index was read sees it, has its signature in the index.  The fingerprints
+ * collected by the walk are sorted and searched for each row.
+ */
+static void
+BloomCheckHeapAllIndexed(Relation heap, Relation index, BloomWalkData *walk,
+						 Snapshot snapshot)
+{
+	BloomHeapCheckData hc;
+	IndexInfo  *indexInfo;
+	TableScanDesc scan;
+
+	qsort(walk->keys, walk->nkeys, sizeof(uint64), BloomCompareKeys);
+
+	memset(&hc, 0, sizeof(hc));
+	hc.heap = heap;
+	hc.index = index;
+	hc.state = palloc0(sizeof(BloomStateData));
+	BloomInitState(hc.state, index, &walk->shape);
+	hc.tmpCtx = AllocSetContextCreate(CurrentMemoryContext,
+									  "bloomidx check temporary context",
+									  ALLOCSET_DEFAULT_SIZES);
+	hc.sig = palloc0(walk->shape.sigBytes);
+	hc.keys = walk->keys;
+	hc.nkeys = walk->nkeys;
+
+	/*
+	 * Scan like the first scan of CREATE INDEX CONCURRENTLY: rows visible to
+	 * the snapshot only, heap-only tuples reported under the TID of the root
+	 * of their HOT chain (the TID the index holds), the index's predicate
+	 * and expressions applied.
+	 */
+	indexInfo = BuildIndexInfo(index);
+	indexInfo->ii_Concurrent = true;
+	indexInfo->ii_Unique = false;
+	indexInfo->ii_ExclusionOps = NULL;
+	indexInfo->ii_ExclusionProcs = NULL;
+	indexInfo->ii_ExclusionStrats = NULL;
+
+	scan = table_beginscan_strat(heap, snapshot, 0, NULL, true, true);
+	table_index_build_scan(heap, index, indexInfo, true, false,
+						   BloomCheckHeapCallback, &hc, scan);
+
+	ereport(DEBUG1,
+			(errmsg_internal("bloomidx_check: " UINT64_FORMAT " rows of \"%s\" found in " UINT64_FORMAT " tuples of \"%s\"",
+							 hc.rowsChecked, RelationGetRelationName(heap),
+							 (uint64) walk->nkeys, RelationGetRelationName(index))));
+
+	MemoryContextDelete(hc.tmpCtx);
+}
+
+/*
+ * Warn if the index's options now ask for a shape other than the one it
+ * was built with (ALTER INDEX ... SET): the index keeps its frozen shape
+ * until it is rebuilt.
+ */
+static void
+BloomCheckOptionsMatch(Relation index, const BloomShape *built)
+{
+	BloomShape	wanted;
+	bool		same;
+	int			i;
+
+	BloomResolveOptions(index, &wanted);
+	same = wanted.nColumns == built->nColumns && wanted.sigBits == built->sigBits;
+	for (i = 0; same && i < built->nColumns; i++)
+		same = wanted.bitsPerColumn[i] == built->bitsPerColumn[i];
+	if (!same)
+		ereport(NOTICE,
+				(errmsg("index \"%s\" was built with other options than it now has",
+						RelationGetRelationName(index)),
+				 errdetail("It keeps the signature shape it was built with."),
+				 errhint("REINDEX the index to apply its current options.")));
+}
+
+/*
+ * bloomidx_check(index regclass, heapallindexed boolean): verify an index,
+ * raising ERRCODE_INDEX_CORRUPTED at the first problem found, and return
+ * quietly if there is none.
+ */
+Datum
+bloomidx_check(PG_FUNCTION_ARGS)
+{
+	Oid			indexoid = PG_GETARG_OID(0);
+	bool		heapallindexed = PG_GETARG_BOOL(1);
+	Oid			heapoid;
+	Relation	heap = NULL;
+	Relation	index;
+	Oid			save_userid;
+	int			save_sec_context;
+	int			save_nestlevel = 0;
+	Snapshot	snapshot = InvalidSnapshot;
+	BloomWalkData walk;
+	BlockNumber heapBlocks;
+
+	/*
+	 * Lock the table before the index, as DML does, to avoid deadlocks
+	 * (amcheck does the same).  If the index is dropped and its OID reused
+	 * meanwhile, the check below notices.
+	 */
+	heapoid = IndexGetRelation(indexoid, true);
+	if (OidIsValid(heapoid))
+	{
+		heap = table_open(heapoid, AccessShareLock);
+
+		/*
+		 * Run the index's expressions and predicate as the table's owner,
+		 * with security-restricted operations locked down and GUC changes
+		 * local to this command.
+		 */
+		GetUserIdAndSecContext(&save_userid, &save_sec_context);
+		SetUserIdAndSecContext(heap->rd_rel->relowner,
+							   save_sec_context | SECURITY_RESTRICTED_OPERATION);
+		save_nestlevel = NewGUCNestLevel();
+	}
+
+	index = index_open(indexoid, AccessShareLock);
+	if (heap == NULL || heapoid != IndexGetRelation(indexoid, false))
+		ereport(ERROR,
+				(errcode(ERRCODE_UNDEFINED_TABLE),
+				 errmsg("could not open table of index \"%s\"",
+						RelationGetRelationName(index))));
+	BloomCheckIsBloomIndex(index);
+	if (!index->rd_index->indisvalid)
+		ereport(ERROR,
+				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+				 errmsg("cannot check index \"%s\"",
+						RelationGetRelationName(index)),
+				 errdetail("Index is not valid."),
+				 errhint("Finish or redo the CREATE INDEX CONCURRENTLY, or REINDEX the index.")));
+
+	memset(&walk, 0, sizeof(walk));
+	walk.index = index;
+
+	if (heapallindexed)
+	{
+		/*
+		 * Take the snapshot before reading the index (see the file header).
+		 * At REPEATABLE READ or above the transaction's snapshot may be
+		 * older than the index's indcheckxmin horizon, and then it may see
+		 * rows that the index does not have to hold.
+		 */
+		snapshot = RegisterSnapshot(GetTransactionSnapshot());
+		if (IsolationUsesXactSnapshot() && index->rd_index->indcheckxmin &&
+			!TransactionIdPrecedes(HeapTupleHeaderGetXmin(index->rd_indextuple->t_data),
+								   snapshot->xmin))
+			ereport(ERROR,
+					(errcode(ERRCODE_T_R_SERIALIZATION_FAILURE),
+					 errmsg("index \"%s\" cannot be verified using transaction snapshot",
+							RelationGetRelationName(index)),
+					 errhint("Run the check in a READ COMMITTED transaction.")));
+
+		walk.collectKeys = true;
+		walk.maxkeys = 1024;
+		walk.keys = palloc_extended(walk.maxkeys * sizeof(uint64), MCXT_ALLOC_HUGE);
+	}
+
+	BloomWalkIndex(&walk);
+
+	/* Read after the walk: see the file header */
+	heapBlocks = RelationGetNumberOfBlocks(heap);
+	if (walk.tuples > 0 && walk.maxHeapBlock >= heapBlocks)
+		BloomReportCorruption(index, walk.maxHeapBlockAt,
+							  psprintf("A tuple points to heap block %u, but table \"%s\" has %u blocks.",
+									   walk.maxHeapBlock,
+									   RelationGetRelationName(heap),
+									   heapBlocks));
+
+	BloomCheckOptionsMatch(index, &walk.shape);
+
+	if (heapallindexed)
+	{
+		BloomCheckHeapAllIndexed(heap, index, &walk, snapshot);
+		UnregisterSnapshot(snapshot);
+		pfree(walk.keys);
+	}
+
+	/* Roll back any GUC changes of the index's functions, restore userid */
+	AtEOXact_GUC(false, save_nestlevel);
+	SetUserIdAndSecContext(save_userid, save_sec_context);
+
+	index_close(index, AccessShareLock);
+	table_close(heap, AccessShareLock);
+
+	PG_RETURN_VOID();
+}
