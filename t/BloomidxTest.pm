@@ -1,0 +1,227 @@
+
+# Copyright and license: see the project's LICENSE.
+
+=pod
+
+=head1 NAME
+
+BloomidxTest - shared helpers of bloomidx's TAP tests (t/NNN_*.pl)
+
+=head1 SYNOPSIS
+
+  use FindBin;
+  use lib $FindBin::RealBin;
+  use BloomidxTest;
+
+  $node->safe_psql('postgres', bx_schema_sql('t'));
+  $node->safe_psql('postgres', bx_fill_sql('t', 1, 5000));
+  my $answers = bx_check_answers($node, 't', 'after load');
+
+=head1 DESCRIPTION
+
+A test table of several column types (int, text, uuid, numeric, bigint,
+date, with NULLs) whose values are arithmetic on the row id, two bloomidx
+indexes over it (named *_bx), and the check every test makes: each query of
+a fixed list returns the same rows through a bloomidx bitmap scan
+(enable_seqscan off) as through a sequential scan (enable_indexscan and
+enable_bitmapscan off), and the plan really used a bloomidx index.
+
+=cut
+
+package BloomidxTest;
+
+use strict;
+use warnings;
+
+use Exporter 'import';
+use PostgreSQL::Test::Utils;
+use Test::More;
+
+our @EXPORT = qw(bx_schema_sql bx_fill_sql bx_conditions bx_answers
+  bx_check_answers bx_compare_nodes);
+
+# The conditions every check runs, on table columns i, t, u, n, b, d
+my @conditions = (
+	"i = 3",
+	"t = 'b5'",
+	"u = md5('7')::uuid",
+	"n = 1.5",
+	"b = 123",
+	"d = date '2024-01-05'",
+	"i = 3 AND t = 'b3'",
+	"i = 4 AND u = md5('54')::uuid AND n = 1.75",
+	"i = ANY ('{1, 2, 49}')",
+	"t IS NULL",
+	"n IS NULL AND i = 4",
+	"t = 'b7' AND n = 3.75",
+	"b = ANY ('{5, 505, 999}') AND d = date '2024-01-06'",
+	"i = 1000",
+);
+
+=pod
+
+=over
+
+=item bx_schema_sql($table [, $unlogged])
+
+SQL creating the extension (if needed), table $table, its primary key,
+its two bloomidx indexes ${table}_bx (all six columns, default options) and
+${table}_tn_bx (t and n, contrib/bloom-style length and colN), and the
+function bx_result(query, use_index) the checks call.
+
+=cut
+
+sub bx_schema_sql
+{
+	my ($table, $unlogged) = @_;
+	my $kind = $unlogged ? 'UNLOGGED TABLE' : 'TABLE';
+
+	return qq{
+CREATE EXTENSION IF NOT EXISTS bloomidx;
+CREATE $kind $table (
+	id bigint PRIMARY KEY,
+	i int, t text, u uuid, n numeric, b bigint, d date,
+	note text);
+CREATE INDEX ${table}_bx ON $table USING bloomidx (i, t, u, n, b, d);
+CREATE INDEX ${table}_tn_bx ON $table USING bloomidx (t, n)
+	WITH (length = 80, col1 = 3, col2 = 3);
+CREATE OR REPLACE FUNCTION bx_result(q text, use_index boolean) RETURNS text
+LANGUAGE plpgsql AS \$fn\$
+DECLARE
+	line text;
+	plan text := '';
+	result text;
+BEGIN
+	PERFORM set_config('enable_seqscan', CASE WHEN use_index THEN 'off' ELSE 'on' END, true);
+	PERFORM set_config('enable_bitmapscan', CASE WHEN use_index THEN 'on' ELSE 'off' END, true);
+	PERFORM set_config('enable_indexscan', CASE WHEN use_index THEN 'on' ELSE 'off' END, true);
+	FOR line IN EXECUTE 'EXPLAIN (COSTS OFF) ' || q LOOP
+		plan := plan || line || ' ';
+	END LOOP;
+	IF use_index AND plan !~ 'Bitmap Index Scan on \\w+_bx ' THEN
+		RETURN 'no bloomidx scan: ' || plan;
+	ELSIF NOT use_index AND plan !~ 'Seq Scan' THEN
+		RETURN 'no seq scan: ' || plan;
+	END IF;
+	EXECUTE 'SELECT count(*) || '' rows '' || coalesce(md5(string_agg(id::text, '','' ORDER BY id)), '''') FROM ('
+		|| q || ') s' INTO result;
+	RETURN result;
+END;
+\$fn\$;
+};
+}
+
+=pod
+
+=item bx_fill_sql($table, $from, $to)
+
+SQL inserting rows $from .. $to: every value is arithmetic on the id, with
+NULLs in t and n.
+
+=cut
+
+sub bx_fill_sql
+{
+	my ($table, $from, $to) = @_;
+
+	return qq{
+INSERT INTO $table (id, i, t, u, n, b, d)
+SELECT g, g % 50,
+	CASE WHEN g % 17 = 0 THEN NULL ELSE 'b' || (g % 23) END,
+	md5((g % 100)::text)::uuid,
+	CASE WHEN g % 13 = 0 THEN NULL ELSE (g % 40) / 8.0 END,
+	g % 1000,
+	date '2024-01-01' + (g % 60)::int
+FROM generate_series($from, $to) g;
+};
+}
+
+=pod
+
+=item bx_conditions()
+
+The list of WHERE conditions the checks run.
+
+=item bx_answers($node, $table [, $dbname])
+
+Runs every condition on $table both ways, in one psql session; returns a
+list of [condition, answer through the index, answer by seq scan].  An
+answer is "N rows <md5 of the sorted ids>", or a note that the plan did
+not use the expected scan.
+
+=cut
+
+sub bx_conditions { return @conditions; }
+
+sub bx_answers
+{
+	my ($node, $table, $dbname) = @_;
+	$dbname //= 'postgres';
+
+	my @selects;
+	foreach my $cond (@conditions)
+	{
+		my $q = "SELECT id FROM $table WHERE $cond";
+		push @selects,
+		  "SELECT bx_result(\$q\$$q\$q\$, true) || '|' || bx_result(\$q\$$q\$q\$, false);";
+	}
+	my $out = $node->safe_psql($dbname, join("\n", @selects));
+	my @lines = split /\n/, $out;
+	die "expected " . scalar(@conditions) . " answers, got " . scalar(@lines)
+	  unless @lines == @conditions;
+
+	my @answers;
+	for my $k (0 .. $#conditions)
+	{
+		my ($by_index, $by_seqscan) = split /\|/, $lines[$k], 2;
+		push @answers, [ $conditions[$k], $by_index, $by_seqscan ];
+	}
+	return @answers;
+}
+
+=pod
+
+=item bx_check_answers($node, $table, $label [, $dbname])
+
+One test per condition: the answer through the index equals the seq
+scan's.  Returns the answers (see bx_answers).
+
+=cut
+
+sub bx_check_answers
+{
+	my ($node, $table, $label, $dbname) = @_;
+	local $Test::Builder::Level = $Test::Builder::Level + 1;
+
+	my @answers = bx_answers($node, $table, $dbname);
+	foreach my $a (@answers)
+	{
+		is($a->[1], $a->[2], "$label: index = seq scan for $a->[0]");
+	}
+	return @answers;
+}
+
+=pod
+
+=item bx_compare_nodes($label, \@answers1, \@answers2)
+
+One test per condition: two nodes' answers (from bx_answers) agree.
+
+=back
+
+=cut
+
+sub bx_compare_nodes
+{
+	my ($label, $answers1, $answers2) = @_;
+	local $Test::Builder::Level = $Test::Builder::Level + 1;
+
+	for my $k (0 .. $#$answers1)
+	{
+		is($answers2->[$k][1], $answers1->[$k][1],
+			"$label: same answer on both nodes for $answers1->[$k][0]");
+	}
+	return;
+}
+
+1;
