@@ -17,3 +17,9 @@ EXTRA_CLEAN = results output_iso tmp_check log
 PG_CONFIG ?= pg_config
 PGXS := $(shell $(PG_CONFIG) --pgxs)
 include $(PGXS)
+
+# The benchmark (bench/run.sh): its own private build (-O2, BENCH_CFLAGS) and
+# throwaway cluster; results in bench/results/.  `make bench BENCH_ARGS=--quick`
+.PHONY: bench
+bench:
+	bash $(srcdir)/bench/run.sh $(BENCH_ARGS)

@@ -1,0 +1,980 @@
+#!/usr/bin/python3
+"""bench/bench.py: the measurements and the report of the bloomidx benchmark.
+
+bench/run.sh sets up a throwaway cluster and calls this twice:
+
+  bench.py measure --rows N --runs N --psql PSQL --raw raw.json ...
+      Connects with psql (PGHOST, PGPORT, PGUSER, PGDATABASE from the
+      environment), makes the data, and measures every contender; writes all
+      raw figures to raw.json.
+  bench.py report --raw raw.json --plan-choice FILE --out DIR --chart-script GP
+      Writes DIR/results.md, DIR/results.csv and DIR/chart.png (gnuplot).
+
+Standard library only (Debian's /usr/bin/python3).  Each figure is the
+median over --runs repetitions after a warm-up, with the data and indexes in
+shared buffers (pg_prewarm).
+"""
+
+import argparse
+import csv
+import datetime
+import json
+import math
+import os
+import re
+import statistics
+import subprocess
+import sys
+import time
+
+# --- what is measured ------------------------------------------------------
+
+TBLOOM_COLS = ["i1", "i2", "i3", "i4", "i5", "i6"]
+MIXED_COLS = ["t", "u", "b", "d", "n", "f"]
+
+
+def with_cols(value, ncols):
+    """Index options giving each of ncols columns `value` bits."""
+    return ", ".join("col%d=%d" % (i + 1, value) for i in range(ncols))
+
+
+# Contenders: key, label, access method (None: no index), index options,
+# whether each column gets its own index, which tables it supports.
+CONTENDERS = [
+    dict(key="bloomidx", label="bloomidx (defaults)", am="bloomidx",
+         opts="", single=False, tables=("tbloom", "tmixed")),
+    dict(key="bloomidx_80x2", label="bloomidx (length=80, 2 bits/col)",
+         am="bloomidx", opts="length=80, " + with_cols(2, 6),
+         single=False, tables=("tbloom", "tmixed")),
+    dict(key="bloom", label="contrib/bloom (defaults)", am="bloom",
+         opts="", single=False, tables=("tbloom",)),
+    dict(key="bloom_tuned", label="contrib/bloom (length=64, 7 bits/col)",
+         am="bloom", opts="length=64, " + with_cols(7, 6),
+         single=False, tables=("tbloom",)),
+    dict(key="btree6", label="btree, one 6-column index", am="btree",
+         opts="", single=False, tables=("tbloom", "tmixed")),
+    dict(key="btree1x6", label="btree, six 1-column indexes", am="btree",
+         opts="", single=True, tables=("tbloom", "tmixed")),
+    dict(key="seqscan", label="no index (seq scan)", am=None,
+         opts="", single=False, tables=("tbloom", "tmixed")),
+]
+BASE = "bloom"      # ratios are to contrib/bloom with defaults
+NCOLS = ("1col", "2col", "3col")
+
+# Queries: (columns, name).  Present values come from one existing row,
+# absent ones are outside every column's domain.
+QUERY_COLS = {
+    "tbloom": [["i2"], ["i2", "i5"], ["i1", "i3", "i6"]],
+    "tmixed": [["b"], ["t", "d"], ["u", "n", "f"]],
+}
+ABSENT = {
+    "i1": "-1", "i2": "-2", "i3": "-3", "i4": "-4", "i5": "-5", "i6": "-6",
+    "t": "'absent-text'", "u": "'00000000-0000-0000-0000-000000000000'",
+    "b": "-1", "d": "'1900-01-01'", "n": "-1.5", "f": "false",
+}
+# f (bool) has two values: an "absent" 3-column query still needs one
+# absent column to match nothing, which u gives.
+
+# Which metrics the report shows, with units.
+QUERY_METRICS = [
+    ("latency_ms", "latency ms"),
+    ("index_ms", "bitmap index scan ms"),
+    ("candidates", "candidate rows"),
+    ("recheck_removed", "removed by recheck"),
+    ("heap_blocks", "heap blocks"),
+]
+
+
+# --- talking to the server ---------------------------------------------------
+
+class Pg:
+    """Runs SQL through psql against the benchmark cluster."""
+
+    def __init__(self, psql):
+        self.psql = psql
+
+    def run(self, script):
+        """Run a psql script; return its stdout (errors raise)."""
+        cmd = [self.psql, "-X", "-q", "-A", "-t", "-v", "ON_ERROR_STOP=1"]
+        p = subprocess.run(cmd, input=script, text=True,
+                           stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+        if p.returncode != 0:
+            raise RuntimeError("psql failed (exit %d):\n%s\n--- script ---\n%s"
+                               % (p.returncode, p.stderr.strip(),
+                                  script[:2000]))
+        return p.stdout
+
+    def value(self, sql):
+        """The single value a query returns, as a string."""
+        return self.run(sql + ";\n").strip()
+
+    def times(self, script, setup=""):
+        """Run setup, then script with \\timing on and the query output
+        dropped; return the ms of every statement of script."""
+        out = self.run(setup + "\n\\o /dev/null\n\\timing on\n" + script)
+        return [float(m) for m in re.findall(r"^Time: ([0-9.]+) ms",
+                                             out, re.M)]
+
+
+def median(xs):
+    xs = [x for x in xs if x is not None]
+    return statistics.median(xs) if xs else None
+
+
+def log(msg):
+    print("    " + msg, flush=True)
+
+
+# --- data -----------------------------------------------------------------------
+
+def make_tables(pg, rows):
+    """Create tbloom (contrib/bloom's example) and tmixed, seeded."""
+    cols = ",\n".join("  (random() * 1000000)::int AS %s" % c
+                      for c in TBLOOM_COLS)
+    t0 = time.time()
+    pg.run("""
+SELECT setseed(0.42);
+CREATE TABLE tbloom AS
+SELECT
+%s
+FROM generate_series(1, %d);
+SELECT setseed(0.43);
+CREATE TABLE tmixed AS
+SELECT
+  'item-' || (random() * 1000000)::int AS t,
+  md5(random()::text)::uuid AS u,
+  (random() * 1e12)::bigint AS b,
+  date '2000-01-01' + (random() * 10000)::int AS d,
+  round((random() * 1000000)::numeric, 2) AS n,
+  random() < 0.5 AS f
+FROM generate_series(1, %d);
+VACUUM (FREEZE, ANALYZE) tbloom;
+VACUUM (FREEZE, ANALYZE) tmixed;
+CHECKPOINT;
+""" % (cols, rows, rows))
+    log("tables made in %.1f s" % (time.time() - t0))
+
+
+def present_values(pg, table, cols, rows):
+    """Column values of one existing row (the one in the middle)."""
+    out = pg.value("SELECT %s FROM %s OFFSET %d LIMIT 1"
+                   % (", ".join("quote_literal(%s)" % c for c in cols),
+                      table, rows // 2))
+    vals = [v[1:-1] if re.fullmatch(r"'-?[0-9.]+'", v) else v
+            for v in out.split("|")]
+    return dict(zip(cols, vals))
+
+
+def where(cols, values):
+    return " AND ".join("%s = %s" % (c, values[c]) for c in cols)
+
+
+# --- one contender -------------------------------------------------------------
+
+def index_ddl(c, table, cols, prefix):
+    """CREATE INDEX statements of contender c on table (names start prefix)."""
+    if c["am"] is None:
+        return []
+    with_ = " WITH (%s)" % c["opts"] if c["opts"] else ""
+    if c["single"]:
+        return ["CREATE INDEX %s_%s ON %s USING %s (%s)%s"
+                % (prefix, col, table, c["am"], col, with_) for col in cols]
+    return ["CREATE INDEX %s ON %s USING %s (%s)%s"
+            % (prefix, table, c["am"], ", ".join(cols), with_)]
+
+
+def index_names(pg, table):
+    out = pg.run("SELECT indexrelid::regclass FROM pg_index "
+                 "WHERE indrelid = '%s'::regclass;\n" % table)
+    return [l for l in out.split("\n") if l]
+
+
+def plan_settings(c):
+    """Settings that make the planner use contender c (or nothing)."""
+    if c["am"] is None:
+        return ("SET enable_indexscan = off; SET enable_bitmapscan = off; "
+                "SET enable_indexonlyscan = off;")
+    if c["am"] in ("bloom", "bloomidx"):
+        return "SET enable_seqscan = off; SET enable_indexscan = off;"
+    return "SET enable_seqscan = off;"
+
+
+def walk(node):
+    yield node
+    for child in node.get("Plans", []):
+        yield from walk(child)
+
+
+def explain_figures(plan_json):
+    """Index time, candidates, recheck, heap blocks and plan shape of a plan."""
+    top = plan_json[0]
+    root = top["Plan"]
+    nodes = list(walk(root))
+    bis = [n for n in nodes if n["Node Type"] == "Bitmap Index Scan"]
+    bhs = [n for n in nodes if n["Node Type"] == "Bitmap Heap Scan"]
+    f = dict(exec_ms=top["Execution Time"])
+    if bis:
+        f["index_ms"] = sum(n["Actual Total Time"] for n in bis)
+        if len(bis) == 1:
+            f["candidates"] = bis[0]["Actual Rows"]
+    if bhs:
+        h = bhs[0]
+        f["recheck_removed"] = h.get("Rows Removed by Index Recheck", 0)
+        f["heap_blocks"] = h.get("Exact Heap Blocks", 0) + \
+            h.get("Lossy Heap Blocks", 0)
+        f["lossy_blocks"] = h.get("Lossy Heap Blocks", 0)
+        f["matches"] = h["Actual Rows"]
+    scans = [n for n in nodes if n["Node Type"] in (
+        "Seq Scan", "Index Scan", "Index Only Scan", "Bitmap Heap Scan")]
+    if scans and "matches" not in f:
+        f["matches"] = scans[0]["Actual Rows"]
+    shape = []
+    for n in nodes:
+        t = n["Node Type"]
+        if t in ("Bitmap Index Scan", "Index Scan", "Index Only Scan"):
+            shape.append("%s(%s)" % (t, n.get("Index Name", "?")))
+        elif t in ("Seq Scan", "BitmapAnd", "BitmapOr"):
+            shape.append(t)
+    f["plan"] = " / ".join(shape)
+    return f
+
+
+def measure_queries(pg, c, table, queries, runs):
+    """Latency and EXPLAIN figures of every query for contender c."""
+    res = {}
+    settings = plan_settings(c)
+    for q in queries:
+        sql = "SELECT * FROM %s WHERE %s" % (table, q["where"])
+        explain = "EXPLAIN (ANALYZE, BUFFERS, FORMAT JSON) " + sql
+        # Warm-up, then runs EXPLAIN ANALYZE for the node figures.
+        script = settings + "\n" + "\n".join(
+            [explain + ";"] * (runs + 1))
+        out = pg.run(script)
+        plans = [json.loads(chunk) for chunk in split_json(out)]
+        figs = [explain_figures(p) for p in plans[1:]]
+        # Warm-up, then runs plain executions timed by psql (output dropped).
+        ms = pg.times("\n".join([sql + ";"] * (runs + 1)),
+                      setup=settings)
+        assert len(ms) == runs + 1, "expected %d timings, got %r" % (runs + 1, ms)
+        ms = ms[1:]
+        r = dict(latency_ms=median(ms), latency_all=ms,
+                 plan=figs[-1]["plan"])
+        for k in ("index_ms", "candidates", "recheck_removed",
+                  "heap_blocks", "lossy_blocks", "matches", "exec_ms"):
+            r[k] = median([f.get(k) for f in figs])
+        if c["am"] is not None and c["am"] not in r["plan"] and \
+                "Index" not in r["plan"]:
+            r["note"] = "index not used"
+        res[q["name"]] = r
+        log("  %-8s %-9s %8.2f ms  idx %s  cand %s  plan %s"
+            % (q["name"], q["kind"], r["latency_ms"],
+               fmt(r["index_ms"]), fmt(r["candidates"]), r["plan"]))
+    return res
+
+
+def split_json(out):
+    """Split psql output of several EXPLAIN (FORMAT JSON) into documents."""
+    docs, buf, depth = [], [], 0
+    for line in out.splitlines():
+        if not line.strip() and depth == 0:
+            continue
+        buf.append(line)
+        depth += line.count("[") - line.count("]")
+        if depth == 0 and buf:
+            docs.append("\n".join(buf))
+            buf = []
+    return docs
+
+
+def measure_insert(pg, c, table, cols, nrows, runs):
+    """Median ms to insert nrows rows into a fresh copy of table with c's
+    indexes (no index for the seq scan contender)."""
+    ms = []
+    for _ in range(runs):
+        ddl = index_ddl(c, "tins", cols, "tins_idx")
+        setup = ("DROP TABLE IF EXISTS tins;\n"
+                 "CREATE TABLE tins (LIKE %s);\n" % table +
+                 "".join(d + ";\n" for d in ddl) +
+                 "CHECKPOINT;\n")
+        t = pg.times("INSERT INTO tins SELECT * FROM %s LIMIT %d;\n"
+                     % (table, nrows), setup=setup)
+        assert len(t) == 1
+        ms.append(t[0])
+        pg.run("DROP TABLE tins;\n")
+    return median(ms), ms
+
+
+def measure_contender(pg, c, table, cols, queries, a):
+    """Build time, size, insert time and query figures of contender c."""
+    r = dict(key=c["key"])
+    if table not in c["tables"]:
+        r["skipped"] = ("contrib/bloom has operator classes for int4 and text "
+                        "only")
+        log("%s: skipped (%s)" % (c["label"], r["skipped"]))
+        return r
+    ddl = index_ddl(c, table, cols, "bx_%s_%s" % (table, c["key"]))
+    if ddl:
+        builds = []
+        for i in range(a.build_runs):
+            drop = "".join("DROP INDEX IF EXISTS %s;\n" % n
+                           for n in index_names(pg, table))
+            pg.run(drop + "CHECKPOINT;\n")
+            t = pg.times("".join(d + ";\n" for d in ddl))
+            assert len(t) == len(ddl)
+            builds.append(sum(t))
+        r["build_s"] = median(builds) / 1000.0
+        r["build_all_s"] = [b / 1000.0 for b in builds]
+        names = index_names(pg, table)
+        r["size_bytes"] = int(pg.value(
+            "SELECT sum(pg_relation_size(i)) FROM unnest(ARRAY[%s]::regclass[]) i"
+            % ", ".join("'%s'" % n for n in names)))
+        pg.run("VACUUM ANALYZE %s;\n" % table +
+               "".join("SELECT pg_prewarm('%s');\n" % n for n in names) +
+               "SELECT pg_prewarm('%s');\n" % table)
+        log("%s: build %.2f s (%s), size %.1f MB"
+            % (c["label"], r["build_s"],
+               ", ".join("%.2f" % b for b in r["build_all_s"]),
+               r["size_bytes"] / 1048576.0))
+    else:
+        pg.run("SELECT pg_prewarm('%s');\n" % table)
+        log("%s:" % c["label"])
+    r["queries"] = measure_queries(pg, c, table, queries, a.runs)
+    for n in index_names(pg, table):
+        pg.run("DROP INDEX %s;\n" % n)
+    ins, ins_all = measure_insert(pg, c, table, cols, a.insert_rows,
+                                  a.insert_runs)
+    r["insert_ms"] = ins
+    r["insert_all_ms"] = ins_all
+    log("  insert %d rows: %.1f ms (%s)"
+        % (a.insert_rows, ins, ", ".join("%.1f" % x for x in ins_all)))
+    return r
+
+
+# --- ad hoc filters ----------------------------------------------------------
+
+def measure_filters(pg, a):
+    """bloom_contains probes/s and bloom_agg build rate beside a hash
+    semi-join doing the same filtering (tbloom.i1 against a key set)."""
+    have = pg.value("SELECT count(*) FROM pg_proc WHERE proname IN "
+                    "('bloom_agg', 'bloom_contains')")
+    if int(have) < 2:
+        reason = ("bloom_agg/bloom_contains are not in bloomidx--1.0.sql yet "
+                  "(the bloomfilter type is still being written)")
+        log("filters: skipped: " + reason)
+        return dict(skipped=reason)
+    nkeys = max(100, a.rows // 100)
+    # Keys: nkeys distinct values, half of them present in tbloom.i1.
+    pg.run("""
+DROP TABLE IF EXISTS fkeys;
+SELECT setseed(0.44);
+CREATE TABLE fkeys AS
+SELECT DISTINCT k FROM (
+  SELECT i1 AS k FROM tbloom WHERE i2 < %d
+  UNION ALL
+  SELECT 1000000 + (random() * 1000000000)::int FROM generate_series(1, %d)
+) s;
+VACUUM ANALYZE fkeys;
+SELECT pg_prewarm('fkeys');
+SELECT pg_prewarm('tbloom');
+""" % (int(1000000.0 * nkeys / 2 / a.rows) + 1, nkeys // 2))
+    nkeys = int(pg.value("SELECT count(*) FROM fkeys"))
+    runs = a.runs
+    r = dict(nkeys=nkeys, rows=a.rows)
+    # bloom_agg over the keys.
+    t = pg.times("SELECT bloom_agg(k) FROM fkeys;\n" * (runs + 1))[1:]
+    r["agg_ms"] = median(t)
+    r["agg_rate"] = nkeys / (r["agg_ms"] / 1000.0)
+    # The filter in a one-row table, then a probe of every tbloom row.
+    pg.run("DROP TABLE IF EXISTS ff; "
+           "CREATE TABLE ff AS SELECT bloom_agg(k) AS f FROM fkeys;\n")
+    probe = ("SELECT count(*) FROM tbloom "
+             "WHERE bloom_contains((SELECT f FROM ff), i1)")
+    t = pg.times((probe + ";\n") * (runs + 1))[1:]
+    r["probe_ms"] = median(t)
+    # The same scan with a trivial per-row test, to isolate the probe cost.
+    scan = "SELECT count(*) FROM tbloom WHERE i1 <> -1"
+    t = pg.times((scan + ";\n") * (runs + 1))[1:]
+    r["scan_ms"] = median(t)
+    r["probe_rate"] = a.rows / (r["probe_ms"] / 1000.0)
+    net = r["probe_ms"] - r["scan_ms"]
+    r["probe_rate_net"] = a.rows / (net / 1000.0) if net > 0 else None
+    r["bloom_matches"] = int(pg.value(probe))
+    # Hash semi-join over the same keys.
+    semi = ("SELECT count(*) FROM tbloom WHERE i1 IN (SELECT k FROM fkeys)")
+    setting = "SET enable_mergejoin = off; SET enable_nestloop = off;\n"
+    t = pg.times((semi + ";\n") * (runs + 1), setup=setting)[1:]
+    r["semi_ms"] = median(t)
+    r["semi_rate"] = a.rows / (r["semi_ms"] / 1000.0)
+    out = pg.run(setting + "EXPLAIN (ANALYZE, FORMAT JSON) " + semi + ";\n")
+    plan = json.loads(split_json(out)[0])
+    hashes = [n for n in walk(plan[0]["Plan"]) if n["Node Type"] == "Hash"]
+    r["semi_plan"] = " / ".join(n["Node Type"] for n in walk(plan[0]["Plan"]))
+    if hashes:
+        r["hash_build_ms"] = hashes[0]["Actual Total Time"]
+        r["hash_build_rate"] = nkeys / (r["hash_build_ms"] / 1000.0)
+    r["exact_matches"] = int(pg.value(semi))
+    log("filters: %d keys; bloom_agg %.1f ms (%.2f M values/s); probe %.1f ms "
+        "(%.2f M rows/s, net %s); semi-join %.1f ms; matches %d (exact %d)"
+        % (nkeys, r["agg_ms"], r["agg_rate"] / 1e6, r["probe_ms"],
+           r["probe_rate"] / 1e6,
+           fmt(r["probe_rate_net"] and r["probe_rate_net"] / 1e6),
+           r["semi_ms"], r["bloom_matches"], r["exact_matches"]))
+    return r
+
+
+# --- the machine -----------------------------------------------------------------
+
+def machine_info(pg, a):
+    m = {}
+    m["cores"] = os.cpu_count()
+    with open("/proc/meminfo") as fh:
+        for line in fh:
+            if line.startswith("MemTotal:"):
+                m["memory_gb"] = round(int(line.split()[1]) / 1048576.0, 1)
+    model = ""
+    with open("/proc/cpuinfo") as fh:
+        for line in fh:
+            if line.startswith("model name"):
+                model = line.split(":", 1)[1].strip()
+                break
+    m["cpu"] = model
+    m["pg_version"] = pg.value("SHOW server_version")
+    m["pg_version_full"] = pg.value("SELECT version()")
+    m["date"] = datetime.datetime.now(datetime.timezone.utc).strftime(
+        "%Y-%m-%d %H:%M UTC")
+    m["commit"] = a.source
+    m["settings"] = a.settings.split()
+    m["cflags"] = a.cflags
+    return m
+
+
+def load_avg():
+    with open("/proc/loadavg") as fh:
+        return float(fh.read().split()[0])
+
+
+# --- measure ---------------------------------------------------------------------
+
+def cmd_measure(a):
+    pg = Pg(a.psql)
+    if a.mode == "smoke":
+        a.build_runs, a.insert_runs = 1, 1
+    else:
+        a.build_runs = min(a.runs, 3)
+        a.insert_runs = min(a.runs, 3)
+    a.insert_rows = max(100, min(1000000, a.rows // 10))
+    t_start = time.time()
+    loads = [load_avg()]
+    pg.run("CREATE EXTENSION bloomidx; CREATE EXTENSION bloom; "
+           "CREATE EXTENSION pg_prewarm;\n")
+    raw = dict(mode=a.mode, rows=a.rows, runs=a.runs,
+               build_runs=a.build_runs, insert_runs=a.insert_runs,
+               insert_rows=a.insert_rows, machine=machine_info(pg, a),
+               tables={})
+    log("machine: %(cores)s cores, %(memory_gb)s GB, PostgreSQL "
+        "%(pg_version)s, %(cpu)s" % raw["machine"])
+    make_tables(pg, a.rows)
+    for table, cols in (("tbloom", TBLOOM_COLS), ("tmixed", MIXED_COLS)):
+        log("table %s (%d rows, %s)" % (table, a.rows, pg.value(
+            "SELECT pg_size_pretty(pg_relation_size('%s'))" % table)))
+        vals = present_values(pg, table, cols, a.rows)
+        queries = []
+        for qcols in QUERY_COLS[table]:
+            for kind in ("present", "absent"):
+                v = dict(vals)
+                if kind == "absent":
+                    # One absent value makes the conjunction match nothing;
+                    # absent values in every column that can take one.
+                    for c in qcols:
+                        if c != "f":
+                            v[c] = ABSENT[c]
+                queries.append(dict(name="%dcol" % len(qcols), kind=kind,
+                                    cols=qcols, where=where(qcols, v)))
+        for q in queries:
+            q["name"] = "%s_%s" % (q["name"], q["kind"])
+        tr = dict(rows=a.rows, table_bytes=int(pg.value(
+            "SELECT pg_relation_size('%s')" % table)),
+            queries=[dict(name=q["name"], where=q["where"]) for q in queries],
+            contenders={})
+        for c in CONTENDERS:
+            tr["contenders"][c["key"]] = measure_contender(
+                pg, c, table, cols, queries, a)
+            loads.append(load_avg())
+        raw["tables"][table] = tr
+    raw["filters"] = measure_filters(pg, a)
+    loads.append(load_avg())
+    raw["elapsed_s"] = time.time() - t_start
+    raw["load_avg"] = loads
+    with open(a.raw, "w") as fh:
+        json.dump(raw, fh, indent=1)
+    log("measured in %.0f s" % raw["elapsed_s"])
+
+
+# --- report ----------------------------------------------------------------------
+
+def fmt(x, digits=None):
+    """A figure for a table: '-' when missing, few significant digits."""
+    if x is None:
+        return "-"
+    if isinstance(x, str):
+        return x
+    if isinstance(x, int) or (float(x).is_integer() and abs(x) >= 100):
+        return "{:,}".format(int(x))
+    if digits is not None:
+        return "%.*f" % (digits, x)
+    ax = abs(x)
+    if ax >= 100:
+        return "{:,.0f}".format(x)
+    if ax >= 10:
+        return "%.1f" % x
+    if ax >= 1:
+        return "%.2f" % x
+    if ax == 0:
+        return "0"
+    return "%.3f" % x
+
+
+def ratio(x, base):
+    if x is None or base is None or base == 0:
+        return None
+    return x / base
+
+
+def fmt_ratio(r):
+    return "-" if r is None else "%.2f×" % r
+
+
+def per_row_us(cr, base_ms, nrows):
+    if cr.get("insert_ms") is None or base_ms is None:
+        return None
+    return (cr["insert_ms"] - base_ms) * 1000.0 / nrows
+
+
+def fp_rate(qr, rows):
+    """One-column false-positive rate of a query: candidates that are not
+    matches, over the rows that do not match."""
+    if qr.get("candidates") is None or qr.get("matches") is None:
+        return None
+    return (qr["candidates"] - qr["matches"]) / float(rows - qr["matches"])
+
+
+def targets(raw):
+    """The issue's targets: (text, figure, limit, pass?)."""
+    tb = raw["tables"]["tbloom"]["contenders"]
+    bx, b80, bl = tb["bloomidx"], tb["bloomidx_80x2"], tb["bloom"]
+    rows = raw["rows"]
+    base_ins = tb["seqscan"].get("insert_ms")
+    out = []
+
+    def add(text, figure, limit, extra=""):
+        ok = figure is not None and figure <= limit
+        out.append(dict(text=text, figure=figure, limit=limit, ok=ok,
+                        extra=extra))
+
+    add("index build time, bloomidx defaults / contrib/bloom defaults",
+        ratio(bx.get("build_s"), bl.get("build_s")), 0.5)
+    fps = [fp_rate(bx["queries"][q], rows)
+           for q in ("1col_present", "1col_absent")]
+    fps = [f for f in fps if f is not None]
+    fp = max(fps) if fps else None
+    r = ratio(bx.get("size_bytes"), bl.get("size_bytes"))
+    ok_fp = fp is not None and fp <= 0.01
+    out.append(dict(text="index size, bloomidx defaults / contrib/bloom "
+                    "defaults, with one-column false positives ≤ 1%",
+                    figure=r, limit=1.0,
+                    ok=r is not None and r <= 1.0 and ok_fp,
+                    extra="one-column false positives %s"
+                    % ("-" if fp is None else "%.3f%%" % (fp * 100))))
+    worst = None
+    for q in bl.get("queries", {}):
+        rr = ratio(b80["queries"][q].get("index_ms"),
+                   bl["queries"][q].get("index_ms"))
+        if rr is not None and (worst is None or rr > worst[0]):
+            worst = (rr, q)
+    add("bitmap index scan time at length=80, 2 bits/col "
+        "(worst of the six queries)", worst and worst[0], 0.33,
+        worst and "worst: %s" % worst[1] or "")
+    for ncol, limit in (("2col", 0.3), ("1col", 0.2)):
+        ws = None
+        for kind in ("present", "absent"):
+            q = "%s_%s" % (ncol, kind)
+            rr = ratio(bx["queries"][q].get("latency_ms"),
+                       bl["queries"][q].get("latency_ms"))
+            if rr is not None and (ws is None or rr > ws[0]):
+                ws = (rr, q)
+        add("end-to-end %s-column query latency (worse of present/absent)"
+            % ncol[0], ws and ws[0], limit, ws and "worst: %s" % ws[1] or "")
+    add("insert overhead per row",
+        ratio(per_row_us(bx, base_ins, raw["insert_rows"]),
+              per_row_us(bl, base_ins, raw["insert_rows"])), 1.0)
+    return out
+
+
+def plan_choice_lines(path):
+    """The summary lines of bench/plan_choice.sh's output."""
+    if not path or not os.path.exists(path):
+        return ["bench/plan_choice.sh did not run."]
+    with open(path) as fh:
+        lines = [l.rstrip("\n") for l in fh]
+    summ = [l for l in lines if l.lower().startswith("summary")]
+    if summ:
+        return summ
+    if lines and lines[0].startswith("skipped"):
+        return lines[:1]
+    return lines[-10:]
+
+
+def cmd_report(a):
+    with open(a.raw) as fh:
+        raw = json.load(fh)
+    m = raw["machine"]
+    rows = raw["rows"]
+    md, csvrows = [], []
+    md.append("# bloomidx benchmark results")
+    md.append("")
+    md.append("Generated by `bench/run.sh` (mode `%s`): %s rows, median of "
+              "%d runs after a warm-up, data and indexes in shared buffers "
+              "(pg_prewarm). Build times are the median of %d builds, insert "
+              "times of %d inserts of %s rows."
+              % (raw["mode"], fmt(rows), raw["runs"], raw["build_runs"],
+                 raw["insert_runs"], fmt(raw["insert_rows"])))
+    md.append("")
+    md.append("- Machine: %s cores (%s), %s GB memory"
+              % (m["cores"], m["cpu"] or "unknown CPU", m["memory_gb"]))
+    md.append("- PostgreSQL %s; bloomidx (%s) built with `%s`; contrib/bloom "
+              "as packaged by Debian" % (m["pg_version"], m["commit"],
+                                         m["cflags"]))
+    md.append("- Date: %s; the measurements took %.0f minutes"
+              % (m["date"], raw["elapsed_s"] / 60.0))
+    md.append("- Cluster settings: %s"
+              % ", ".join("`%s`" % s for s in m["settings"]))
+    la = raw.get("load_avg", [])
+    if la:
+        busy = max(la) > 1.5
+        md.append("- Load average (1 min) during the run: %.2f to %.2f%s"
+                  % (min(la), max(la),
+                     ": other work ran on this machine concurrently, so "
+                     "absolute times are noisy; the ratios come from the "
+                     "same run" if busy else
+                     " (the benchmark itself accounts for about 1)"))
+    if os.environ.get("BENCH_NOTE"):
+        md.append("- Note: " + os.environ["BENCH_NOTE"])
+    md.append("")
+    md.append("Ratios (×) are to contrib/bloom with defaults on the same "
+              "query in the same run; contrib/bloom has operator classes for "
+              "int4 and text only, so the mixed-type table has no ratios.")
+    md.append("")
+
+    tg = targets(raw)
+    md.append("## Targets (bloomidx defaults vs contrib/bloom defaults, "
+              "tbloom)")
+    md.append("")
+    md.append("| target | measured | limit | result |")
+    md.append("|---|---|---|---|")
+    for t in tg:
+        md.append("| %s%s | %s | ≤ %.2f× | %s |"
+                  % (t["text"], " (%s)" % t["extra"] if t["extra"] else "",
+                     fmt_ratio(t["figure"]), t["limit"],
+                     "PASS" if t["ok"] else "MISS"))
+        csvrows.append(["target", "", t["text"], "", t["figure"], t["limit"],
+                        "PASS" if t["ok"] else "MISS"])
+    md.append("")
+
+    for table, tr in raw["tables"].items():
+        cons = tr["contenders"]
+        base = cons.get(BASE, {})
+        base_ins = cons["seqscan"].get("insert_ms")
+        title = {"tbloom": "tbloom: six `(random() * 1000000)::int` columns "
+                 "(contrib/bloom's example)",
+                 "tmixed": "tmixed: text, uuid, bigint, date, numeric, "
+                 "bool"}[table]
+        md.append("## %s, %s rows (%.0f MB)"
+                  % (title, fmt(rows), tr["table_bytes"] / 1048576.0))
+        md.append("")
+        md.append("Queries (present values from one existing row; absent "
+                  "values outside the columns' domains):")
+        md.append("")
+        for q in tr["queries"]:
+            md.append("- `%s`: `%s`" % (q["name"], q["where"]))
+        md.append("")
+        md.append("### Build, size, inserts")
+        md.append("")
+        md.append("| contender | build s | × | size MB | × | insert "
+                  "overhead µs/row | × |")
+        md.append("|---|---|---|---|---|---|---|")
+        base_pr = per_row_us(base, base_ins, raw["insert_rows"]) \
+            if base else None
+        for c in CONTENDERS:
+            cr = cons[c["key"]]
+            if cr.get("skipped"):
+                md.append("| %s | n/a | | n/a | | n/a | |" % c["label"])
+                continue
+            size = cr.get("size_bytes")
+            pr = per_row_us(cr, base_ins, raw["insert_rows"]) \
+                if c["key"] != "seqscan" else None
+            vals = [(cr.get("build_s"), base.get("build_s"), "build_s"),
+                    (size and size / 1048576.0,
+                     base.get("size_bytes") and
+                     base["size_bytes"] / 1048576.0, "size_mb"),
+                    (pr, base_pr, "insert_us_per_row")]
+            cells = []
+            for v, b, name in vals:
+                cells += [fmt(v), fmt_ratio(ratio(v, b))]
+                csvrows.append([table, c["key"], name, "", v, ratio(v, b),
+                                ""])
+            md.append("| %s | %s |" % (c["label"], " | ".join(cells)))
+        md.append("")
+        md.append("Insert overhead: time to insert %s rows into a table "
+                  "with the index minus the same insert with no index "
+                  "(%.0f ms), per row."
+                  % (fmt(raw["insert_rows"]), base_ins or 0))
+        md.append("")
+        md.append("### Queries")
+        md.append("")
+        md.append("Latency: psql `\\timing` of the query. Index scan: the "
+                  "Bitmap Index Scan node's actual total time (sum over "
+                  "nodes under a BitmapAnd), from `EXPLAIN (ANALYZE, FORMAT "
+                  "JSON)`. Candidates: that node's actual rows. Heap blocks: "
+                  "exact + lossy.")
+        md.append("")
+        for q in tr["queries"]:
+            qn = q["name"]
+            md.append("#### `%s`" % qn)
+            md.append("")
+            md.append("| contender | latency ms | × | index scan ms | × | "
+                      "candidates | × | removed by recheck | heap blocks "
+                      "| rows | plan |")
+            md.append("|---|---|---|---|---|---|---|---|---|---|---|")
+            bq = base.get("queries", {}).get(qn, {}) if base else {}
+            for c in CONTENDERS:
+                cr = cons[c["key"]]
+                if cr.get("skipped"):
+                    md.append("| %s | n/a | | | | | | | | | |" % c["label"])
+                    continue
+                qr = cr["queries"][qn]
+                cells = []
+                for k in ("latency_ms", "index_ms", "candidates"):
+                    rr = ratio(qr.get(k), bq.get(k))
+                    cells += [fmt(qr.get(k)), fmt_ratio(rr)]
+                for k, _ in QUERY_METRICS:
+                    csvrows.append([table, c["key"], k, qn, qr.get(k),
+                                    ratio(qr.get(k), bq.get(k)), ""])
+                cells += [fmt(qr.get("recheck_removed")),
+                          fmt(qr.get("heap_blocks")), fmt(qr.get("matches")),
+                          "`%s`%s" % (qr.get("plan", ""),
+                                      " (%s)" % qr["note"]
+                                      if qr.get("note") else "")]
+                md.append("| %s | %s |" % (c["label"], " | ".join(cells)))
+            md.append("")
+
+    f = raw.get("filters", {})
+    md.append("## Ad hoc filters: bloom_agg and bloom_contains")
+    md.append("")
+    if f.get("skipped"):
+        md.append("Skipped: %s." % f["skipped"])
+        csvrows.append(["filters", "", "skipped", "", "", "", f["skipped"]])
+    else:
+        md.append("Filtering the %s rows of tbloom by `i1` against %s keys "
+                  "(about half present): a filter built by "
+                  "`bloom_agg(k)` and probed with `bloom_contains(f, i1)`, "
+                  "beside `i1 IN (SELECT k FROM fkeys)` as a hash semi-join "
+                  "(`%s`)." % (fmt(f["rows"]), fmt(f["nkeys"]),
+                               f.get("semi_plan", "")))
+        md.append("")
+        md.append("| figure | bloom filter | hash semi-join | × |")
+        md.append("|---|---|---|---|")
+        rows_f = [
+            ("build: values/s (bloom_agg; Hash node)", f.get("agg_rate"),
+             f.get("hash_build_rate")),
+            ("build ms", f.get("agg_ms"), f.get("hash_build_ms")),
+            ("filter all rows: ms", f.get("probe_ms"), f.get("semi_ms")),
+            ("filter all rows: rows/s", f.get("probe_rate"),
+             f.get("semi_rate")),
+            ("bloom_contains probes/s net of the scan (scan alone: %s ms)"
+             % fmt(f.get("scan_ms")), f.get("probe_rate_net"), None),
+            ("rows passed", f.get("bloom_matches"), f.get("exact_matches")),
+        ]
+        for name, x, y in rows_f:
+            md.append("| %s | %s | %s | %s |"
+                      % (name, fmt(x), fmt(y), fmt_ratio(ratio(x, y))))
+            csvrows.append(["filters", "", name, "", x, ratio(x, y), ""])
+        md.append("")
+        md.append("× is bloom filter / hash semi-join.")
+    md.append("")
+    md.append("## Plan choice (issue 4, bench/plan_choice.sh)")
+    md.append("")
+    for l in plan_choice_lines(a.plan_choice):
+        md.append("    " + l)
+    md.append("")
+
+    problems = check_answers(raw)
+    if problems:
+        md.append("## Wrong answers")
+        md.append("")
+        md += ["- " + p for p in problems]
+        md.append("")
+    os.makedirs(a.out, exist_ok=True)
+    with open(os.path.join(a.out, "results.md"), "w") as fh:
+        fh.write("\n".join(md))
+    with open(os.path.join(a.out, "results.csv"), "w", newline="") as fh:
+        w = csv.writer(fh)
+        w.writerow(["table", "contender", "metric", "query", "value",
+                    "ratio_to_contrib_bloom", "note"])
+        for r in csvrows:
+            w.writerow(["" if x is None else
+                        ("%.6g" % x if isinstance(x, float) else x)
+                        for x in r])
+    write_chart(raw, a)
+    with open(os.path.join(a.out, "readme_snippet.md"), "w") as fh:
+        fh.write(readme_snippet(raw, tg))
+    if problems:
+        for p in problems:
+            print("error: " + p, file=sys.stderr)
+        sys.exit(1)
+
+
+def check_answers(raw):
+    """Every contender must return the seq scan's number of rows."""
+    problems = []
+    for table, tr in raw["tables"].items():
+        cons = tr["contenders"]
+        for q in tr["queries"]:
+            want = cons["seqscan"]["queries"][q["name"]].get("matches")
+            for key, cr in cons.items():
+                if cr.get("skipped"):
+                    continue
+                got = cr["queries"][q["name"]].get("matches")
+                if got != want:
+                    problems.append("%s %s: %s returned %s rows, the seq "
+                                    "scan %s" % (table, q["name"], key, got,
+                                                 want))
+    return problems
+
+
+def write_chart(raw, a):
+    """chart.dat for gnuplot, then chart.png."""
+    tr = raw["tables"]["tbloom"]
+    cons = tr["contenders"]
+    short = {"bloomidx": "bloomidx", "bloomidx_80x2": "bloomidx\\n80/2",
+             "bloom": "bloom", "bloom_tuned": "bloom\\n64/7",
+             "btree6": "btree\\n6-col", "btree1x6": "btree\\n6×1-col",
+             "seqscan": "seq scan"}
+    base_ins = cons["seqscan"].get("insert_ms")
+    dat = os.path.join(a.out, "chart.dat")
+    with open(dat, "w") as fh:
+        fh.write("# label build_s size_mb insert_us lat1 lat2 lat3 "
+                 "idx1 idx2 idx3 lat1a lat2a lat3a\n")
+        for c in CONTENDERS:
+            cr = cons[c["key"]]
+            q = cr["queries"]
+
+            def g(x):
+                return "?" if x is None else "%.6g" % x
+            size = cr.get("size_bytes")
+            pr = per_row_us(cr, base_ins, raw["insert_rows"]) \
+                if c["key"] != "seqscan" else None
+            vals = [cr.get("build_s"), size and size / 1048576.0, pr]
+            vals += [q["%s_present" % n].get("latency_ms") for n in NCOLS]
+            vals += [q["%s_present" % n].get("index_ms") for n in NCOLS]
+            vals += [q["%s_absent" % n].get("latency_ms") for n in NCOLS]
+            # order: build size ins lat1..3 (present) idx1..3 lat1a..3a
+            fh.write('"%s" %s\n' % (short[c["key"]],
+                                    " ".join(g(v) for v in vals)))
+    title = "bloomidx benchmark: tbloom, %s rows, PostgreSQL %s, %s" % (
+        fmt(raw["rows"]), raw["machine"]["pg_version"],
+        raw["machine"]["date"])
+    png = os.path.join(a.out, "chart.png")
+    p = subprocess.run(["gnuplot", "-e", "datafile='%s'; outfile='%s'; "
+                        "charttitle='%s'" % (dat, png, title),
+                        a.chart_script], text=True, stdout=subprocess.PIPE,
+                       stderr=subprocess.PIPE)
+    if p.returncode != 0 or not os.path.exists(png) or \
+            os.path.getsize(png) == 0:
+        raise RuntimeError("gnuplot failed: %s" % p.stderr)
+    if p.stderr.strip():
+        print(p.stderr.strip(), file=sys.stderr)
+
+
+def readme_snippet(raw, tg):
+    """A summary table for the README's Performance section."""
+    tr = raw["tables"]["tbloom"]
+    cons = tr["contenders"]
+    base = cons[BASE]
+    base_ins = cons["seqscan"].get("insert_ms")
+    m = raw["machine"]
+    lines = []
+    lines.append("tbloom (contrib/bloom's example: six random int columns), "
+                 "%s rows; %s cores, %s GB, PostgreSQL %s, %s. Latencies "
+                 "are medians of %d warm runs; × is the ratio to "
+                 "contrib/bloom with defaults in the same run."
+                 % (fmt(raw["rows"]), m["cores"], m["memory_gb"],
+                    m["pg_version"], m["date"], raw["runs"]))
+    lines.append("")
+    lines.append("| contender | build s | size MB | insert µs/row | 1-col "
+                 "query ms | 2-col query ms | 3-col query ms |")
+    lines.append("|---|---|---|---|---|---|---|")
+    for c in CONTENDERS:
+        cr = cons[c["key"]]
+        q = cr["queries"]
+        bq = base["queries"]
+        size = cr.get("size_bytes")
+        pr = per_row_us(cr, base_ins, raw["insert_rows"]) \
+            if c["key"] != "seqscan" else None
+        bpr = per_row_us(base, base_ins, raw["insert_rows"])
+
+        def cell(v, b):
+            if v is None:
+                return "-"
+            r = ratio(v, b)
+            return "%s (%s)" % (fmt(v), fmt_ratio(r)) if r is not None \
+                else fmt(v)
+        cells = [cell(cr.get("build_s"), base.get("build_s")),
+                 cell(size and size / 1048576.0,
+                      base["size_bytes"] / 1048576.0),
+                 cell(pr, bpr)]
+        for n in ("1col", "2col", "3col"):
+            k = "%s_present" % n
+            cells.append(cell(q[k]["latency_ms"], bq[k]["latency_ms"]))
+        lines.append("| %s | %s |" % (c["label"], " | ".join(cells)))
+    lines.append("")
+    lines.append("| target (bloomidx defaults vs contrib/bloom defaults) | "
+                 "limit | measured | |")
+    lines.append("|---|---|---|---|")
+    for t in tg:
+        lines.append("| %s%s | ≤ %.2f× | %s | %s |"
+                     % (t["text"], " (%s)" % t["extra"] if t["extra"] else "",
+                        t["limit"], fmt_ratio(t["figure"]),
+                        "PASS" if t["ok"] else "MISS"))
+    return "\n".join(lines) + "\n"
+
+
+# --- main ------------------------------------------------------------------------
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    sub = ap.add_subparsers(dest="cmd", required=True)
+    m = sub.add_parser("measure")
+    m.add_argument("--mode", default="full")
+    m.add_argument("--rows", type=int, required=True)
+    m.add_argument("--runs", type=int, default=5)
+    m.add_argument("--psql", required=True)
+    m.add_argument("--raw", required=True)
+    m.add_argument("--settings", default="")
+    m.add_argument("--cflags", default="")
+    m.add_argument("--repo", default=".")
+    m.add_argument("--source", default="")
+    m.add_argument("--server-log", default="")
+    r = sub.add_parser("report")
+    r.add_argument("--raw", required=True)
+    r.add_argument("--plan-choice", default="")
+    r.add_argument("--out", required=True)
+    r.add_argument("--chart-script", required=True)
+    a = ap.parse_args()
+    if a.cmd == "measure":
+        cmd_measure(a)
+    else:
+        cmd_report(a)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,213 @@
+#!/usr/bin/env bash
+#
+# bench/run.sh: benchmark bloomidx beside contrib/bloom, B-trees and a
+# sequential scan, in one run on one throwaway cluster, and write the results
+# (Markdown, CSV, PNG chart) to bench/results/.
+#
+#   bash bench/run.sh                # 10,000,000 rows, median of 5 runs
+#   bash bench/run.sh --quick        # 1,000,000 rows (development)
+#   bash bench/run.sh --smoke        # 20,000 rows, 1 run: checks the pipeline
+#   bash bench/run.sh --rows N --runs N --out DIR
+#   make bench                       # the same as the first line
+#
+# Steps:
+#   1. scripts/deps.sh and bench/deps.sh (gnuplot) install missing Debian
+#      packages when run as root.
+#   2. A temp work dir with a private relocated copy of PostgreSQL
+#      (scripts/lib.sh) and a copy of the source tree, built with -O2 and
+#      installed into that copy only.
+#   3. A throwaway cluster (as the postgres OS user when root) listening only
+#      on a Unix socket, with the settings printed below and in results.md.
+#   4. bench/bench.py measures everything (bench/bench.py --help), then
+#      bench/plan_choice.sh (issue 4's plan-choice grid) runs if it exists.
+#   5. bench/bench.py writes results.md, results.csv and chart.png, with the
+#      machine, PostgreSQL version and date; the cluster is stopped and the
+#      work dir removed (KEEP=1 keeps it).
+#
+# Results go to bench/results/ for a full default run, and to
+# bench/work/<mode>/ (ignored by git) for --quick, --smoke and --rows runs,
+# so that development runs never overwrite the committed results.  --out DIR
+# chooses the directory.  The last line is "bench: ok (results in DIR)" or
+# an error; the exit status is non-zero on any failure.
+#
+# Environment:
+#   KEEP=1        keep the work dir (cluster data, logs)
+#   BENCH_NOTE    a sentence added to results.md (e.g. about the machine)
+#   BENCH_SOURCE  head (default: build the committed HEAD) or worktree (the
+#                 working tree, tracked and untracked-but-not-ignored files)
+#   BENCH_CFLAGS  compiler flags of the benchmark build (default -O2); keep
+#                 -march=native and the like here, never in the Makefile
+set -euo pipefail
+
+REPO=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+# shellcheck source=scripts/lib.sh
+source "$REPO/scripts/lib.sh"
+# shellcheck source=bench/lib.sh
+source "$REPO/bench/lib.sh"
+
+PYTHON=/usr/bin/python3
+
+usage() {
+    sed -n '3,13p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'
+}
+
+# --- options -------------------------------------------------------------------
+
+mode=full
+rows=10000000
+runs=5
+out=""
+rows_given=0
+runs_given=0
+while [[ $# -gt 0 ]]; do
+    case $1 in
+        --rows) [[ ${2:-} =~ ^[0-9]+$ ]] || bx_die "--rows needs a number"; rows=$2; rows_given=1; shift 2 ;;
+        --runs) [[ ${2:-} =~ ^[0-9]+$ && $2 -ge 1 ]] || bx_die "--runs needs a number >= 1"; runs=$2; runs_given=1; shift 2 ;;
+        --quick) mode=quick; shift ;;
+        --smoke) mode=smoke; shift ;;
+        --out) [[ -n ${2:-} ]] || bx_die "--out needs a directory"; out=$2; shift 2 ;;
+        -h | --help) usage; exit 0 ;;
+        *) bx_die "unknown option '$1' (see bash bench/run.sh --help)" ;;
+    esac
+done
+case $mode in
+    quick) [[ $rows_given -eq 1 ]] || rows=1000000 ;;
+    smoke) [[ $rows_given -eq 1 ]] || rows=20000
+           [[ $runs_given -eq 1 ]] || runs=1 ;;
+esac
+[[ $rows -ge 1000 ]] || bx_die "--rows must be at least 1000"
+if [[ -z $out ]]; then
+    if [[ $mode == full && $rows_given -eq 0 ]]; then
+        out=$REPO/bench/results
+    elif [[ $rows_given -eq 1 ]]; then
+        out=$REPO/bench/work/rows-$rows
+    else
+        out=$REPO/bench/work/$mode
+    fi
+fi
+mkdir -p "$out"
+out=$(cd "$out" && pwd)
+
+# Libpq environment of the caller must not leak in; we set our own below.
+while read -r v; do unset "$v"; done < <(compgen -e | grep -E '^PG[A-Z]+$' || true)
+
+# --- cluster settings ------------------------------------------------------------
+
+mem_kb=$(awk '/^MemTotal:/ { print $2 }' /proc/meminfo)
+# shared_buffers: large enough to hold the table and the biggest contender
+# (about 4 GB for 10M rows); a quarter of the memory at most.
+if [[ $mode == smoke ]]; then
+    sb_mb=128
+else
+    sb_mb=$(( rows / 2500 + 256 ))          # 10M rows -> 4256 MB
+    (( sb_mb > mem_kb / 1024 / 4 )) && sb_mb=$(( mem_kb / 1024 / 4 ))
+    (( sb_mb < 128 )) && sb_mb=128
+fi
+SETTINGS=(
+    "shared_buffers=${sb_mb}MB"
+    max_parallel_workers_per_gather=0
+    max_parallel_maintenance_workers=0
+    jit=off
+    work_mem=4MB
+    maintenance_work_mem=1GB
+    autovacuum=off
+    fsync=off
+    synchronous_commit=off
+    full_page_writes=off
+    max_wal_size=32GB
+    checkpoint_timeout=1h
+    random_page_cost=4
+    effective_cache_size=$((sb_mb * 2))MB
+    log_min_duration_statement=-1
+)
+
+# --- set-up ----------------------------------------------------------------------
+
+bash "$REPO/scripts/deps.sh"
+bash "$REPO/bench/deps.sh"
+[[ -x $PYTHON ]] || bx_die "$PYTHON not found (bench/deps.sh installs python3)"
+
+bx_make_workdir bloomidx-bench
+bx_install_traps
+mkdir -p "$BX_WORK/logs" "$BX_WORK/results"
+bx_log "bench: mode $mode, $rows rows, $runs run(s), results to $out"
+bx_log "work dir: $BX_WORK"
+
+bx_log "private PostgreSQL $BX_PG_MAJOR install"
+bx_pg_private_install "$BX_WORK/pg"
+
+SRC=$BX_WORK/src
+bench_copy_source "$SRC"
+bx_chown_pg "$BX_WORK"
+
+cflags=${BENCH_CFLAGS:--O2}
+bx_log "build: make && make install (PG_CFLAGS=$cflags)"
+if ! { bx_as_pg make -C "$SRC" --no-print-directory -j"$(nproc)" PG_CONFIG="$BX_PG_CONFIG" PG_CFLAGS="$cflags" &&
+       bx_as_pg make -C "$SRC" --no-print-directory PG_CONFIG="$BX_PG_CONFIG" install; } \
+        >"$BX_WORK/logs/build.log" 2>&1; then
+    tail -n 40 "$BX_WORK/logs/build.log" >&2
+    bx_die "the build failed (log above)"
+fi
+
+export PGHOST=$BX_WORK/sock
+PGPORT=$(bx_pick_port)
+export PGPORT PGUSER=$BX_PG_OS_USER
+bx_is_root || PGUSER=$(id -un)
+bx_log "throwaway cluster on socket $PGHOST, port $PGPORT"
+bx_log "cluster settings: ${SETTINGS[*]}"
+bx_cluster_init "$BX_WORK/cluster/data" "$BX_PG_BINDIR"
+bx_cluster_start "$BX_WORK/cluster/data" "$BX_PG_BINDIR" "$PGHOST" "$PGPORT" \
+    "$BX_WORK/cluster/server.log" "${SETTINGS[@]}"
+bx_as_pg "$BX_PG_BINDIR/createdb" -h "$PGHOST" -p "$PGPORT" bench
+export PGDATABASE=bench
+
+# --- measurements ---------------------------------------------------------------
+
+raw=$BX_WORK/results/raw.json
+bx_log "measuring (bench/bench.py)"
+if ! "$PYTHON" "$REPO/bench/bench.py" measure --mode "$mode" --rows "$rows" \
+        --runs "$runs" --psql "$BX_PG_BINDIR/psql" --raw "$raw" \
+        --settings="${SETTINGS[*]}" --cflags="$cflags" \
+        --source="$SOURCE_DESC" --repo "$REPO" \
+        --server-log "$BX_WORK/cluster/server.log"; then
+    tail -n 30 "$BX_WORK/cluster/server.log" >&2 || true
+    bx_die "the measurements failed"
+fi
+
+# Issue 4's plan-choice grid, owned by bench/plan_choice.sh: it gets the same
+# cluster (PGHOST, PGPORT, PGUSER, PGDATABASE in the environment) and the
+# options below; its summary lines ("summary: ...") go into results.md.
+pc_out=$BX_WORK/results/plan_choice.txt
+if [[ -f $REPO/bench/plan_choice.sh ]]; then
+    bx_log "plan-choice grid (bench/plan_choice.sh)"
+    pc_args=(--rows "$rows" --runs "$((runs < 3 ? (mode == "smoke" ? 1 : 3) : runs))" --out "$BX_WORK/results/plan_choice")
+    [[ $mode == smoke ]] && pc_args+=(--smoke)
+    mkdir -p "$BX_WORK/results/plan_choice"
+    rc=0
+    bash "$REPO/bench/plan_choice.sh" "${pc_args[@]}" >"$pc_out" 2>&1 || rc=$?
+    if [[ $rc -ne 0 ]]; then
+        tail -n 30 "$pc_out" >&2
+        bx_die "bench/plan_choice.sh failed (exit status $rc)"
+    fi
+else
+    echo "skipped: bench/plan_choice.sh does not exist yet" >"$pc_out"
+    bx_log "plan-choice grid skipped: bench/plan_choice.sh does not exist yet"
+fi
+
+# --- report ----------------------------------------------------------------------
+
+bx_log "report: results.md, results.csv, chart.png"
+rc=0
+"$PYTHON" "$REPO/bench/bench.py" report --raw "$raw" --plan-choice "$pc_out" \
+    --out "$BX_WORK/results" --chart-script "$REPO/bench/chart.gp" || rc=$?
+
+for f in results.md results.csv chart.png raw.json plan_choice.txt readme_snippet.md; do
+    [[ -f $BX_WORK/results/$f ]] && cp "$BX_WORK/results/$f" "$out/$f"
+done
+if [[ -d $BX_WORK/results/plan_choice ]] && compgen -G "$BX_WORK/results/plan_choice/*" >/dev/null; then
+    mkdir -p "$out/plan_choice"
+    cp -r "$BX_WORK/results/plan_choice/." "$out/plan_choice/"
+fi
+[[ $rc -eq 0 ]] || bx_die "the report failed (exit status $rc; what was written is in $out)"
+bx_cleanup
+echo "bench: ok (results in $out)"
