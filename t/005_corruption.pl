@@ -1,0 +1,180 @@
+
+# Copyright and license: see the project's LICENSE.
+
+# bloomidx_check on corrupted indexes.  With the server stopped, bytes of a
+# page of an index file are overwritten; after a restart bloomidx_check
+# must raise ERRCODE_INDEX_CORRUPTED (XX002) naming the block (or, for
+# damage only the heap pass can see, the heap row), an index scan must
+# fail or answer without crashing the server, and after the file is put
+# back the index is sound again.
+#
+# The test knows only what is fixed about the page format: the page
+# header, the special space at the end of every page (ntuples, maxtuples,
+# flags, page_id: four uint16), the metapage's magic number and version at
+# the start of its contents.  Heap TIDs on a data page are found by
+# searching for the first rows' TIDs, in either order.
+
+use strict;
+use warnings;
+
+use PostgreSQL::Test::Cluster;
+use PostgreSQL::Test::Utils;
+use Test::More;
+
+my $node = PostgreSQL::Test::Cluster->new('corruption');
+$node->init;
+$node->start;
+
+$node->safe_psql('postgres', q{
+CREATE EXTENSION bloomidx;
+CREATE TABLE ct (id int, a int, b text);
+INSERT INTO ct SELECT g, g % 100, 'b' || (g % 37) FROM generate_series(1, 5000) g;
+CREATE INDEX ct_bx ON ct USING bloomidx (a, b);
+});
+
+my $blcksz = $node->safe_psql('postgres', 'SHOW block_size');
+my $heap_blocks = $node->safe_psql('postgres',
+	"SELECT pg_relation_size('ct') / $blcksz");
+my ($maxtuples, $data_pages) = split /\|/, $node->safe_psql('postgres',
+	"SELECT tuples_per_page, data_pages FROM bloomidx_stats('ct_bx')");
+cmp_ok($data_pages, '>=', 3, 'the index has at least 3 data pages');
+is($node->safe_psql('postgres', "SELECT bloomidx_check('ct_bx', true)"),
+	'', 'bloomidx_check passes on the sound index');
+
+my $file = $node->data_dir . '/'
+  . $node->safe_psql('postgres', "SELECT pg_relation_filepath('ct_bx')");
+$node->stop;
+my $pristine = slurp_file($file);
+
+# Offsets in a page
+my $contents = 24;                   # MAXALIGN(SizeOfPageHeaderData)
+my $pd_special = 16;                 # uint16 in the page header
+my $ntuples = $blcksz - 8;           # the special space, last on the page
+my $flags = $blcksz - 4;
+my $page_id = $blcksz - 2;
+
+# Offset of TID (0, 1) on data page 1: the index was built in heap order,
+# so the page holds the TIDs (0,1), (0,2), (0,3) next to each other.
+sub tid { return pack('SSS', $_[0] >> 16, $_[0] & 0xffff, $_[1]); }
+my $page1 = substr($pristine, $blcksz, $blcksz);
+my $tid01;
+my $at = index($page1, tid(0, 1) . tid(0, 2) . tid(0, 3));
+if ($at >= 0)
+{
+	$tid01 = $at;
+}
+else
+{
+	$at = index($page1, tid(0, 3) . tid(0, 2) . tid(0, 1));
+	$tid01 = $at + 12 if $at >= 0;
+}
+ok(defined $tid01, 'found the TIDs of the first heap rows on data page 1');
+
+# Overwrite bytes of block $blkno at $offset with $bytes in a copy of the
+# pristine file
+sub patched
+{
+	my ($image, $blkno, $offset, $bytes) = @_;
+	substr($image, $blkno * $blcksz + $offset, length($bytes), $bytes);
+	return $image;
+}
+
+# Write $image as the index file, start, run bloomidx_check (with
+# heapallindexed if asked), compare its error with $expected (a regex, or
+# '' for none), scan the index, stop, put the pristine file back.
+sub check_case
+{
+	my ($name, $image, $heapallindexed, $expected) = @_;
+
+	open(my $fh, '>', $file) or die "cannot write $file: $!";
+	binmode $fh;
+	print $fh $image;
+	close $fh;
+
+	my $log_offset = -s $node->logfile;
+	$node->start;
+
+	my ($ret, $stdout, $stderr) = $node->psql('postgres',
+		"\\set VERBOSITY verbose\nSELECT bloomidx_check('ct_bx', $heapallindexed);");
+	if ($expected eq '')
+	{
+		is($ret, 0, "$name: bloomidx_check passes");
+	}
+	else
+	{
+		like($stderr, $expected, "$name: bloomidx_check reports it");
+	}
+
+	# An index scan errors out or answers: it does not crash the server
+	$node->psql('postgres',
+		"SET enable_seqscan = off; SELECT count(*) FROM ct WHERE a = 7 AND b = 'b7';");
+	is($node->safe_psql('postgres', 'SELECT 1'), '1',
+		"$name: the server is up after an index scan");
+	ok(!$node->log_contains(qr/terminated by signal|server process .* was terminated/, $log_offset),
+		"$name: no backend crashed");
+
+	$node->stop;
+	return;
+}
+
+my $corrupted = sub { qr/XX002: index "ct_bx" is corrupted at block $_[0]\b/ };
+
+check_case('metapage magic', patched($pristine, 0, $contents, pack('L', 0xdeadbeef)),
+	'false', $corrupted->(0));
+check_case('metapage format version', patched($pristine, 0, $contents + 4, pack('S', 99)),
+	'false', qr/0A000: bloomidx index "ct_bx" has a format this build cannot read/);
+check_case('page id of a data page', patched($pristine, 2, $page_id, pack('S', 0x1234)),
+	'false', $corrupted->(2));
+check_case('metapage flag on a data page', patched($pristine, 2, $flags, pack('S', 1)),
+	'false', $corrupted->(2));
+check_case('unknown page flags', patched($pristine, 2, $flags, pack('S', 0x10)),
+	'false', $corrupted->(2));
+check_case('deleted page with tuples', patched($pristine, 1, $flags, pack('S', 2)),
+	'false', $corrupted->(1));
+check_case('more tuples than slots', patched($pristine, 1, $ntuples, pack('S', $maxtuples + 1)),
+	'false', $corrupted->(1));
+check_case('more slots than the signature length allows',
+	patched($pristine, 1, $ntuples + 2, pack('S', $maxtuples + 1)),
+	'false', $corrupted->(1));
+# The special space is where page checks start: the buffer manager
+# refuses a page whose header is out of bounds (data corrupted, XX001)
+check_case('special space pointer past the page',
+	patched($pristine, 2, $pd_special, pack('S', $blcksz + 8)),
+	'false', qr/XX001: invalid page in block 2 of relation/);
+
+SKIP:
+{
+	skip 'TIDs of the first heap rows not found on data page 1', 12
+	  unless defined $tid01;
+
+	check_case('heap TID with offset 0', patched($pristine, 1, $tid01, tid(0, 0)),
+		'false', $corrupted->(1));
+	check_case('heap TID past the end of the table',
+		patched($pristine, 1, $tid01, tid($heap_blocks + 5, 1)),
+		'false', qr/XX002: index "ct_bx" is corrupted at block 1\b.*\n.*heap block @{[$heap_blocks + 5]}, but table "ct" has $heap_blocks blocks/);
+
+	# A TID pointing to another existing row passes the page checks; only
+	# the heap pass notices that row (0,1) lost its signature
+	my $repointed = patched($pristine, 1, $tid01, tid(0, 2));
+	check_case('heap TID pointing to another row, structure only', $repointed,
+		'false', '');
+	check_case('heap TID pointing to another row, with heapallindexed', $repointed,
+		'true', qr/XX002: index "ct_bx" lacks the signature of row \(0,1\) of table "ct"/);
+}
+
+# A zeroed page is a new, empty page as far as the format goes: its rows
+# are missing, which the heap pass sees
+my $zeroed = patched($pristine, 2, 0, "\0" x $blcksz);
+check_case('zeroed data page, structure only', $zeroed, 'false', '');
+check_case('zeroed data page, with heapallindexed', $zeroed, 'true',
+	qr/XX002: index "ct_bx" lacks the signature of row \(\d+,\d+\) of table "ct"/);
+
+# Truncated to its metapage: the free list names pages that are gone
+check_case('index truncated to its metapage',
+	substr($pristine, 0, $blcksz), 'false',
+	qr/XX002: index "ct_bx" is corrupted at block 0\b.*\n.*Free list entry/);
+
+# Put back, the index is sound
+check_case('pristine file put back', $pristine, 'true', '');
+
+done_testing();
