@@ -51,23 +51,16 @@ BloomInitPage(Page page, uint16 flags)
 
 /*
  * Initialize an empty data page for signatures of sigBytes bytes.
- *
- * pd_lower covers all the slots, so that generic WAL treats them as data.
  */
 void
 BloomInitDataPage(Page page, int sigBytes)
 {
 	BloomPageOpaque opaque;
-	int			maxtuples = BloomTuplesPerPage(sigBytes);
 
 	BloomInitPage(page, 0);
 	opaque = BloomPageGetOpaque(page);
 	opaque->ntuples = 0;
-	opaque->maxtuples = maxtuples;
-	((PageHeader) page)->pd_lower =
-		MAXALIGN(SizeOfPageHeaderData) + maxtuples * (sigBytes + sizeof(ItemPointerData));
-	/* Zeroed slots keep the page image compressible and deterministic */
-	memset(PageGetContents(page), 0, maxtuples * (sigBytes + sizeof(ItemPointerData)));
+	opaque->maxtuples = BloomTuplesPerPage(sigBytes);
 }
 
 /*
@@ -176,6 +169,8 @@ BloomPageAddTuple(Page page, int sigBytes, const uint8 *sig, ItemPointer tid)
 	memcpy(BloomPageGetSignature(page, sigBytes, i), sig, sigBytes);
 	*BloomPageGetTid(page, sigBytes, i) = *tid;
 	opaque->ntuples = i + 1;
+	((PageHeader) page)->pd_lower += sigBytes;
+	((PageHeader) page)->pd_upper -= sizeof(ItemPointerData);
 	return true;
 }
 
@@ -198,6 +193,8 @@ BloomPageDeleteTuple(Page page, int sigBytes, int i)
 	memset(BloomPageGetSignature(page, sigBytes, last), 0, sigBytes);
 	memset(BloomPageGetTid(page, sigBytes, last), 0, sizeof(ItemPointerData));
 	opaque->ntuples = last;
+	((PageHeader) page)->pd_lower -= sigBytes;
+	((PageHeader) page)->pd_upper += sizeof(ItemPointerData);
 }
 
 /*
@@ -416,9 +413,13 @@ BloomPageProblem(Page page, const BloomShape *shape)
 		return psprintf("Page has %u tuples in %u slots.",
 						opaque->ntuples, opaque->maxtuples);
 	if (((PageHeader) page)->pd_lower !=
-		MAXALIGN(SizeOfPageHeaderData) + opaque->maxtuples * (sigBytes + sizeof(ItemPointerData)))
-		return psprintf("pd_lower %u does not end the slot arrays.",
-						(unsigned) ((PageHeader) page)->pd_lower);
+		MAXALIGN(SizeOfPageHeaderData) + opaque->ntuples * sigBytes ||
+		((PageHeader) page)->pd_upper !=
+		((PageHeader) page)->pd_special - opaque->ntuples * sizeof(ItemPointerData))
+		return psprintf("pd_lower %u and pd_upper %u do not bound the %u signatures and TIDs.",
+						(unsigned) ((PageHeader) page)->pd_lower,
+						(unsigned) ((PageHeader) page)->pd_upper,
+						(unsigned) opaque->ntuples);
 
 	for (i = 0; i < shape->nColumns; i++)
 		maxBitsSet += shape->bitsPerColumn[i];

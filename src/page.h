@@ -9,11 +9,14 @@
  * page waiting in the free space map for reuse).
  *
  * A data page holds up to tuplesPerPage (signature, heap TID) pairs, stored
- * as two arrays so that a scan streams over the signatures alone:
+ * as two arrays so that a scan streams over the signatures alone.  The
+ * signatures grow up from the page header, the TIDs grow down from the
+ * special space, and pd_lower / pd_upper bound the free hole between them,
+ * as on a standard page, so that generic WAL logs only the used parts:
  *
- *	+----------------+---------------------------+----------------+---------+
- *	| PageHeaderData | sig[0] sig[1] ... sig[C-1] | tid[0]..tid[C-1] | special |
- *	+----------------+---------------------------+----------------+---------+
+ *	+--------+-------------------------+------+-------------------------+---------+
+ *	| header | sig[0] sig[1] ... sig[n-1] | hole | tid[n-1] ... tid[1] tid[0] | special |
+ *	+--------+-------------------------+------+-------------------------+---------+
  *
  * sig[i] is sigBytes bytes, bit p of the signature in byte p / 8 at bit
  * p % 8.  Slots 0 .. ntuples-1 are in use; deleting a tuple moves the last
@@ -98,9 +101,7 @@ BloomPageGetSignature(Page page, int sigBytes, int i)
 static inline ItemPointer
 BloomPageGetTid(Page page, int sigBytes, int i)
 {
-	int			maxtuples = BloomPageGetOpaque(page)->maxtuples;
-
-	return (ItemPointer) (PageGetContents(page) + (Size) sigBytes * maxtuples) + i;
+	return (ItemPointer) PageGetSpecialPointer(page) - (i + 1);
 }
 
 /* page.c */
