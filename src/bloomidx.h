@@ -115,6 +115,8 @@ extern void bloomidx_costestimate(PlannerInfo *root, IndexPath *path,
 extern double BloomIndexFill(Relation index, const BloomShape *shape);
 extern double BloomClauseFpr(const BloomShape *shape, double fill, int col,
 							 double nvalues);
+extern double BloomEqualityFpr(const BloomShape *shape, double fill, int ncols,
+							   const int *cols);
 
 /* validate.c */
 extern bool bloomidx_validate(Oid opclassoid);
@@ -123,7 +125,7 @@ extern bool bloomidx_validate(Oid opclassoid);
 extern BloomState BloomGetState(Relation index);
 extern void BloomInitState(BloomState state, Relation index,
 						   const BloomShape *shape);
-extern void BloomFormSignature(BloomState state, Datum *values, bool *isnull,
+extern int	BloomFormSignature(BloomState state, Datum *values, bool *isnull,
 							   uint8 *sig);
 
 #endif							/* BLOOMIDX_H */

@@ -67,11 +67,10 @@ BloomBuildCallback(Relation index, ItemPointer tid, Datum *values,
 	MemoryContext oldCtx;
 
 	oldCtx = MemoryContextSwitchTo(buildstate->tmpCtx);
-	BloomFormSignature(&buildstate->state, values, isnull, buildstate->sig);
+	buildstate->bitsSet += BloomFormSignature(&buildstate->state, values, isnull,
+											  buildstate->sig);
 	MemoryContextSwitchTo(oldCtx);
 	MemoryContextReset(buildstate->tmpCtx);
-
-	buildstate->bitsSet += BloomCountBits(buildstate->sig, sigBytes);
 
 	if (!BloomPageAddTuple(buildstate->page.data, sigBytes, buildstate->sig, tid))
 	{

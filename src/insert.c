@@ -66,6 +66,7 @@ bloomidx_insert(Relation index, Datum *values, bool *isnull,
 {
 	BloomState	state = BloomGetState(index);
 	uint8		sig[BLOOMIDX_MAX_LENGTH / 8];
+	int			nbitsSet;
 	Buffer		metabuf;
 	BloomMetaPage meta;
 	BlockNumber blkno = InvalidBlockNumber;
@@ -74,7 +75,7 @@ bloomidx_insert(Relation index, Datum *values, bool *isnull,
 	Page		page;
 
 	/* Hashing may allocate; the executor resets this context per row */
-	BloomFormSignature(state, values, isnull, sig);
+	nbitsSet = BloomFormSignature(state, values, isnull, sig);
 
 	/* Fast path: the first page of the free list, without the meta lock */
 	metabuf = ReadBuffer(index, BLOOMIDX_METAPAGE_BLKNO);
@@ -126,7 +127,7 @@ bloomidx_insert(Relation index, Datum *values, bool *isnull,
 	BloomMetaAddFreePage(meta, BufferGetBlockNumber(buffer));
 	/* Keep the fill statistics roughly current with a sample */
 	meta->statTuples++;
-	meta->statBitsSet += BloomCountBits(sig, state->shape.sigBytes);
+	meta->statBitsSet += nbitsSet;
 
 	GenericXLogFinish(xlogState);
 	UnlockReleaseBuffer(buffer);

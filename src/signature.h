@@ -137,6 +137,34 @@ BloomLoadWord(const uint8 *p)
 	return w;
 }
 
+/*
+ * Store 64-bit words (bit i of word w is bit 64 * w + i) into the first
+ * nbytes bytes of a bit array, on any byte order.
+ */
+static inline void
+BloomStoreWords(uint8 *bits, const uint64 *words, Size nbytes)
+{
+	Size		off;
+
+	for (off = 0; off + sizeof(uint64) <= nbytes; off += sizeof(uint64))
+	{
+		uint64		w = words[off / sizeof(uint64)];
+
+#ifdef WORDS_BIGENDIAN
+		w = pg_bswap64(w);
+#endif
+		memcpy(bits + off, &w, sizeof(w));
+	}
+	if (off < nbytes)
+	{
+		uint64		w = words[off / sizeof(uint64)];
+		Size		i;
+
+		for (i = 0; off + i < nbytes; i++)
+			bits[off + i] = (uint8) (w >> (8 * i));
+	}
+}
+
 /* Set the k bits of (hash, salt) in a byte-addressed bit array */
 static inline void
 BloomSetBits(uint8 *bits, uint64 nbits, uint64 hash, uint32 salt, int k)

@@ -8,6 +8,8 @@
  */
 #include "postgres.h"
 
+#include "port/pg_bitutils.h"
+
 #include "storage/bufmgr.h"
 #include "utils/memutils.h"
 #include "utils/rel.h"
@@ -76,24 +78,58 @@ BloomGetState(Relation index)
 }
 
 /*
- * Form the signature of one row into sig (sigBytes bytes): every column,
- * NULL or not, sets its k bits.
+ * Hash of column i of a row: its value's, or the stand-in for NULL.
  */
-void
+static inline uint64
+BloomColumnHash(BloomState state, int i, Datum *values, bool *isnull)
+{
+	if (isnull[i])
+		return BLOOM_NULL_HASH;
+	return BloomHashDatum(&state->hashFn[i], state->collations[i], values[i]);
+}
+
+/*
+ * Form the signature of one row into sig (sigBytes bytes): every column,
+ * NULL or not, sets its k bits.  Returns the number of bits set.
+ *
+ * The bits are gathered in 64-bit words, in a register when the signature
+ * is one word long (the default up to six columns), then stored at once.
+ */
+int
 BloomFormSignature(BloomState state, Datum *values, bool *isnull, uint8 *sig)
 {
 	const BloomShape *shape = &state->shape;
+	uint64		words[BLOOMIDX_MAX_LENGTH / 64];
+	int			nbits = 0;
 	int			i;
 
-	memset(sig, 0, shape->sigBytes);
-	for (i = 0; i < shape->nColumns; i++)
+	if (shape->sigWords == 1)
 	{
-		uint64		hash;
+		uint64		acc = 0;
 
-		if (isnull[i])
-			hash = BLOOM_NULL_HASH;
-		else
-			hash = BloomHashDatum(&state->hashFn[i], state->collations[i], values[i]);
-		BloomSetBits(sig, shape->sigBits, hash, i, shape->bitsPerColumn[i]);
+		for (i = 0; i < shape->nColumns; i++)
+		{
+			BloomProbe	probe;
+			int			k;
+
+			BloomProbeInit(&probe, BloomColumnHash(state, i, values, isnull),
+						   i, shape->sigBits);
+			for (k = shape->bitsPerColumn[i]; k > 0; k--)
+				acc |= UINT64CONST(1) << BloomProbeNext(&probe);
+		}
+		words[0] = acc;
 	}
+	else
+	{
+		memset(words, 0, sizeof(uint64) * shape->sigWords);
+		for (i = 0; i < shape->nColumns; i++)
+			BloomSetMaskBits(words, shape->sigBits,
+							 BloomColumnHash(state, i, values, isnull),
+							 i, shape->bitsPerColumn[i]);
+	}
+
+	BloomStoreWords(sig, words, shape->sigBytes);
+	for (i = 0; i < shape->sigWords; i++)
+		nbits += pg_popcount64(words[i]);
+	return nbits;
 }
