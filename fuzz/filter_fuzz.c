@@ -1,0 +1,392 @@
+/*-------------------------------------------------------------------------
+ *
+ * filter_fuzz.c
+ *	  Fuzz harness of the bloomfilter decoder (src/filter_format.c), built
+ *	  outside the server.
+ *
+ * Every input is either accepted as a valid filter or rejected with an
+ * error code; an accepted input must also re-encode to the same header,
+ * and probing and setting bits in it must stay inside its bit array (the
+ * sanitizers catch a stray access).  Inputs are tried both as raw bytes
+ * and, when they start with "\x", as the text form.
+ *
+ * Built with -DBLOOM_FUZZ_LIBFUZZER it is a libFuzzer target.  Otherwise
+ * main() is a deterministic driver: "filter_fuzz N" runs N inputs made
+ * from a fixed seed (random bytes, valid filters, and valid filters
+ * mutated), and "filter_fuzz --corpus DIR" writes valid seed inputs.
+ *
+ *-------------------------------------------------------------------------
+ */
+/* postgres.h for the Datum that signature.h needs; nothing is linked */
+#include "postgres.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "filter_format.h"
+#include "signature.h"
+
+/* use the C library's printf family, not libpgport's, which is not linked */
+#undef printf
+#undef fprintf
+#undef snprintf
+
+static unsigned long long ninputs;
+static unsigned long long naccepted;
+static unsigned long long nrejected;
+
+/*
+ * Abort loudly: an accepted input broke an invariant.
+ */
+static void
+FuzzFail(const char *what)
+{
+	fprintf(stderr, "filter_fuzz: invariant violated: %s\n", what);
+	abort();
+}
+
+/*
+ * Decode one byte string; check the invariants of an accepted one.
+ */
+static bool
+FuzzDecode(const uint8 *data, size_t size)
+{
+	BloomFilterHeader hdr;
+	BloomFilterFormatError err;
+	uint8		buf[BLOOM_FILTER_MAX_HEADER_SIZE];
+	uint8	   *bits;
+	uint64		h;
+	int			i;
+
+	err = BloomFilterDecodeHeader(data, size, &hdr, true);
+	if (err != BLOOM_FORMAT_OK)
+	{
+		if (BloomFilterFormatErrorMessage(err) == NULL)
+			FuzzFail("error without a message");
+		return false;
+	}
+
+	if (hdr.bits_offset + hdr.nbytes != size)
+		FuzzFail("length");
+	if (hdr.nbits < 1 || hdr.nbits > BLOOM_FILTER_MAX_NBITS ||
+		hdr.nhashes < 1 || hdr.nhashes > BLOOM_FILTER_MAX_NHASHES)
+		FuzzFail("shape");
+	if (BloomFilterHeaderSize(&hdr) != hdr.bits_offset)
+		FuzzFail("header size");
+	BloomFilterEncodeHeader(buf, &hdr);
+	if (memcmp(buf, data, hdr.bits_offset) != 0)
+		FuzzFail("header does not re-encode to the same bytes");
+
+	/* probe and set bits in a private copy, as the server does */
+	bits = malloc(hdr.nbytes);
+	if (bits == NULL)
+		FuzzFail("out of memory");
+	memcpy(bits, data + hdr.bits_offset, hdr.nbytes);
+	h = hdr.nbits * UINT64CONST(0x9e3779b97f4a7c15);
+	for (i = 0; i < 4; i++)
+	{
+		(void) BloomTestBits(bits, hdr.nbits, h + i, 0, hdr.nhashes);
+		BloomSetBits(bits, hdr.nbits, h + i, 0, hdr.nhashes);
+		if (!BloomTestBits(bits, hdr.nbits, h + i, 0, hdr.nhashes))
+			FuzzFail("a value just added is not contained");
+	}
+	if (hdr.nbits % 8 != 0 && (bits[hdr.nbytes - 1] >> (hdr.nbits % 8)) != 0)
+		FuzzFail("a bit beyond nbits was set");
+	free(bits);
+	return true;
+}
+
+/*
+ * The fuzz target: raw bytes, and the text form if it looks like one.
+ */
+int			LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+
+int
+LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+	bool		ok = FuzzDecode(data, size);
+
+	if (size >= 2 && data[0] == '\\' && data[1] == 'x')
+	{
+		uint8	   *bytes = malloc(size / 2 + 1);
+
+		if (bytes == NULL)
+			FuzzFail("out of memory");
+		if (BloomFilterHexDecode((const char *) data + 2, size - 2, bytes))
+			ok = FuzzDecode(bytes, (size - 2) / 2) || ok;
+		free(bytes);
+	}
+	ninputs++;
+	if (ok)
+		naccepted++;
+	else
+		nrejected++;
+	return 0;
+}
+
+/*
+ * Print the counts, at exit in libFuzzer mode.
+ */
+static void
+FuzzReport(void)
+{
+	printf("fuzz: %llu inputs, %llu accepted, %llu rejected\n",
+		   ninputs, naccepted, nrejected);
+	fflush(stdout);
+}
+
+#ifdef BLOOM_FUZZ_LIBFUZZER
+
+int			LLVMFuzzerInitialize(int *argc, char ***argv);
+
+int
+LLVMFuzzerInitialize(int *argc, char ***argv)
+{
+	atexit(FuzzReport);
+	return 0;
+}
+
+#else
+
+/* xorshift64* state of the deterministic driver */
+static uint64 rng = UINT64CONST(0x2545f4914f6cdd1d);
+
+/*
+ * Next pseudo-random 64-bit number.
+ */
+static uint64
+Rand64(void)
+{
+	rng ^= rng >> 12;
+	rng ^= rng << 25;
+	rng ^= rng >> 27;
+	return rng * UINT64CONST(0x2545f4914f6cdd1d);
+}
+
+/*
+ * Pseudo-random number in [0, n).
+ */
+static uint64
+RandBelow(uint64 n)
+{
+	return n == 0 ? 0 : Rand64() % n;
+}
+
+/*
+ * Write a valid filter with random shape, type and bits into buf (of
+ * bufsize bytes); returns its length.
+ */
+static size_t
+MakeValid(uint8 *buf, size_t bufsize)
+{
+	BloomFilterHeader hdr;
+	static const char *names[] = {"public", "citext", "my schema", "t"};
+	size_t		len;
+	size_t		i;
+
+	memset(&hdr, 0, sizeof(hdr));
+	hdr.version = BLOOM_FILTER_FORMAT_VERSION;
+	hdr.hash_scheme = BLOOM_FILTER_HASH_SCHEME;
+	hdr.nhashes = 1 + RandBelow(BLOOM_FILTER_MAX_NHASHES);
+	switch (RandBelow(4))
+	{
+		case 0:
+			hdr.nbits = 1 + RandBelow(16);
+			break;
+		case 1:
+			hdr.nbits = 1 + RandBelow(256);
+			break;
+		default:
+			hdr.nbits = 1 + RandBelow(4096);
+			break;
+	}
+	if (RandBelow(3) != 0)
+	{
+		hdr.capacity = 1 + RandBelow(100000);
+		hdr.target_fpr = (double) (1 + RandBelow(999)) / 1000.0;
+	}
+	switch (RandBelow(3))
+	{
+		case 0:
+			hdr.elemtype = 0;
+			break;
+		case 1:
+			hdr.elemtype = 16 + RandBelow(4000);
+			break;
+		default:
+			hdr.elemtype = 10000 + RandBelow(100000);
+			hdr.nspname = names[RandBelow(4)];
+			hdr.nspname_len = strlen(hdr.nspname);
+			hdr.typname = names[RandBelow(4)];
+			hdr.typname_len = strlen(hdr.typname);
+			break;
+	}
+	hdr.bits_offset = BloomFilterHeaderSize(&hdr);
+	hdr.nbytes = BLOOM_FILTER_NBYTES(hdr.nbits);
+	len = hdr.bits_offset + hdr.nbytes;
+	if (len > bufsize)
+		FuzzFail("seed too large");
+	BloomFilterEncodeHeader(buf, &hdr);
+	for (i = 0; i < hdr.nbytes; i++)
+		buf[hdr.bits_offset + i] = hdr.elemtype == 0 ? 0 : (uint8) Rand64();
+	if (hdr.nbits % 8 != 0)
+		buf[len - 1] &= (uint8) ((1 << (hdr.nbits % 8)) - 1);
+	return len;
+}
+
+/*
+ * Mutate an input in place (it has room for bufsize bytes); returns its
+ * new length.
+ */
+static size_t
+Mutate(uint8 *buf, size_t len, size_t bufsize)
+{
+	static const uint64 interesting[] = {
+		0, 1, 2, 7, 8, 63, 64, 65, 127, 128, 255, 256, 9999, 10000, 65535,
+		65536, UINT64CONST(0x7fffffff), UINT64CONST(0x80000000),
+		UINT64CONST(0xffffffff), BLOOM_FILTER_MAX_NBITS,
+		BLOOM_FILTER_MAX_NBITS + 1, UINT64CONST(1) << 40,
+		(UINT64CONST(1) << 40) + 1, PG_UINT64_MAX
+	};
+	int			n = 1 + RandBelow(4);
+
+	while (n-- > 0)
+	{
+		switch (RandBelow(7))
+		{
+			case 0:				/* flip a bit */
+				if (len > 0)
+					buf[RandBelow(len)] ^= (uint8) (1 << RandBelow(8));
+				break;
+			case 1:				/* set a random byte */
+				if (len > 0)
+					buf[RandBelow(len)] = (uint8) Rand64();
+				break;
+			case 2:				/* truncate */
+				len = RandBelow(len + 1);
+				break;
+			case 3:				/* append random bytes */
+				{
+					size_t		extra = 1 + RandBelow(16);
+
+					while (extra-- > 0 && len < bufsize)
+						buf[len++] = (uint8) Rand64();
+				}
+				break;
+			case 4:				/* an interesting value in a header field */
+				{
+					static const int offsets[] = {4, 6, 8, 12, 16, 24, 32, 40, 41};
+					static const int widths[] = {2, 2, 4, 4, 8, 8, 8, 1, 1};
+					int			f = RandBelow(9);
+					uint64		v = interesting[RandBelow(lengthof(interesting))];
+					int			b;
+
+					for (b = 0; b < widths[f] && offsets[f] + b < (int) len; b++)
+						buf[offsets[f] + b] = (uint8) (v >> (8 * b));
+				}
+				break;
+			case 5:				/* set the padding bits of the last byte */
+				if (len > 0)
+					buf[len - 1] |= 0x80;
+				break;
+			default:			/* a zero byte in the names */
+				if (len > BLOOM_FILTER_FIXED_HEADER_SIZE)
+					buf[BLOOM_FILTER_FIXED_HEADER_SIZE +
+						RandBelow(len - BLOOM_FILTER_FIXED_HEADER_SIZE)] = 0;
+				break;
+		}
+	}
+	return len;
+}
+
+/*
+ * Write hex text of data into out (room for 2 * len + 2); returns its
+ * length.
+ */
+static size_t
+ToText(const uint8 *data, size_t len, uint8 *out)
+{
+	static const char hex[] = "0123456789abcdef";
+	size_t		i;
+
+	out[0] = '\\';
+	out[1] = 'x';
+	for (i = 0; i < len; i++)
+	{
+		out[2 + 2 * i] = hex[data[i] >> 4];
+		out[3 + 2 * i] = hex[data[i] & 15];
+	}
+	return 2 + 2 * len;
+}
+
+#define FUZZ_BUFSIZE	(BLOOM_FILTER_MAX_HEADER_SIZE + 4096 / 8 + 64)
+
+int
+main(int argc, char **argv)
+{
+	static uint8 buf[FUZZ_BUFSIZE];
+	static uint8 text[2 * FUZZ_BUFSIZE + 2];
+	unsigned long long n = 1000000;
+	unsigned long long i;
+
+	if (argc == 3 && strcmp(argv[1], "--corpus") == 0)
+	{
+		for (i = 0; i < 64; i++)
+		{
+			char		path[1024];
+			size_t		len = MakeValid(buf, sizeof(buf));
+			FILE	   *f;
+
+			snprintf(path, sizeof(path), "%s/seed%02llu", argv[2], i);
+			f = fopen(path, "wb");
+			if (f == NULL || fwrite(buf, 1, len, f) != len || fclose(f) != 0)
+			{
+				perror(path);
+				return 1;
+			}
+		}
+		return 0;
+	}
+	if (argc == 2)
+		n = strtoull(argv[1], NULL, 10);
+
+	for (i = 0; i < n; i++)
+	{
+		size_t		len;
+
+		switch (RandBelow(10))
+		{
+			case 0:				/* random bytes, sometimes with the magic */
+				len = RandBelow(BLOOM_FILTER_MAX_HEADER_SIZE + 64);
+				for (size_t j = 0; j < len; j++)
+					buf[j] = (uint8) Rand64();
+				if (len >= 4 && RandBelow(2) == 0)
+					memcpy(buf, BLOOM_FILTER_MAGIC, 4);
+				LLVMFuzzerTestOneInput(buf, len);
+				break;
+			case 1:				/* valid */
+				len = MakeValid(buf, sizeof(buf));
+				LLVMFuzzerTestOneInput(buf, len);
+				break;
+			case 2:				/* text form, valid or mutated */
+				len = MakeValid(buf, sizeof(buf));
+				if (RandBelow(2) == 0)
+					len = Mutate(buf, len, sizeof(buf));
+				len = ToText(buf, len, text);
+				if (RandBelow(4) == 0 && len > 2)
+					text[2 + RandBelow(len - 2)] = (uint8) Rand64();
+				LLVMFuzzerTestOneInput(text, len);
+				break;
+			default:			/* valid, then mutated */
+				len = MakeValid(buf, sizeof(buf));
+				len = Mutate(buf, len, sizeof(buf));
+				LLVMFuzzerTestOneInput(buf, len);
+				break;
+		}
+	}
+	FuzzReport();
+	return 0;
+}
+
+#endif							/* BLOOM_FUZZ_LIBFUZZER */

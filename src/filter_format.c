@@ -1,0 +1,298 @@
+/*-------------------------------------------------------------------------
+ *
+ * filter_format.c
+ *	  Encoding and strict validation of the bloomfilter byte format.
+ *
+ * Nothing here allocates memory, reports errors or depends on the server:
+ * the decoder returns what is wrong and its callers report it, so that the
+ * same code runs in the server and in the fuzz harness (fuzz/).  The layout
+ * is described in filter_format.h.
+ *
+ *-------------------------------------------------------------------------
+ */
+#ifndef FRONTEND
+#include "postgres.h"
+#else
+#include "postgres_fe.h"
+#endif
+
+#include <string.h>
+
+#include "filter_format.h"
+
+/*
+ * Read a little-endian 16-bit integer.
+ */
+static inline uint16
+ReadLE16(const uint8 *p)
+{
+	return (uint16) (p[0] | (p[1] << 8));
+}
+
+/*
+ * Read a little-endian 32-bit integer.
+ */
+static inline uint32
+ReadLE32(const uint8 *p)
+{
+	return (uint32) p[0] | ((uint32) p[1] << 8) |
+		((uint32) p[2] << 16) | ((uint32) p[3] << 24);
+}
+
+/*
+ * Read a little-endian 64-bit integer.
+ */
+static inline uint64
+ReadLE64(const uint8 *p)
+{
+	return (uint64) ReadLE32(p) | ((uint64) ReadLE32(p + 4) << 32);
+}
+
+/*
+ * Write a little-endian 16-bit integer.
+ */
+static inline void
+WriteLE16(uint8 *p, uint16 v)
+{
+	p[0] = (uint8) v;
+	p[1] = (uint8) (v >> 8);
+}
+
+/*
+ * Write a little-endian 32-bit integer.
+ */
+static inline void
+WriteLE32(uint8 *p, uint32 v)
+{
+	WriteLE16(p, (uint16) v);
+	WriteLE16(p + 2, (uint16) (v >> 16));
+}
+
+/*
+ * Write a little-endian 64-bit integer.
+ */
+static inline void
+WriteLE64(uint8 *p, uint64 v)
+{
+	WriteLE32(p, (uint32) v);
+	WriteLE32(p + 4, (uint32) (v >> 32));
+}
+
+/*
+ * Size of the header (fixed part and type names) described by hdr.
+ */
+size_t
+BloomFilterHeaderSize(const BloomFilterHeader *hdr)
+{
+	return BLOOM_FILTER_FIXED_HEADER_SIZE + hdr->nspname_len + hdr->typname_len;
+}
+
+/*
+ * Decode and validate the header of a filter of len bytes, and check that
+ * the length matches it.  With check_bits, also check the bits themselves
+ * (a linear scan); without, only what can be checked in constant time.
+ * On success hdr describes the filter.
+ */
+BloomFilterFormatError
+BloomFilterDecodeHeader(const uint8 *data, size_t len, BloomFilterHeader *hdr,
+						bool check_bits)
+{
+	uint64		fprbits;
+	size_t		expected;
+	size_t		i;
+
+	memset(hdr, 0, sizeof(*hdr));
+
+	if (len < BLOOM_FILTER_FIXED_HEADER_SIZE)
+	{
+		/* say "wrong magic" rather than "truncated" for short garbage */
+		if (len >= 4 && memcmp(data, BLOOM_FILTER_MAGIC, 4) != 0)
+			return BLOOM_FORMAT_BAD_MAGIC;
+		return BLOOM_FORMAT_TRUNCATED;
+	}
+	if (memcmp(data, BLOOM_FILTER_MAGIC, 4) != 0)
+		return BLOOM_FORMAT_BAD_MAGIC;
+
+	hdr->version = ReadLE16(data + 4);
+	if (hdr->version != BLOOM_FILTER_FORMAT_VERSION)
+		return BLOOM_FORMAT_UNKNOWN_VERSION;
+
+	hdr->hash_scheme = ReadLE16(data + 6);
+	if (hdr->hash_scheme != BLOOM_FILTER_HASH_SCHEME)
+		return BLOOM_FORMAT_UNKNOWN_HASH_SCHEME;
+
+	hdr->elemtype = ReadLE32(data + 8);
+	hdr->nhashes = ReadLE32(data + 12);
+	hdr->nbits = ReadLE64(data + 16);
+	hdr->capacity = ReadLE64(data + 24);
+	fprbits = ReadLE64(data + 32);
+	memcpy(&hdr->target_fpr, &fprbits, sizeof(double));
+	hdr->nspname_len = data[40];
+	hdr->typname_len = data[41];
+
+	if (hdr->nhashes < 1 || hdr->nhashes > BLOOM_FILTER_MAX_NHASHES)
+		return BLOOM_FORMAT_BAD_NHASHES;
+	if (hdr->nbits < 1 || hdr->nbits > BLOOM_FILTER_MAX_NBITS)
+		return BLOOM_FORMAT_BAD_NBITS;
+
+	/* capacity and rate are both unknown, or both valid */
+	if (hdr->capacity == 0)
+	{
+		if (fprbits != 0)
+			return BLOOM_FORMAT_BAD_SIZING;
+	}
+	else if (!(hdr->target_fpr > 0.0 && hdr->target_fpr < 1.0) ||
+			 hdr->capacity > (UINT64CONST(1) << 40))
+		return BLOOM_FORMAT_BAD_SIZING;
+
+	/* built-in and unset types go by OID alone, others also by name */
+	if (hdr->elemtype < BLOOM_FILTER_FIRST_UNFIXED_OID)
+	{
+		if (hdr->nspname_len != 0 || hdr->typname_len != 0)
+			return BLOOM_FORMAT_BAD_TYPE_NAME;
+	}
+	else
+	{
+		if (hdr->nspname_len < 1 || hdr->nspname_len > BLOOM_FILTER_MAX_NAME_LEN ||
+			hdr->typname_len < 1 || hdr->typname_len > BLOOM_FILTER_MAX_NAME_LEN)
+			return BLOOM_FORMAT_BAD_TYPE_NAME;
+	}
+
+	hdr->bits_offset = BloomFilterHeaderSize(hdr);
+	hdr->nbytes = BLOOM_FILTER_NBYTES(hdr->nbits);
+	expected = hdr->bits_offset + hdr->nbytes;
+	if (len < hdr->bits_offset)
+		return BLOOM_FORMAT_TRUNCATED;
+
+	hdr->nspname = (const char *) data + BLOOM_FILTER_FIXED_HEADER_SIZE;
+	hdr->typname = hdr->nspname + hdr->nspname_len;
+	for (i = 0; i < (size_t) hdr->nspname_len + hdr->typname_len; i++)
+	{
+		if (hdr->nspname[i] == '\0')
+			return BLOOM_FORMAT_BAD_TYPE_NAME;
+	}
+
+	if (len < expected)
+		return BLOOM_FORMAT_TRUNCATED;
+	if (len > expected)
+		return BLOOM_FORMAT_LENGTH_MISMATCH;
+
+	/* the padding bits of the last byte are never set */
+	if (hdr->nbits % 8 != 0 &&
+		(data[expected - 1] >> (hdr->nbits % 8)) != 0)
+		return BLOOM_FORMAT_BITS_BEYOND_NBITS;
+
+	/* a filter gets its type with its first value */
+	if (check_bits && hdr->elemtype == 0)
+	{
+		for (i = hdr->bits_offset; i < expected; i++)
+		{
+			if (data[i] != 0)
+				return BLOOM_FORMAT_UNTYPED_WITH_BITS;
+		}
+	}
+
+	return BLOOM_FORMAT_OK;
+}
+
+/*
+ * Write the header described by hdr (fixed part and names) at dst, which
+ * has room for BloomFilterHeaderSize(hdr) bytes.
+ */
+void
+BloomFilterEncodeHeader(uint8 *dst, const BloomFilterHeader *hdr)
+{
+	uint64		fprbits;
+
+	memcpy(dst, BLOOM_FILTER_MAGIC, 4);
+	WriteLE16(dst + 4, hdr->version);
+	WriteLE16(dst + 6, hdr->hash_scheme);
+	WriteLE32(dst + 8, hdr->elemtype);
+	WriteLE32(dst + 12, hdr->nhashes);
+	WriteLE64(dst + 16, hdr->nbits);
+	WriteLE64(dst + 24, hdr->capacity);
+	memcpy(&fprbits, &hdr->target_fpr, sizeof(double));
+	WriteLE64(dst + 32, fprbits);
+	dst[40] = hdr->nspname_len;
+	dst[41] = hdr->typname_len;
+	if (hdr->nspname_len > 0)
+		memcpy(dst + BLOOM_FILTER_FIXED_HEADER_SIZE, hdr->nspname,
+			   hdr->nspname_len);
+	if (hdr->typname_len > 0)
+		memcpy(dst + BLOOM_FILTER_FIXED_HEADER_SIZE + hdr->nspname_len,
+			   hdr->typname, hdr->typname_len);
+}
+
+/*
+ * One-line description of a format error, for error details.
+ */
+const char *
+BloomFilterFormatErrorMessage(BloomFilterFormatError err)
+{
+	switch (err)
+	{
+		case BLOOM_FORMAT_OK:
+			return "valid";
+		case BLOOM_FORMAT_TRUNCATED:
+			return "the data is truncated";
+		case BLOOM_FORMAT_BAD_MAGIC:
+			return "the data does not start with the bloom filter magic number";
+		case BLOOM_FORMAT_UNKNOWN_VERSION:
+			return "the format version is unknown";
+		case BLOOM_FORMAT_UNKNOWN_HASH_SCHEME:
+			return "the hash scheme is unknown";
+		case BLOOM_FORMAT_BAD_NHASHES:
+			return "the number of hash functions is out of range";
+		case BLOOM_FORMAT_BAD_NBITS:
+			return "the number of bits is out of range";
+		case BLOOM_FORMAT_BAD_SIZING:
+			return "the capacity and target false-positive rate are inconsistent";
+		case BLOOM_FORMAT_BAD_TYPE_NAME:
+			return "the element type name is invalid";
+		case BLOOM_FORMAT_LENGTH_MISMATCH:
+			return "the data is longer than its number of bits requires";
+		case BLOOM_FORMAT_BITS_BEYOND_NBITS:
+			return "bits beyond the number of bits are set";
+		case BLOOM_FORMAT_UNTYPED_WITH_BITS:
+			return "bits are set but no element type is recorded";
+	}
+	return "unknown error";
+}
+
+/*
+ * Value of one hex digit, or -1.
+ */
+static inline int
+HexValue(char c)
+{
+	if (c >= '0' && c <= '9')
+		return c - '0';
+	if (c >= 'a' && c <= 'f')
+		return c - 'a' + 10;
+	if (c >= 'A' && c <= 'F')
+		return c - 'A' + 10;
+	return -1;
+}
+
+/*
+ * Decode len hex digits (len even) into len / 2 bytes at dst; false if a
+ * character is not a hex digit or len is odd.
+ */
+bool
+BloomFilterHexDecode(const char *src, size_t len, uint8 *dst)
+{
+	size_t		i;
+
+	if (len % 2 != 0)
+		return false;
+	for (i = 0; i < len; i += 2)
+	{
+		int			hi = HexValue(src[i]);
+		int			lo = HexValue(src[i + 1]);
+
+		if (hi < 0 || lo < 0)
+			return false;
+		*dst++ = (uint8) ((hi << 4) | lo);
+	}
+	return true;
+}

@@ -1,0 +1,98 @@
+/*-------------------------------------------------------------------------
+ *
+ * filter_format.h
+ *	  The portable byte format of the bloomfilter type.
+ *
+ * A bloomfilter value is stored, sent, received and cast to bytea as the
+ * same byte string, fixed little-endian on every platform:
+ *
+ *	offset	size	field
+ *	0		4		magic "BLMF"
+ *	4		2		format version (1)
+ *	6		2		hash scheme (BLOOM_HASH_SCHEME of signature.h)
+ *	8		4		element type OID, 0 while no value was added
+ *	12		4		number of hash functions k, 1 .. BLOOM_FILTER_MAX_NHASHES
+ *	16		8		number of bits m, 1 .. BLOOM_FILTER_MAX_NBITS
+ *	24		8		capacity the filter was sized for, 0 if unknown
+ *	32		8		target false-positive rate (IEEE 754 binary64), 0 if
+ *					unknown
+ *	40		1		length of the element type's schema name
+ *	41		1		length of the element type's name
+ *	42		...		schema name, then type name (no terminating zeros)
+ *	...		m/8		the bits: bit p in byte p / 8 at bit p % 8
+ *
+ * Types with OIDs below BLOOM_FILTER_FIRST_UNFIXED_OID (the built-in
+ * types) have the same OID on every server, and are stored by OID alone,
+ * with empty names.  Any other type is stored by OID and by schema and type
+ * name; reading such a filter resolves the name to the local type.
+ *
+ * This file has no backend dependencies, so that the decoder can be fuzzed
+ * outside the server (fuzz/filter_fuzz.c).
+ *
+ *-------------------------------------------------------------------------
+ */
+#ifndef BLOOMIDX_FILTER_FORMAT_H
+#define BLOOMIDX_FILTER_FORMAT_H
+
+#define BLOOM_FILTER_MAGIC				"BLMF"
+#define BLOOM_FILTER_FORMAT_VERSION		1
+#define BLOOM_FILTER_HASH_SCHEME		1	/* must equal BLOOM_HASH_SCHEME */
+#define BLOOM_FILTER_FIXED_HEADER_SIZE	42
+#define BLOOM_FILTER_MAX_NAME_LEN		63	/* NAMEDATALEN - 1 */
+#define BLOOM_FILTER_MAX_HEADER_SIZE \
+	(BLOOM_FILTER_FIXED_HEADER_SIZE + 2 * BLOOM_FILTER_MAX_NAME_LEN)
+
+/* 256 MB of bits */
+#define BLOOM_FILTER_MAX_NBITS			(UINT64CONST(256) * 1024 * 1024 * 8)
+#define BLOOM_FILTER_MAX_NHASHES		64
+/* must equal FirstGenbkiObjectId */
+#define BLOOM_FILTER_FIRST_UNFIXED_OID	10000
+
+/* Decoded header of a filter; the names point into the decoded bytes */
+typedef struct BloomFilterHeader
+{
+	uint16		version;
+	uint16		hash_scheme;
+	uint32		elemtype;		/* element type OID, 0 if none yet */
+	uint32		nhashes;
+	uint64		nbits;
+	uint64		capacity;		/* 0 if unknown */
+	double		target_fpr;		/* 0 if unknown */
+	uint8		nspname_len;
+	uint8		typname_len;
+	const char *nspname;		/* not zero-terminated */
+	const char *typname;		/* not zero-terminated */
+	size_t		bits_offset;	/* where the bits start */
+	size_t		nbytes;			/* length of the bits */
+} BloomFilterHeader;
+
+/* What is wrong with a byte string that is not a valid filter */
+typedef enum BloomFilterFormatError
+{
+	BLOOM_FORMAT_OK = 0,
+	BLOOM_FORMAT_TRUNCATED,
+	BLOOM_FORMAT_BAD_MAGIC,
+	BLOOM_FORMAT_UNKNOWN_VERSION,
+	BLOOM_FORMAT_UNKNOWN_HASH_SCHEME,
+	BLOOM_FORMAT_BAD_NHASHES,
+	BLOOM_FORMAT_BAD_NBITS,
+	BLOOM_FORMAT_BAD_SIZING,
+	BLOOM_FORMAT_BAD_TYPE_NAME,
+	BLOOM_FORMAT_LENGTH_MISMATCH,
+	BLOOM_FORMAT_BITS_BEYOND_NBITS,
+	BLOOM_FORMAT_UNTYPED_WITH_BITS
+} BloomFilterFormatError;
+
+/* Byte length of the bit array of a filter of nbits bits */
+#define BLOOM_FILTER_NBYTES(nbits)	((size_t) (((nbits) + 7) / 8))
+
+extern BloomFilterFormatError BloomFilterDecodeHeader(const uint8 *data,
+													  size_t len,
+													  BloomFilterHeader *hdr,
+													  bool check_bits);
+extern size_t BloomFilterHeaderSize(const BloomFilterHeader *hdr);
+extern void BloomFilterEncodeHeader(uint8 *dst, const BloomFilterHeader *hdr);
+extern const char *BloomFilterFormatErrorMessage(BloomFilterFormatError err);
+extern bool BloomFilterHexDecode(const char *src, size_t len, uint8 *dst);
+
+#endif							/* BLOOMIDX_FILTER_FORMAT_H */
