@@ -408,7 +408,10 @@ SELECT pg_prewarm('tbloom');
     out = pg.run(setting + "EXPLAIN (ANALYZE, FORMAT JSON) " + semi + ";\n")
     plan = json.loads(split_json(out)[0])
     hashes = [n for n in walk(plan[0]["Plan"]) if n["Node Type"] == "Hash"]
-    r["semi_plan"] = " / ".join(n["Node Type"] for n in walk(plan[0]["Plan"]))
+    r["semi_plan"] = " / ".join(
+        n["Node Type"] + (" (%s)" % n["Join Type"] if "Join Type" in n and
+                          n["Join Type"] != "Inner" else "")
+        for n in walk(plan[0]["Plan"]))
     if hashes:
         r["hash_build_ms"] = hashes[0]["Actual Total Time"]
         r["hash_build_rate"] = nkeys / (r["hash_build_ms"] / 1000.0)

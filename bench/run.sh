@@ -176,18 +176,23 @@ fi
 
 # Issue 4's plan-choice grid, owned by bench/plan_choice.sh: it gets the same
 # cluster (PGHOST, PGPORT, PGUSER, PGDATABASE in the environment) and the
-# options below; its summary lines ("summary: ...") go into results.md.
+# options below (and PSQL, the private psql); its lines beginning "summary:"
+# go into results.md, its plan_choice.csv into the results' plan_choice/.
 pc_out=$BX_WORK/results/plan_choice.txt
+pc_failed=0
 if [[ -f $REPO/bench/plan_choice.sh ]]; then
     bx_log "plan-choice grid (bench/plan_choice.sh)"
-    pc_args=(--rows "$rows" --runs "$((runs < 3 ? (mode == "smoke" ? 1 : 3) : runs))" --out "$BX_WORK/results/plan_choice")
+    # Median of 3 (issue 4 asks for 3 or more; the grid is large), 1 in smoke.
+    pc_args=(--rows "$rows" --runs "$([[ $mode == smoke ]] && echo 1 || echo 3)" --out "$BX_WORK/results/plan_choice")
     [[ $mode == smoke ]] && pc_args+=(--smoke)
     mkdir -p "$BX_WORK/results/plan_choice"
     rc=0
-    bash "$REPO/bench/plan_choice.sh" "${pc_args[@]}" >"$pc_out" 2>&1 || rc=$?
+    PSQL=$BX_PG_BINDIR/psql bash "$REPO/bench/plan_choice.sh" "${pc_args[@]}" >"$pc_out" 2>&1 || rc=$?
     if [[ $rc -ne 0 ]]; then
+        # Keep the measurements: report them, then fail at the end.
         tail -n 30 "$pc_out" >&2
-        bx_die "bench/plan_choice.sh failed (exit status $rc)"
+        echo "summary: bench/plan_choice.sh failed (exit status $rc); its output is in plan_choice.txt" >>"$pc_out"
+        pc_failed=$rc
     fi
 else
     echo "skipped: bench/plan_choice.sh does not exist yet" >"$pc_out"
@@ -209,5 +214,6 @@ if [[ -d $BX_WORK/results/plan_choice ]] && compgen -G "$BX_WORK/results/plan_ch
     cp -r "$BX_WORK/results/plan_choice/." "$out/plan_choice/"
 fi
 [[ $rc -eq 0 ]] || bx_die "the report failed (exit status $rc; what was written is in $out)"
+[[ $pc_failed -eq 0 ]] || bx_die "bench/plan_choice.sh failed (exit status $pc_failed; results in $out)"
 bx_cleanup
 echo "bench: ok (results in $out)"
