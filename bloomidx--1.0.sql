@@ -235,6 +235,216 @@ ALTER OPERATOR FAMILY text_ops USING bloomidx ADD
 -- Section: ad hoc bloom filters (src/filter.c)
 -------------------------------------------------------------------------------
 
+-- The bloomfilter type: a varlena holding the portable byte format of
+-- src/filter_format.h, written in text as \x and hex digits, like bytea.
+
+CREATE TYPE bloomfilter;
+
+CREATE FUNCTION bloomfilter_in(cstring)
+RETURNS bloomfilter
+AS 'MODULE_PATHNAME'
+LANGUAGE C STRICT STABLE PARALLEL SAFE;
+
+CREATE FUNCTION bloomfilter_out(bloomfilter)
+RETURNS cstring
+AS 'MODULE_PATHNAME'
+LANGUAGE C STRICT IMMUTABLE PARALLEL SAFE;
+
+CREATE FUNCTION bloomfilter_recv(internal)
+RETURNS bloomfilter
+AS 'MODULE_PATHNAME'
+LANGUAGE C STRICT STABLE PARALLEL SAFE;
+
+CREATE FUNCTION bloomfilter_send(bloomfilter)
+RETURNS bytea
+AS 'MODULE_PATHNAME'
+LANGUAGE C STRICT IMMUTABLE PARALLEL SAFE;
+
+CREATE TYPE bloomfilter (
+	INPUT = bloomfilter_in,
+	OUTPUT = bloomfilter_out,
+	RECEIVE = bloomfilter_recv,
+	SEND = bloomfilter_send,
+	INTERNALLENGTH = VARIABLE,
+	STORAGE = extended
+);
+COMMENT ON TYPE bloomfilter IS 'bloom filter of values of one type, for approximate membership tests';
+
+-- Casts: to bytea the bytes are the same; from bytea they are validated
+CREATE FUNCTION bloomfilter(bytea)
+RETURNS bloomfilter
+AS 'MODULE_PATHNAME', 'bloomfilter_from_bytea'
+LANGUAGE C STRICT STABLE PARALLEL SAFE;
+
+CREATE CAST (bytea AS bloomfilter) WITH FUNCTION bloomfilter(bytea);
+CREATE CAST (bloomfilter AS bytea) WITHOUT FUNCTION;
+
+-- Constructors
+CREATE FUNCTION bloom_empty(capacity bigint, false_positive_rate float8 DEFAULT 0.01)
+RETURNS bloomfilter
+AS 'MODULE_PATHNAME'
+LANGUAGE C STRICT IMMUTABLE PARALLEL SAFE;
+COMMENT ON FUNCTION bloom_empty(bigint, float8) IS 'empty bloom filter sized for capacity values at a false-positive rate';
+
+CREATE FUNCTION bloom_empty_raw(nbits bigint, nhashes int)
+RETURNS bloomfilter
+AS 'MODULE_PATHNAME'
+LANGUAGE C STRICT IMMUTABLE PARALLEL SAFE;
+COMMENT ON FUNCTION bloom_empty_raw(bigint, int) IS 'empty bloom filter of nbits bits and nhashes hash functions';
+
+CREATE FUNCTION bloom_add(bloomfilter, anyelement)
+RETURNS bloomfilter
+AS 'MODULE_PATHNAME'
+LANGUAGE C STRICT IMMUTABLE PARALLEL SAFE;
+COMMENT ON FUNCTION bloom_add(bloomfilter, anyelement) IS 'copy of a bloom filter with a value added';
+
+-- Probes.  The one-value form takes anynonarray: with anyelement beside
+-- anyarray, PostgreSQL could not choose between the two for an array.
+CREATE FUNCTION bloom_contains(bloomfilter, anynonarray)
+RETURNS boolean
+AS 'MODULE_PATHNAME'
+LANGUAGE C STRICT IMMUTABLE PARALLEL SAFE;
+COMMENT ON FUNCTION bloom_contains(bloomfilter, anynonarray) IS 'might the bloom filter contain the value?';
+
+CREATE FUNCTION bloom_contains(bloomfilter, anyarray)
+RETURNS boolean[]
+AS 'MODULE_PATHNAME', 'bloom_contains_array'
+LANGUAGE C STRICT IMMUTABLE PARALLEL SAFE;
+COMMENT ON FUNCTION bloom_contains(bloomfilter, anyarray) IS 'for each element of the array, might the bloom filter contain it?';
+
+CREATE FUNCTION bloom_contains_any(bloomfilter, anyarray)
+RETURNS boolean
+AS 'MODULE_PATHNAME'
+LANGUAGE C STRICT IMMUTABLE PARALLEL SAFE;
+COMMENT ON FUNCTION bloom_contains_any(bloomfilter, anyarray) IS 'might the bloom filter contain any element of the array?';
+
+CREATE FUNCTION bloom_contains_all(bloomfilter, anyarray)
+RETURNS boolean
+AS 'MODULE_PATHNAME'
+LANGUAGE C STRICT IMMUTABLE PARALLEL SAFE;
+COMMENT ON FUNCTION bloom_contains_all(bloomfilter, anyarray) IS 'might the bloom filter contain every element of the array?';
+
+-- Set operations
+CREATE FUNCTION bloom_union(bloomfilter, bloomfilter)
+RETURNS bloomfilter
+AS 'MODULE_PATHNAME'
+LANGUAGE C STRICT IMMUTABLE PARALLEL SAFE;
+COMMENT ON FUNCTION bloom_union(bloomfilter, bloomfilter) IS 'bloom filter of the values of either filter';
+
+CREATE FUNCTION bloom_intersect(bloomfilter, bloomfilter)
+RETURNS bloomfilter
+AS 'MODULE_PATHNAME'
+LANGUAGE C STRICT IMMUTABLE PARALLEL SAFE;
+COMMENT ON FUNCTION bloom_intersect(bloomfilter, bloomfilter) IS 'bloom filter that may contain the values of both filters';
+
+CREATE OPERATOR | (
+	LEFTARG = bloomfilter,
+	RIGHTARG = bloomfilter,
+	FUNCTION = bloom_union,
+	COMMUTATOR = |
+);
+
+CREATE OPERATOR & (
+	LEFTARG = bloomfilter,
+	RIGHTARG = bloomfilter,
+	FUNCTION = bloom_intersect,
+	COMMUTATOR = &
+);
+
+-- Inspection
+CREATE FUNCTION bloom_cardinality(bloomfilter)
+RETURNS float8
+AS 'MODULE_PATHNAME'
+LANGUAGE C STRICT IMMUTABLE PARALLEL SAFE;
+COMMENT ON FUNCTION bloom_cardinality(bloomfilter) IS 'estimated number of distinct values added to the bloom filter';
+
+CREATE FUNCTION bloom_info(filter bloomfilter,
+	OUT format_version integer,
+	OUT element_type regtype,
+	OUT nbits bigint,
+	OUT nhashes integer,
+	OUT capacity bigint,
+	OUT target_false_positive_rate float8,
+	OUT nbits_set bigint,
+	OUT fill_ratio float8,
+	OUT estimated_cardinality float8,
+	OUT expected_false_positive_rate float8,
+	OUT size_bytes bigint)
+RETURNS record
+AS 'MODULE_PATHNAME'
+LANGUAGE C STRICT IMMUTABLE PARALLEL SAFE;
+COMMENT ON FUNCTION bloom_info(bloomfilter) IS 'shape, fill and expected false-positive rate of a bloom filter';
+
+-- Aggregates.  One state type serves all three: a set of distinct hashes
+-- (bloom_agg without a capacity) or a filter.
+CREATE FUNCTION bloom_agg_transfn(internal, anyelement)
+RETURNS internal
+AS 'MODULE_PATHNAME'
+LANGUAGE C IMMUTABLE PARALLEL SAFE;
+
+CREATE FUNCTION bloom_agg_sized_transfn(internal, anyelement, bigint, float8)
+RETURNS internal
+AS 'MODULE_PATHNAME'
+LANGUAGE C IMMUTABLE PARALLEL SAFE;
+
+CREATE FUNCTION bloom_union_agg_transfn(internal, bloomfilter)
+RETURNS internal
+AS 'MODULE_PATHNAME'
+LANGUAGE C IMMUTABLE PARALLEL SAFE;
+
+CREATE FUNCTION bloom_agg_finalfn(internal)
+RETURNS bloomfilter
+AS 'MODULE_PATHNAME'
+LANGUAGE C IMMUTABLE PARALLEL SAFE;
+
+CREATE FUNCTION bloom_agg_combinefn(internal, internal)
+RETURNS internal
+AS 'MODULE_PATHNAME'
+LANGUAGE C IMMUTABLE PARALLEL SAFE;
+
+CREATE FUNCTION bloom_agg_serialfn(internal)
+RETURNS bytea
+AS 'MODULE_PATHNAME'
+LANGUAGE C STRICT IMMUTABLE PARALLEL SAFE;
+
+CREATE FUNCTION bloom_agg_deserialfn(bytea, internal)
+RETURNS internal
+AS 'MODULE_PATHNAME'
+LANGUAGE C STRICT IMMUTABLE PARALLEL SAFE;
+
+CREATE AGGREGATE bloom_agg(anyelement) (
+	SFUNC = bloom_agg_transfn,
+	STYPE = internal,
+	FINALFUNC = bloom_agg_finalfn,
+	COMBINEFUNC = bloom_agg_combinefn,
+	SERIALFUNC = bloom_agg_serialfn,
+	DESERIALFUNC = bloom_agg_deserialfn,
+	PARALLEL = SAFE
+);
+COMMENT ON AGGREGATE bloom_agg(anyelement) IS 'bloom filter of the values, sized for the distinct values seen at a false-positive rate of 0.01';
+
+CREATE AGGREGATE bloom_agg(anyelement, capacity bigint, false_positive_rate float8) (
+	SFUNC = bloom_agg_sized_transfn,
+	STYPE = internal,
+	FINALFUNC = bloom_agg_finalfn,
+	COMBINEFUNC = bloom_agg_combinefn,
+	SERIALFUNC = bloom_agg_serialfn,
+	DESERIALFUNC = bloom_agg_deserialfn,
+	PARALLEL = SAFE
+);
+COMMENT ON AGGREGATE bloom_agg(anyelement, bigint, float8) IS 'bloom filter of the values, sized for capacity values at a false-positive rate';
+
+CREATE AGGREGATE bloom_union_agg(bloomfilter) (
+	SFUNC = bloom_union_agg_transfn,
+	STYPE = internal,
+	FINALFUNC = bloom_agg_finalfn,
+	COMBINEFUNC = bloom_agg_combinefn,
+	SERIALFUNC = bloom_agg_serialfn,
+	DESERIALFUNC = bloom_agg_deserialfn,
+	PARALLEL = SAFE
+);
+COMMENT ON AGGREGATE bloom_union_agg(bloomfilter) IS 'union of bloom filters';
+
 -------------------------------------------------------------------------------
 -- Section: inspection and verification (src/inspect.c)
 -------------------------------------------------------------------------------
