@@ -15,10 +15,14 @@ LANGUAGE C;
 CREATE ACCESS METHOD bloomidx TYPE INDEX HANDLER bloomidx_handler;
 COMMENT ON ACCESS METHOD bloomidx IS 'bloom signature index: equality on any subset of its columns';
 
--- What the cost model expects of an equality on some columns of an index
+-- What the cost model expects of an equality on a typical value of each of
+-- some columns of an index: false positives (rows the recheck removes), true
+-- matches (from the table's statistics), candidates (both)
 CREATE FUNCTION bloomidx_estimate(index regclass, columns text[],
 	OUT false_positive_rate float8,
 	OUT false_positive_rows float8,
+	OUT true_rows float8,
+	OUT candidate_rows float8,
 	OUT fill float8,
 	OUT index_pages bigint)
 RETURNS record

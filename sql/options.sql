@@ -47,9 +47,9 @@ SELECT round(fill::numeric, 2) AS fill, round(false_positive_rate::numeric, 3) A
 FROM bloomidx_estimate('o_idx', '{c2}');
 DROP INDEX o_idx;
 CREATE INDEX o_idx ON o USING bloomidx (c1, c2, c3, c4, c5, c6);
-SELECT round(fill::numeric, 2) AS fill, false_positive_rate < 0.01 AS under_one_percent, index_pages
+SELECT round(fill::numeric, 2) AS fill, false_positive_rate BETWEEN 0.005 AND 0.02 AS about_one_percent, index_pages
 FROM bloomidx_estimate('o_idx', '{c2}');
-SELECT false_positive_rate < 0.0001 AS two_columns_tighter FROM bloomidx_estimate('o_idx', '{c2, c5}');
+SELECT false_positive_rate < 0.001 AS two_columns_tighter FROM bloomidx_estimate('o_idx', '{c2, c5}');
 -- ALTER INDEX changes the reloptions but not the frozen shape until REINDEX
 ALTER INDEX o_idx SET (false_positive_rate = 0.001);
 SELECT index_pages FROM bloomidx_estimate('o_idx', '{c2}');
