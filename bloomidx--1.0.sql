@@ -15,6 +15,12 @@ LANGUAGE C;
 CREATE ACCESS METHOD bloomidx TYPE INDEX HANDLER bloomidx_handler;
 COMMENT ON ACCESS METHOD bloomidx IS 'bloom signature index: equality on any subset of its columns';
 
+-- Merge the pending rows of an index WITH (layout = sliced) into its slices
+CREATE FUNCTION bloomidx_merge(index regclass)
+RETURNS bigint
+AS 'MODULE_PATHNAME'
+LANGUAGE C STRICT VOLATILE PARALLEL UNSAFE;
+
 -- What the cost model expects of an equality on a typical value of each of
 -- some columns of an index: false positives (rows the recheck removes), true
 -- matches (from the table's statistics), candidates (both)

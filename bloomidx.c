@@ -18,6 +18,7 @@
 #include "utils/rel.h"
 
 #include "bloomidx.h"
+#include "page.h"
 
 PG_MODULE_MAGIC;
 
@@ -29,7 +30,15 @@ PG_FUNCTION_INFO_V1(bloomidx_handler);
 static relopt_kind bloomidx_relopt_kind;
 
 /* Parse table for the options, filled in by _PG_init */
-static relopt_parse_elt bloomidx_relopt_tab[BLOOMIDX_MAX_COLUMNS + 2];
+static relopt_parse_elt bloomidx_relopt_tab[BLOOMIDX_MAX_COLUMNS + 3];
+
+/* Values of the layout option */
+static relopt_enum_elt_def bloomidx_layout_values[] =
+{
+	{"row", BLOOMIDX_LAYOUT_ROW},
+	{"sliced", BLOOMIDX_LAYOUT_SLICED},
+	{(const char *) NULL}
+};
 
 /*
  * Module load: register the index options.
@@ -58,6 +67,15 @@ _PG_init(void)
 	bloomidx_relopt_tab[1].optname = "false_positive_rate";
 	bloomidx_relopt_tab[1].opttype = RELOPT_TYPE_REAL;
 	bloomidx_relopt_tab[1].offset = offsetof(BloomOptions, falsePositiveRate);
+
+	add_enum_reloption(bloomidx_relopt_kind, "layout",
+					   "Page layout: one signature per row, or bit-sliced",
+					   bloomidx_layout_values, BLOOMIDX_LAYOUT_ROW,
+					   "Valid values are \"row\" and \"sliced\".",
+					   AccessExclusiveLock);
+	bloomidx_relopt_tab[BLOOMIDX_MAX_COLUMNS + 2].optname = "layout";
+	bloomidx_relopt_tab[BLOOMIDX_MAX_COLUMNS + 2].opttype = RELOPT_TYPE_ENUM;
+	bloomidx_relopt_tab[BLOOMIDX_MAX_COLUMNS + 2].offset = offsetof(BloomOptions, layout);
 
 	for (i = 0; i < BLOOMIDX_MAX_COLUMNS; i++)
 	{
@@ -238,6 +256,7 @@ BloomResolveOptions(Relation index, BloomShape *shape)
 	if (opts == NULL)
 	{
 		memset(&defaults, 0, sizeof(defaults));
+		defaults.layout = BLOOMIDX_LAYOUT_ROW;
 		opts = &defaults;
 	}
 	BloomCheckOptions(opts);
@@ -291,6 +310,14 @@ BloomResolveOptions(Relation index, BloomShape *shape)
 		shape->sigBits = Max(64, TYPEALIGN(64, (int) ceil(m)));
 	}
 	shape->sigBits = Min(shape->sigBits, BLOOMIDX_MAX_LENGTH);
+	shape->layout = opts->layout;
+	if (shape->layout == BLOOMIDX_LAYOUT_SLICED &&
+		shape->sigBits > BLOOMIDX_SLICED_MAX_LENGTH)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("the sliced layout supports signatures of at most %d bits, not %d",
+						BLOOMIDX_SLICED_MAX_LENGTH, shape->sigBits),
+				 errhint("Use layout = row, a higher false_positive_rate, or fewer columns.")));
 	shape->sigBytes = shape->sigBits / 8;
 	shape->sigWords = (shape->sigBits + 63) / 64;
 	shape->targetFpr = opts->length == 0 && totalBits == n * defaultBits ? fpr : 0;

@@ -44,6 +44,7 @@ typedef struct BloomOptions
 	int			length;			/* signature length in bits, or 0 */
 	double		falsePositiveRate;	/* target for one column, or 0 */
 	int			bitsPerColumn[BLOOMIDX_MAX_COLUMNS];	/* bits per column, or 0 */
+	int			layout;			/* BLOOMIDX_LAYOUT_ROW or _SLICED */
 } BloomOptions;
 
 /*
@@ -58,6 +59,7 @@ typedef struct BloomShape
 	int			sigWords;		/* 64-bit words covering a signature */
 	int			bitsPerColumn[BLOOMIDX_MAX_COLUMNS];	/* k of each column */
 	double		targetFpr;		/* rate asked for (0 if length/colN given) */
+	int			layout;			/* BLOOMIDX_LAYOUT_ROW or _SLICED */
 } BloomShape;
 
 /*
@@ -73,6 +75,31 @@ typedef struct BloomStateData
 } BloomStateData;
 
 typedef BloomStateData *BloomState;
+
+/* A set of masks of which a signature must contain at least one */
+typedef struct BloomAlternatives
+{
+	int			nmasks;
+	uint64	   *masks;			/* nmasks * sigWords words */
+} BloomAlternatives;
+
+/*
+ * A scan's query, made from its keys: a signature matches if it has every
+ * bit of mask and, for each group of alternatives, every bit of one of
+ * them.
+ */
+typedef struct BloomScanOpaqueData
+{
+	MemoryContext queryCxt;		/* the query below; reset on rescan */
+	bool		noMatch;		/* no signature can match */
+	uint64	   *mask;			/* bits every match has, sigWords words */
+	int			nwords;			/* words of mask that are not zero */
+	int		   *words;			/* their indexes */
+	int			nalternatives;
+	BloomAlternatives *alternatives;
+} BloomScanOpaqueData;
+
+typedef BloomScanOpaqueData *BloomScanOpaque;
 
 /* bloomidx.c */
 extern bytea *bloomidx_options(Datum reloptions, bool validate);
@@ -96,6 +123,22 @@ extern void bloomidx_rescan(IndexScanDesc scan, ScanKey scankey, int nscankeys,
 							ScanKey orderbys, int norderbys);
 extern int64 bloomidx_getbitmap(IndexScanDesc scan, TIDBitmap *tbm);
 extern void bloomidx_endscan(IndexScanDesc scan);
+extern int	BloomScanRowPage(BloomScanOpaque so, Page page, int sigBytes,
+							 int sigWords, ItemPointerData *tids);
+
+/* sliced.c */
+extern IndexBuildResult *BloomSlicedBuild(Relation heap, Relation index,
+										  struct IndexInfo *indexInfo,
+										  const BloomShape *shape);
+extern void BloomSlicedInsert(Relation index, BloomState state,
+							  const uint8 *sig, int nbitsSet, ItemPointer tid);
+extern int64 BloomSlicedMerge(Relation index, bool wait);
+extern int64 BloomSlicedGetBitmap(Relation index, BloomState state,
+								  BloomScanOpaque so, TIDBitmap *tbm);
+extern IndexBulkDeleteResult *BloomSlicedBulkDelete(IndexVacuumInfo *info,
+													IndexBulkDeleteResult *stats,
+													IndexBulkDeleteCallback callback,
+													void *callback_state);
 
 /* vacuum.c */
 extern IndexBulkDeleteResult *bloomidx_bulkdelete(IndexVacuumInfo *info,
@@ -125,6 +168,8 @@ extern bool bloomidx_validate(Oid opclassoid);
 extern BloomState BloomGetState(Relation index);
 extern void BloomInitState(BloomState state, Relation index,
 						   const BloomShape *shape);
+extern int	BloomFormSignatureWords(BloomState state, Datum *values,
+									bool *isnull, uint64 *words);
 extern int	BloomFormSignature(BloomState state, Datum *values, bool *isnull,
 							   uint8 *sig);
 

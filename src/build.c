@@ -105,6 +105,8 @@ bloomidx_build(Relation heap, Relation index, IndexInfo *indexInfo)
 			 RelationGetRelationName(index));
 
 	BloomResolveOptions(index, &shape);
+	if (shape.layout == BLOOMIDX_LAYOUT_SLICED)
+		return BloomSlicedBuild(heap, index, indexInfo, &shape);
 
 	memset(&buildstate, 0, sizeof(buildstate));
 	BloomInitState(&buildstate.state, index, &shape);

@@ -76,6 +76,11 @@ bloomidx_insert(Relation index, Datum *values, bool *isnull,
 
 	/* Hashing may allocate; the executor resets this context per row */
 	nbitsSet = BloomFormSignature(state, values, isnull, sig);
+	if (state->shape.layout == BLOOMIDX_LAYOUT_SLICED)
+	{
+		BloomSlicedInsert(index, state, sig, nbitsSet, ht_ctid);
+		return false;
+	}
 
 	/* Fast path: the first page of the free list, without the meta lock */
 	metabuf = ReadBuffer(index, BLOOMIDX_METAPAGE_BLKNO);

@@ -11,6 +11,8 @@
 #include "postgres.h"
 
 #include "access/generic_xlog.h"
+#include "access/transam.h"
+#include "storage/procarray.h"
 #include "access/htup_details.h"
 #include "storage/bufmgr.h"
 #include "storage/indexfsm.h"
@@ -20,10 +22,6 @@
 
 #include "page.h"
 #include "signature.h"
-
-/* Bytes available for tuples on a data page */
-#define BLOOMIDX_PAGE_FREE_SPACE \
-	(BLCKSZ - MAXALIGN(SizeOfPageHeaderData) - MAXALIGN(sizeof(BloomPageOpaqueData)))
 
 /*
  * Number of (signature, TID) slots on a data page for signatures of the
@@ -73,6 +71,66 @@ BloomInitDeletedPage(Page page)
 }
 
 /*
+ * Initialize a page of the sliced layout: a slice (all bits clear), a TID
+ * map (all TIDs invalid) or a stripe page (no pages yet) for signatures of
+ * sigBits bits.  The whole contents area counts as data for generic WAL.
+ */
+void
+BloomInitSlicedPage(Page page, uint16 flag, int sigBits)
+{
+	BloomInitPage(page, flag);
+	((PageHeader) page)->pd_lower = BLCKSZ - MAXALIGN(sizeof(BloomPageOpaqueData));
+	if (flag == BLOOMIDX_STRIPE)
+	{
+		BloomStripe stripe = BloomPageGetStripe(page);
+		int			i;
+
+		for (i = 0; i < BLOOMIDX_STRIPE_TIDPAGES; i++)
+			stripe->tidPages[i] = InvalidBlockNumber;
+		for (i = 0; i < sigBits; i++)
+			stripe->slices[i] = InvalidBlockNumber;
+	}
+	else if (flag == BLOOMIDX_TIDMAP)
+	{
+		ItemPointer tids = BloomPageGetTidMap(page);
+		int			i;
+
+		for (i = 0; i < BLOOMIDX_TIDS_PER_PAGE; i++)
+			ItemPointerSetInvalid(&tids[i]);
+	}
+}
+
+/*
+ * Retire a page of the sliced layout: flag it deleted but keep its
+ * contents, and stamp it with the next transaction ID.  Scans that read
+ * the metapage before the page was retired may still read it; it is
+ * recycled only when no such scan can remain (see BloomPageIsRecyclable).
+ */
+void
+BloomRetirePage(Page page)
+{
+	BloomPageGetOpaque(page)->flags |= BLOOMIDX_DELETED;
+	((PageHeader) page)->pd_prune_xid = ReadNextTransactionId();
+}
+
+/*
+ * May a deleted page be reused?  Pages deleted by the row layout's VACUUM
+ * have no stamp and may; retired pages only once every transaction that
+ * could have seen them is gone, as for B-tree pages.
+ */
+bool
+BloomPageIsRecyclable(Page page)
+{
+	TransactionId xid = ((PageHeader) page)->pd_prune_xid;
+
+	if (PageIsNew(page))
+		return true;
+	if (!BloomPageIsDeleted(page))
+		return false;
+	return !TransactionIdIsValid(xid) || GlobalVisCheckRemovableXid(NULL, xid);
+}
+
+/*
  * Initialize the metapage for an index of the given shape.
  */
 void
@@ -86,7 +144,7 @@ BloomInitMetaPage(Page page, const BloomShape *shape)
 	memset(meta, 0, sizeof(BloomMetaPageData));
 	meta->magic = BLOOMIDX_MAGIC;
 	meta->version = BLOOMIDX_FORMAT_VERSION;
-	meta->layout = BLOOMIDX_LAYOUT_ROW;
+	meta->layout = shape->layout;
 	meta->hashScheme = BLOOM_HASH_SCHEME;
 	meta->tuplesPerPage = BloomTuplesPerPage(shape->sigBytes);
 	meta->nColumns = shape->nColumns;
@@ -113,6 +171,7 @@ BloomMetaGetShape(BloomMetaPage meta, BloomShape *shape)
 	for (i = 0; i < meta->nColumns; i++)
 		shape->bitsPerColumn[i] = meta->bitsPerColumn[i];
 	shape->targetFpr = meta->targetFpr;
+	shape->layout = meta->layout;
 }
 
 /*
@@ -134,7 +193,7 @@ BloomCheckMetaPage(Relation index, Page page)
 				 errdetail("Block %u has no valid bloomidx metapage.",
 						   BLOOMIDX_METAPAGE_BLKNO)));
 	if (meta->version != BLOOMIDX_FORMAT_VERSION ||
-		meta->layout != BLOOMIDX_LAYOUT_ROW ||
+		(meta->layout != BLOOMIDX_LAYOUT_ROW && meta->layout != BLOOMIDX_LAYOUT_SLICED) ||
 		meta->hashScheme != BLOOM_HASH_SCHEME)
 		ereport(ERROR,
 				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
@@ -297,7 +356,7 @@ BloomPageHeaderProblem(Page page)
 	if (opaque->page_id != BLOOMIDX_PAGE_ID)
 		return psprintf("Page id is 0x%04X, not 0x%04X.",
 						(unsigned) opaque->page_id, (unsigned) BLOOMIDX_PAGE_ID);
-	if ((opaque->flags & ~(BLOOMIDX_META | BLOOMIDX_DELETED)) != 0 ||
+	if ((opaque->flags & ~BLOOMIDX_ALL_FLAGS) != 0 ||
 		(opaque->flags & BLOOMIDX_META && opaque->flags & BLOOMIDX_DELETED))
 		return psprintf("Page flags 0x%04X are invalid.", (unsigned) opaque->flags);
 	return NULL;
@@ -332,7 +391,7 @@ BloomMetaPageProblem(Page page, bool *unsupported)
 		return psprintf("Magic number is 0x%08X, not 0x%08X.",
 						meta->magic, BLOOMIDX_MAGIC);
 	if (meta->version != BLOOMIDX_FORMAT_VERSION ||
-		meta->layout != BLOOMIDX_LAYOUT_ROW ||
+		(meta->layout != BLOOMIDX_LAYOUT_ROW && meta->layout != BLOOMIDX_LAYOUT_SLICED) ||
 		meta->hashScheme != BLOOM_HASH_SCHEME)
 	{
 		*unsupported = true;
@@ -401,8 +460,19 @@ BloomPageProblem(Page page, const BloomShape *shape)
 		return pstrdup("Page is flagged as a metapage.");
 	if (BloomPageIsDeleted(page))
 	{
-		if (opaque->ntuples != 0)
+		/* Retired pages of the sliced layout keep their contents */
+		if (opaque->ntuples != 0 &&
+			!TransactionIdIsValid(((PageHeader) page)->pd_prune_xid))
 			return psprintf("Deleted page has %u tuples.", opaque->ntuples);
+		return NULL;
+	}
+	if (BloomPageHasFlag(page, BLOOMIDX_SLICE | BLOOMIDX_TIDMAP | BLOOMIDX_STRIPE))
+	{
+		if (shape->layout != BLOOMIDX_LAYOUT_SLICED)
+			return pstrdup("Page of the sliced layout in an index of the row layout.");
+		if (((PageHeader) page)->pd_lower != BLCKSZ - MAXALIGN(sizeof(BloomPageOpaqueData)))
+			return psprintf("pd_lower %u does not cover the page.",
+							(unsigned) ((PageHeader) page)->pd_lower);
 		return NULL;
 	}
 
@@ -464,7 +534,7 @@ BloomPageIsData(Relation index, Page page, BlockNumber blkno, int tuplesPerPage)
 				 errmsg("index \"%s\" contains corrupted page at block %u",
 						RelationGetRelationName(index), blkno),
 				 errhint("Please REINDEX it.")));
-	if (opaque->flags & BLOOMIDX_DELETED)
+	if (opaque->flags & (BLOOMIDX_DELETED | BLOOMIDX_SLICE | BLOOMIDX_TIDMAP | BLOOMIDX_STRIPE))
 		return false;
 	if (opaque->maxtuples != tuplesPerPage || opaque->ntuples > opaque->maxtuples)
 		ereport(ERROR,

@@ -39,10 +39,16 @@
 #define BLOOMIDX_PAGE_ID			0xFF8B	/* for pg_filedump */
 #define BLOOMIDX_METAPAGE_BLKNO		0
 #define BLOOMIDX_LAYOUT_ROW			1
+#define BLOOMIDX_LAYOUT_SLICED		2
 
 /* Page flags */
 #define BLOOMIDX_META				(1 << 0)
 #define BLOOMIDX_DELETED			(1 << 1)
+#define BLOOMIDX_SLICE				(1 << 2)	/* sliced: one signature bit */
+#define BLOOMIDX_TIDMAP				(1 << 3)	/* sliced: row number -> TID */
+#define BLOOMIDX_STRIPE				(1 << 4)	/* sliced: a stripe's pages */
+#define BLOOMIDX_FROZEN				(1 << 5)	/* pending page being merged */
+#define BLOOMIDX_ALL_FLAGS			0x3F
 
 /* Special space of every page; page_id last, as pg_filedump expects */
 typedef struct BloomPageOpaqueData
@@ -57,6 +63,44 @@ typedef BloomPageOpaqueData *BloomPageOpaque;
 
 /* Length of the list of not-full pages kept in the metapage */
 #define BLOOMIDX_FREELIST_SIZE		512
+
+/* Bytes available for contents on any page */
+#define BLOOMIDX_PAGE_FREE_SPACE \
+	(BLCKSZ - MAXALIGN(SizeOfPageHeaderData) - MAXALIGN(sizeof(BloomPageOpaqueData)))
+
+/*
+ * Sliced layout.  Rows are numbered densely in the order they reach the
+ * slices.  A stripe is BLOOMIDX_STRIPE_ROWS consecutive row numbers; for
+ * each stripe, one slice page per signature bit holds that bit of every
+ * row of the stripe, and TID-map pages hold the rows' heap TIDs.  A stripe
+ * page lists the stripe's slice and TID-map pages (InvalidBlockNumber for
+ * a slice with no bit set yet); the metapage lists the stripe pages.
+ * New rows first go to pending pages (data pages of the row layout, listed
+ * in the metapage) and are merged into the slices in batches.
+ */
+#define BLOOMIDX_STRIPE_WORDS		(BLOOMIDX_PAGE_FREE_SPACE / sizeof(uint64))
+#define BLOOMIDX_STRIPE_ROWS		(BLOOMIDX_STRIPE_WORDS * 64)
+#define BLOOMIDX_TIDS_PER_PAGE		(BLOOMIDX_PAGE_FREE_SPACE / sizeof(ItemPointerData))
+#define BLOOMIDX_STRIPE_TIDPAGES \
+	((BLOOMIDX_STRIPE_ROWS + BLOOMIDX_TIDS_PER_PAGE - 1) / BLOOMIDX_TIDS_PER_PAGE)
+#define BLOOMIDX_SLICED_MAX_LENGTH	1024
+#define BLOOMIDX_MAX_STRIPES		1024
+#define BLOOMIDX_PENDING_SIZE		256
+
+/* Contents of a stripe page */
+typedef struct BloomStripeData
+{
+	uint32		nlive;			/* live rows, as of the last VACUUM */
+	uint32		unused;
+	BlockNumber tidPages[BLOOMIDX_STRIPE_TIDPAGES];
+	BlockNumber slices[FLEXIBLE_ARRAY_MEMBER];	/* one per signature bit */
+} BloomStripeData;
+
+typedef BloomStripeData *BloomStripe;
+
+#define BloomPageGetStripe(page) ((BloomStripe) PageGetContents(page))
+#define BloomPageGetSlice(page) ((uint64 *) PageGetContents(page))
+#define BloomPageGetTidMap(page) ((ItemPointer) PageGetContents(page))
 
 typedef struct BloomMetaPageData
 {
@@ -74,10 +118,18 @@ typedef struct BloomMetaPageData
 	uint64		statTuples;
 	uint64		statBitsSet;
 
-	/* Data pages that had free slots when last seen */
+	/* Data pages that had free slots when last seen (row layout) */
 	uint16		nFree;			/* entries in freePages */
 	uint16		freeStart;		/* first entry worth trying */
 	BlockNumber freePages[BLOOMIDX_FREELIST_SIZE];
+
+	/* Sliced layout: rows merged into stripes, stripes, pending pages */
+	uint64		mergedRows;		/* row numbers 0 .. mergedRows-1 are used */
+	uint32		nStripes;		/* entries in stripes */
+	uint16		nPending;		/* entries in pendingPages */
+	uint16		unused;
+	BlockNumber stripes[BLOOMIDX_MAX_STRIPES];	/* InvalidBlockNumber: retired */
+	BlockNumber pendingPages[BLOOMIDX_PENDING_SIZE];
 } BloomMetaPageData;
 
 typedef BloomMetaPageData *BloomMetaPage;
@@ -85,6 +137,7 @@ typedef BloomMetaPageData *BloomMetaPage;
 #define BloomPageGetOpaque(page) ((BloomPageOpaque) PageGetSpecialPointer(page))
 #define BloomPageIsMeta(page) ((BloomPageGetOpaque(page)->flags & BLOOMIDX_META) != 0)
 #define BloomPageIsDeleted(page) ((BloomPageGetOpaque(page)->flags & BLOOMIDX_DELETED) != 0)
+#define BloomPageHasFlag(page, flag) ((BloomPageGetOpaque(page)->flags & (flag)) != 0)
 #define BloomPageGetMeta(page) ((BloomMetaPage) PageGetContents(page))
 #define BloomPageGetNTuples(page) (BloomPageGetOpaque(page)->ntuples)
 #define BloomPageHasFreeSlot(page) \
@@ -109,6 +162,9 @@ extern int	BloomTuplesPerPage(int sigBytes);
 extern void BloomInitMetaPage(Page page, const BloomShape *shape);
 extern void BloomInitDataPage(Page page, int sigBytes);
 extern void BloomInitDeletedPage(Page page);
+extern void BloomInitSlicedPage(Page page, uint16 flag, int sigBits);
+extern void BloomRetirePage(Page page);
+extern bool BloomPageIsRecyclable(Page page);
 extern bool BloomPageAddTuple(Page page, int sigBytes, const uint8 *sig,
 							  ItemPointer tid);
 extern void BloomPageDeleteTuple(Page page, int sigBytes, int i);

@@ -29,26 +29,6 @@
 #include "page.h"
 #include "signature.h"
 
-/* A set of masks of which a signature must contain at least one */
-typedef struct BloomAlternatives
-{
-	int			nmasks;
-	uint64	   *masks;			/* nmasks * sigWords words */
-} BloomAlternatives;
-
-typedef struct BloomScanOpaqueData
-{
-	MemoryContext queryCxt;		/* the query below; reset on rescan */
-	bool		noMatch;		/* no signature can match */
-	uint64	   *mask;			/* bits every match has, sigWords words */
-	int			nwords;			/* words of mask that are not zero */
-	int		   *words;			/* their indexes */
-	int			nalternatives;
-	BloomAlternatives *alternatives;
-} BloomScanOpaqueData;
-
-typedef BloomScanOpaqueData *BloomScanOpaque;
-
 /*
  * Start a scan (ambeginscan).
  */
@@ -277,16 +257,17 @@ BloomSignatureMatchesAlternatives(BloomScanOpaque so, const uint8 *sig,
 }
 
 /*
- * Collect the TIDs of the candidate rows on one data page into tids;
- * returns how many.
+ * Collect the TIDs of the candidate rows on one data page (of the row
+ * layout, or pending page of the sliced layout) into tids; returns how
+ * many.
  *
  * A signature is sigBytes long but tested in 8-byte words; the last word
  * may run into the next signature or the TID array, which is harmless as
  * the mask has no bits there, and never past the page.
  */
-static int
-BloomScanPage(BloomScanOpaque so, Page page, int sigBytes, int sigWords,
-			  ItemPointerData *tids)
+int
+BloomScanRowPage(BloomScanOpaque so, Page page, int sigBytes, int sigWords,
+				 ItemPointerData *tids)
 {
 	int			ntuples = BloomPageGetNTuples(page);
 	const uint8 *sig = BloomPageGetSignature(page, sigBytes, 0);
@@ -345,6 +326,9 @@ bloomidx_getbitmap(IndexScanDesc scan, TIDBitmap *tbm)
 
 	pgstat_count_index_scan(index);
 
+	if (state->shape.layout == BLOOMIDX_LAYOUT_SLICED)
+		return BloomSlicedGetBitmap(index, state, so, tbm);
+
 	tids = palloc(sizeof(ItemPointerData) * state->tuplesPerPage);
 	bas = GetAccessStrategy(BAS_BULKREAD);
 	npages = RelationGetNumberOfBlocks(index);
@@ -361,7 +345,7 @@ bloomidx_getbitmap(IndexScanDesc scan, TIDBitmap *tbm)
 		LockBuffer(buffer, BUFFER_LOCK_SHARE);
 		page = BufferGetPage(buffer);
 		if (BloomPageIsData(index, page, blkno, state->tuplesPerPage))
-			nfound = BloomScanPage(so, page, sigBytes, sigWords, tids);
+			nfound = BloomScanRowPage(so, page, sigBytes, sigWords, tids);
 		UnlockReleaseBuffer(buffer);
 
 		if (nfound > 0)

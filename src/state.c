@@ -89,17 +89,18 @@ BloomColumnHash(BloomState state, int i, Datum *values, bool *isnull)
 }
 
 /*
- * Form the signature of one row into sig (sigBytes bytes): every column,
- * NULL or not, sets its k bits.  Returns the number of bits set.
+ * Form the signature of one row as 64-bit words (bit i of word w is
+ * signature bit 64 * w + i): every column, NULL or not, sets its k bits.
+ * Returns the number of bits set.
  *
- * The bits are gathered in 64-bit words, in a register when the signature
- * is one word long (the default up to six columns), then stored at once.
+ * The bits are gathered in a register when the signature is one word long
+ * (the default up to six columns).
  */
 int
-BloomFormSignature(BloomState state, Datum *values, bool *isnull, uint8 *sig)
+BloomFormSignatureWords(BloomState state, Datum *values, bool *isnull,
+						uint64 *words)
 {
 	const BloomShape *shape = &state->shape;
-	uint64		words[BLOOMIDX_MAX_LENGTH / 64];
 	int			nbits = 0;
 	int			i;
 
@@ -128,8 +129,21 @@ BloomFormSignature(BloomState state, Datum *values, bool *isnull, uint8 *sig)
 							 i, shape->bitsPerColumn[i]);
 	}
 
-	BloomStoreWords(sig, words, shape->sigBytes);
 	for (i = 0; i < shape->sigWords; i++)
 		nbits += pg_popcount64(words[i]);
+	return nbits;
+}
+
+/*
+ * Form the signature of one row into sig (sigBytes bytes).  Returns the
+ * number of bits set.
+ */
+int
+BloomFormSignature(BloomState state, Datum *values, bool *isnull, uint8 *sig)
+{
+	uint64		words[BLOOMIDX_MAX_LENGTH / 64];
+	int			nbits = BloomFormSignatureWords(state, values, isnull, words);
+
+	BloomStoreWords(sig, words, state->shape.sigBytes);
 	return nbits;
 }

@@ -72,6 +72,9 @@ bloomidx_bulkdelete(IndexVacuumInfo *info, IndexBulkDeleteResult *stats,
 	uint64		tuples = 0;
 	uint64		bitsSet = 0;
 
+	if (state->shape.layout == BLOOMIDX_LAYOUT_SLICED)
+		return BloomSlicedBulkDelete(info, stats, callback, callback_state);
+
 	if (stats == NULL)
 		stats = (IndexBulkDeleteResult *) palloc0(sizeof(IndexBulkDeleteResult));
 
@@ -163,6 +166,11 @@ bloomidx_vacuumcleanup(IndexVacuumInfo *info, IndexBulkDeleteResult *stats)
 		stats = (IndexBulkDeleteResult *) palloc0(sizeof(IndexBulkDeleteResult));
 
 	state = BloomGetState(index);
+
+	/* VACUUM merges the pending rows of a sliced index, as GIN's does */
+	if (state->shape.layout == BLOOMIDX_LAYOUT_SLICED)
+		BloomSlicedMerge(index, true);
+
 	npages = RelationGetNumberOfBlocks(index);
 	stats->num_pages = npages;
 	stats->pages_free = 0;
@@ -182,7 +190,16 @@ bloomidx_vacuumcleanup(IndexVacuumInfo *info, IndexBulkDeleteResult *stats)
 
 		if (BloomPageIsData(index, page, blkno, state->tuplesPerPage))
 			stats->num_index_tuples += BloomPageGetNTuples(page);
-		else if (PageIsNew(page) || BloomPageIsDeleted(page))
+		else if (!PageIsNew(page) && BloomPageHasFlag(page, BLOOMIDX_TIDMAP) &&
+				 !BloomPageIsDeleted(page))
+		{
+			ItemPointer map = BloomPageGetTidMap(page);
+			int			i;
+
+			for (i = 0; i < BLOOMIDX_TIDS_PER_PAGE; i++)
+				stats->num_index_tuples += ItemPointerIsValid(&map[i]) ? 1 : 0;
+		}
+		else if (BloomPageIsRecyclable(page))
 		{
 			RecordFreeIndexPage(index, blkno);
 			stats->pages_free++;
