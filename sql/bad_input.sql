@@ -6,7 +6,9 @@
 -- 32 columns, NaN and -0, huge values, NULL and empty search arrays.
 -- Every answer through the index is compared with a sequential scan's.
 --
+SET client_min_messages = warning;
 CREATE EXTENSION IF NOT EXISTS bloomidx;
+RESET client_min_messages;
 \set VERBOSITY terse
 
 CREATE TABLE bi (id int, a int, b text, c uuid, d numeric, f float8);

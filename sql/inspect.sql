@@ -4,7 +4,9 @@
 -- predicates, NULLs, no rows, unlogged and temporary tables; and every
 -- error they raise.  Corrupted indexes are checked by t/005_corruption.pl.
 --
+SET client_min_messages = warning;
 CREATE EXTENSION IF NOT EXISTS bloomidx;
+RESET client_min_messages;
 \set VERBOSITY terse
 
 CREATE TABLE insp (id int, a int, b text, c uuid, d numeric);

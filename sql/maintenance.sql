@@ -3,7 +3,9 @@
 -- TRUNCATE, REINDEX, unlogged tables, partitioned tables, expression and
 -- partial indexes, and the plan shapes of every query form.
 --
+SET client_min_messages = warning;
 CREATE EXTENSION IF NOT EXISTS bloomidx;
+RESET client_min_messages;
 
 CREATE TABLE m (id int, a int, b text, c int);
 INSERT INTO m SELECT i, i % 100, 'b' || i % 37, CASE WHEN i % 5 = 0 THEN NULL ELSE i % 13 END

@@ -5,7 +5,9 @@
 -- 1.0 = 1.00, float -0 = 0, interval '1 day' = '24 hours', bpchar trailing
 -- blanks, case-insensitive collations.
 --
+SET client_min_messages = warning;
 CREATE EXTENSION IF NOT EXISTS bloomidx;
+RESET client_min_messages;
 
 -- Run a condition over table tt with the index forced, and with a seq scan;
 -- return the row count, whether both row sets are equal, and whether the

@@ -2,7 +2,9 @@
 -- Index options: contrib/bloom's names (length, col1 ... col32) and
 -- false_positive_rate, the shapes derived from them, and every error.
 --
+SET client_min_messages = warning;
 CREATE EXTENSION IF NOT EXISTS bloomidx;
+RESET client_min_messages;
 \set VERBOSITY terse
 
 CREATE TABLE o AS
