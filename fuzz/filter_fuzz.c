@@ -74,6 +74,10 @@ FuzzDecode(const uint8 *data, size_t size)
 		FuzzFail("shape");
 	if (BloomFilterHeaderSize(&hdr) != hdr.bits_offset)
 		FuzzFail("header size");
+	if ((hdr.home_sysid != 0 || hdr.home_dbid != 0 || hdr.home_typid != 0) &&
+		(hdr.home_sysid == 0 || hdr.home_dbid == 0 || hdr.home_typid == 0 ||
+		 hdr.elemtype == 0))
+		FuzzFail("partial home database");
 	BloomFilterEncodeHeader(buf, &hdr);
 	if (memcmp(buf, data, hdr.bits_offset) != 0)
 		FuzzFail("header does not re-encode to the same bytes");
@@ -222,6 +226,15 @@ MakeValid(uint8 *buf, size_t bufsize)
 			hdr.typname_len = strlen(hdr.typname);
 			break;
 	}
+	/* a home database, as for an enum; the type's OID there is its OID */
+	if (hdr.elemtype != 0 && RandBelow(2) == 0)
+	{
+		hdr.home_sysid = Rand64() | 1;
+		hdr.home_dbid = 1 + RandBelow(100000);
+		hdr.home_typid = hdr.elemtype;
+		if (hdr.elemtype >= BLOOM_FILTER_FIRST_UNFIXED_OID && RandBelow(2) == 0)
+			hdr.home_typid = 1 + RandBelow(200000);
+	}
 	hdr.bits_offset = BloomFilterHeaderSize(&hdr);
 	hdr.nbytes = BLOOM_FILTER_NBYTES(hdr.nbits);
 	len = hdr.bits_offset + hdr.nbytes;
@@ -276,9 +289,9 @@ Mutate(uint8 *buf, size_t len, size_t bufsize)
 				break;
 			case 4:				/* an interesting value in a header field */
 				{
-					static const int offsets[] = {4, 6, 8, 12, 16, 24, 32, 40, 41};
-					static const int widths[] = {2, 2, 4, 4, 8, 8, 8, 1, 1};
-					int			f = RandBelow(9);
+					static const int offsets[] = {4, 6, 8, 12, 16, 24, 32, 40, 48, 52, 56, 57};
+					static const int widths[] = {2, 2, 4, 4, 8, 8, 8, 8, 4, 4, 1, 1};
+					int			f = RandBelow(lengthof(offsets));
 					uint64		v = interesting[RandBelow(lengthof(interesting))];
 					int			b;
 

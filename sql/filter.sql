@@ -38,7 +38,7 @@ SELECT bloom_empty(NULL), bloom_empty(10, NULL), bloom_empty_raw(NULL, 1) IS NUL
 -- the text form reads back to the same value
 SELECT bloom_add(bloom_empty(10), 42)::text::bloomfilter::text
 	 = bloom_add(bloom_empty(10), 42)::text AS text_round_trip;
-SELECT '\x424C4D460100010000000000020000001400000000000000000000000000000000000000000000000000000000'::bloomfilter;
+SELECT '\x424C4D46020001000000000002000000140000000000000000000000000000000000000000000000000000000000000000000000000000000000000000'::bloomfilter;
 
 -- parameter errors
 SELECT bloom_empty(0);
@@ -268,7 +268,7 @@ SELECT round(bloom_cardinality(bloom_agg(i))) FROM generate_series(1, 10000) i;
 -- Casts and binary I/O
 --
 SELECT bloom_empty_raw(8, 1)::bytea;
-SELECT '\x424c4d46010001000000000001000000080000000000000000000000000000000000000000000000000000'::bytea::bloomfilter;
+SELECT '\x424c4d4602000100000000000100000008000000000000000000000000000000000000000000000000000000000000000000000000000000000000'::bytea::bloomfilter;
 SELECT bloomfilter_send(f) = f::bytea AS send_is_bytes FROM fi;
 SELECT f::bytea::bloomfilter::bytea = f::bytea AS bytea_round_trip FROM fi;
 CREATE TABLE fb (f bloomfilter);
@@ -285,11 +285,13 @@ SELECT b FROM fgood;
 SELECT b::bloomfilter IS NOT NULL AS valid FROM fgood;
 SELECT ''::bytea::bloomfilter;
 SELECT substr(b, 1, 20)::bloomfilter FROM fgood;
-SELECT substr(b, 1, 43)::bloomfilter FROM fgood;
+SELECT substr(b, 1, 59)::bloomfilter FROM fgood;
 SELECT (b || '\x00'::bytea)::bloomfilter FROM fgood;
 SELECT f_patch(b, 0, '\x58')::bloomfilter FROM fgood;
 SELECT '\x00010203'::bytea::bloomfilter;
-SELECT f_patch(b, 4, '\x0200')::bloomfilter FROM fgood;
+-- version 1 had no home database and is no longer read
+SELECT f_patch(b, 4, '\x0100')::bloomfilter FROM fgood;
+SELECT f_patch(b, 4, '\x0300')::bloomfilter FROM fgood;
 SELECT f_patch(b, 4, '\x0000')::bloomfilter FROM fgood;
 SELECT f_patch(b, 6, '\x0200')::bloomfilter FROM fgood;
 SELECT f_patch(b, 12, '\x00000000')::bloomfilter FROM fgood;
@@ -302,17 +304,17 @@ SELECT f_patch(b, 24, '\x0a00000000000000')::bloomfilter FROM fgood;
 SELECT f_patch(f_patch(b, 24, '\x0a00000000000000'), 32, '\x000000000000f03f')::bloomfilter FROM fgood;
 SELECT f_patch(f_patch(b, 24, '\x0a00000000000000'), 32, '\x000000000000f87f')::bloomfilter FROM fgood;
 SELECT f_patch(b, 32, '\x7b14ae47e17a843f')::bloomfilter FROM fgood;
-SELECT f_patch(b, 40, '\x01')::bloomfilter FROM fgood;
-SELECT f_patch(b, 42, '\x0010')::bloomfilter FROM fgood;
-SELECT f_patch(f_patch(b, 8, '\x17000000'), 43, '\x10')::bloomfilter FROM fgood;
+SELECT f_patch(b, 56, '\x01')::bloomfilter FROM fgood;
+SELECT f_patch(b, 58, '\x0010')::bloomfilter FROM fgood;
+SELECT f_patch(f_patch(b, 8, '\x17000000'), 59, '\x10')::bloomfilter FROM fgood;
 SELECT f_patch(b, 8, '\x17000000')::bloomfilter IS NOT NULL AS typed_empty_ok FROM fgood;
-SELECT f_patch(b, 42, '\x0100')::bloomfilter FROM fgood;
+SELECT f_patch(b, 58, '\x0100')::bloomfilter FROM fgood;
 SELECT f_patch(b, 8, '\xff0f0000')::bloomfilter FROM fgood;
 SELECT f_patch(b, 8, '\x10270000')::bloomfilter FROM fgood;
 -- the same through text input
 SELECT ('\x' || encode(f_patch(b, 0, '\x58'), 'hex'))::bloomfilter FROM fgood;
 SELECT ('\x' || encode(substr(b, 1, 30), 'hex'))::bloomfilter FROM fgood;
-SELECT ('\x' || encode(f_patch(b, 42, '\x0010'), 'hex'))::bloomfilter FROM fgood;
+SELECT ('\x' || encode(f_patch(b, 58, '\x0010'), 'hex'))::bloomfilter FROM fgood;
 SELECT '\x'::bloomfilter;
 SELECT 'abc'::bloomfilter;
 SELECT '\x424c4d4'::bloomfilter;
@@ -351,8 +353,8 @@ SELECT q, f_sqlstate(q) FROM (VALUES
 --
 CREATE TYPE f_pair AS (a int, b text);
 CREATE TABLE fn AS SELECT bloom_agg((i, 'v' || i)::f_pair) AS f FROM generate_series(1, 20) i;
-SELECT (bloom_info(f)).element_type, convert_from(substr(f::bytea, 43, 12), 'UTF8') AS names,
-	   get_byte(f::bytea, 40) AS nsp_len, get_byte(f::bytea, 41) AS typ_len
+SELECT (bloom_info(f)).element_type, convert_from(substr(f::bytea, 59, 12), 'UTF8') AS names,
+	   get_byte(f::bytea, 56) AS nsp_len, get_byte(f::bytea, 57) AS typ_len
 FROM fn;
 SELECT bloom_contains(f, (3, 'v3')::f_pair) AS hit, bloom_contains(f, (3, 'v4')::f_pair) AS miss FROM fn;
 -- another server had another OID: the name decides
@@ -360,20 +362,189 @@ SELECT (bloom_info(g)).element_type, bloom_contains(g, (3, 'v3')::f_pair),
 	   substr(g::bytea, 9, 4) = substr(f::bytea, 9, 4) AS oid_is_local
 FROM fn, LATERAL (SELECT f_patch(f::bytea, 8, '\x9f860100')::bloomfilter AS g) x;
 -- a type of that name must exist
-SELECT f_patch(f::bytea, 42 + 6, convert_to('x', 'UTF8'))::bloomfilter FROM fn;
-SELECT f_patch(f::bytea, 42, convert_to('x', 'UTF8'))::bloomfilter FROM fn;
+SELECT f_patch(f::bytea, 58 + 6, convert_to('x', 'UTF8'))::bloomfilter FROM fn;
+SELECT f_patch(f::bytea, 58, convert_to('x', 'UTF8'))::bloomfilter FROM fn;
+
+--
+-- Enums hash by their labels' OIDs, which differ between databases: a filter
+-- whose element type hashes by OIDs records its home database (system
+-- identifier, database OID, the type's OID there, bytes 40 to 55) and is
+-- refused anywhere else, rather than answering every value as absent
+--
+CREATE TYPE f_mood AS ENUM ('sad', 'ok', 'happy', 'ecstatic');
+CREATE DOMAIN f_dmood AS f_mood;
+CREATE TYPE f_rmood AS RANGE (subtype = f_mood);
+CREATE TYPE f_cmood AS (a int, m f_dmood);
+CREATE TYPE f_nest AS (p f_pair, c f_cmood[]);
+-- which element types get a home
+SELECT t, (bloom_info(f)).element_type,
+	   substr(f::bytea, 41, 16) <> '\x00000000000000000000000000000000'::bytea AS has_home
+FROM (VALUES
+	('enum', bloom_add(bloom_empty(10), 'ok'::f_mood)),
+	('domain over enum', bloom_add(bloom_empty(10), 'ok'::f_dmood)),
+	('array of enum', bloom_add(bloom_empty(10), ARRAY['ok'::f_mood])),
+	('array of domain over enum', bloom_add(bloom_empty(10), ARRAY['ok'::f_dmood])),
+	('range over enum', bloom_add(bloom_empty(10), f_rmood('sad', 'happy'))),
+	('multirange over enum', bloom_add(bloom_empty(10), f_rmood_multirange(f_rmood('sad', 'happy')))),
+	('composite with enum', bloom_add(bloom_empty(10), (1, 'ok')::f_cmood)),
+	('composite with array of such', bloom_add(bloom_empty(10), ((1, 'a'), ARRAY[(1, 'ok')::f_cmood])::f_nest)),
+	('regclass', bloom_add(bloom_empty(10), 'pg_class'::regclass)),
+	('regtype[]', bloom_add(bloom_empty(10), ARRAY['int4'::regtype])),
+	('aclitem', bloom_add(bloom_empty(10), makeaclitem(10, 10, 'SELECT', false))),
+	('composite without enum', bloom_add(bloom_empty(10), (1, 'a')::f_pair)),
+	('integer', bloom_add(bloom_empty(10), 1)),
+	('oid', bloom_add(bloom_empty(10), 1::oid)),
+	('text', bloom_add(bloom_empty(10), 'a'::text)),
+	('int4range', bloom_add(bloom_empty(10), int4range(1, 5))),
+	('empty', bloom_empty(10))
+) v(t, f);
+-- sized or not, the home is this cluster, this database and the type's OID
+CREATE FUNCTION f_le(b bytea, off int, len int) RETURNS numeric
+LANGUAGE sql AS $$ SELECT sum(get_byte(b, off + i) * 256::numeric ^ i) FROM generate_series(0, len - 1) i $$;
+SELECT f_le(f::bytea, 40, 8) = (SELECT system_identifier + CASE WHEN system_identifier < 0 THEN 2::numeric ^ 64 ELSE 0 END
+								FROM pg_control_system()) AS system_identifier,
+	   f_le(f::bytea, 48, 4) = (SELECT oid::bigint FROM pg_database WHERE datname = current_database()) AS database_oid,
+	   f_le(f::bytea, 52, 4) = 'f_mood'::regtype::oid::bigint AS type_oid
+FROM (SELECT bloom_agg(m) AS f FROM unnest(enum_range(NULL::f_mood)) m
+	  UNION ALL
+	  SELECT bloom_agg(m, 10, 0.01) FROM unnest(enum_range(NULL::f_mood)) m) s;
+-- at home, every form works, also after a text round trip
+CREATE TABLE fe AS
+	SELECT bloom_agg(m) FILTER (WHERE m <> 'ecstatic') AS f,
+		   bloom_agg(m, 10, 0.01) FILTER (WHERE m <> 'ecstatic') AS sized,
+		   bloom_agg(m::text) FILTER (WHERE m <> 'ecstatic') AS t,
+		   bloom_agg(ARRAY[m]) AS arrays,
+		   bloom_agg((1, m)::f_cmood) AS rows
+	FROM unnest(enum_range(NULL::f_mood)) m;
+SELECT m, bloom_contains(f, m) AS plain, bloom_contains(f::text::bloomfilter, m) AS via_text,
+	   bloom_contains(sized, m) AS sized, bloom_contains(f | f, m) AS in_union,
+	   bloom_contains(arrays, ARRAY[m]) AS array_value, bloom_contains(rows, (1, m)::f_cmood) AS composite_value,
+	   bloom_contains(t, m::text) AS as_text
+FROM fe, unnest(enum_range(NULL::f_mood)) m ORDER BY m;
+SELECT bloom_contains(f, enum_range(NULL::f_mood)), bloom_contains_any(f, ARRAY['ecstatic'::f_mood]),
+	   bloom_contains_all(f, ARRAY['sad', 'ok']::f_mood[]),
+	   bloom_contains(bloom_add(f, 'ecstatic'::f_mood), 'ecstatic'::f_mood)
+FROM fe;
+SELECT bloom_contains(bloom_union_agg(f), 'ok'::f_mood) FROM fe;
+-- parallel workers record the same home
+CREATE TABLE fe_par AS
+	SELECT i, (enum_range(NULL::f_mood))[1 + i % 4] AS m FROM generate_series(1, 30000) i;
+ANALYZE fe_par;
+CREATE TABLE fe_par_serial AS SELECT bloom_agg(m) AS a, bloom_agg(m, 100, 0.01) AS b FROM fe_par;
+SET parallel_setup_cost = 0;
+SET parallel_tuple_cost = 0;
+SET min_parallel_table_scan_size = 0;
+SET max_parallel_workers_per_gather = 2;
+EXPLAIN (COSTS OFF) SELECT bloom_agg(m), bloom_agg(m, 100, 0.01) FROM fe_par;
+SELECT s.a::bytea = p.a::bytea AS same_agg, s.b::bytea = p.b::bytea AS same_sized_agg,
+	   bloom_contains(p.a, 'ok'::f_mood) AND bloom_contains(p.b, 'ok'::f_mood) AS contained
+FROM fe_par_serial s,
+	 (SELECT bloom_agg(m) AS a, bloom_agg(m, 100, 0.01) AS b FROM fe_par) p;
+RESET parallel_setup_cost;
+RESET parallel_tuple_cost;
+RESET min_parallel_table_scan_size;
+RESET max_parallel_workers_per_gather;
+-- another database, simulated by editing its OID or the system identifier;
+-- bloom_info, bloom_cardinality and output still work
+CREATE TABLE fe_away AS
+	SELECT f_patch(f::bytea, 48, '\x01000000')::bloomfilter AS other_db,
+		   f_patch(f::bytea, 40, '\x0100000000000000')::bloomfilter AS other_cluster,
+		   f_patch(f::bytea, 40, '\x00000000000000000000000000000000')::bloomfilter AS no_home,
+		   f_patch(f::bytea, 52, '\x01000000')::bloomfilter AS dropped_type,
+		   f_patch(arrays::bytea, 48, '\x01000000')::bloomfilter AS other_db_arrays,
+		   f_patch(rows::bytea, 48, '\x01000000')::bloomfilter AS other_db_rows,
+		   f
+	FROM fe;
+SELECT bloom_contains(other_db, 'ok'::f_mood) FROM fe_away;
+SELECT bloom_contains(other_cluster, 'ok'::f_mood) FROM fe_away;
+SELECT bloom_contains(no_home, 'ok'::f_mood) FROM fe_away;
+SELECT bloom_contains(dropped_type, 'ok'::f_mood) FROM fe_away;
+SELECT bloom_contains(other_db, ARRAY['ok'::f_mood]) FROM fe_away;
+SELECT bloom_contains_any(other_db, ARRAY['ok'::f_mood]) FROM fe_away;
+SELECT bloom_contains_all(other_db, ARRAY['ok'::f_mood]) FROM fe_away;
+SELECT bloom_contains(other_db_arrays, ARRAY['ok'::f_mood]) FROM fe_away;
+SELECT bloom_contains(other_db_rows, (1, 'ok')::f_cmood) FROM fe_away;
+SELECT bloom_add(other_db, 'ok'::f_mood) FROM fe_away;
+SELECT other_db | other_db FROM fe_away;
+SELECT f & other_db FROM fe_away;
+SELECT f | no_home FROM fe_away;
+SELECT bloom_union_agg(g) FROM fe_away, LATERAL (VALUES (f), (other_db)) v(g);
+SELECT q, f_sqlstate(q) FROM (VALUES
+	('SELECT bloom_contains(other_db, ''ok''::f_mood) FROM fe_away'),
+	('SELECT bloom_contains(no_home, ''ok''::f_mood) FROM fe_away'),
+	('SELECT bloom_contains(dropped_type, ''ok''::f_mood) FROM fe_away'),
+	('SELECT f | no_home FROM fe_away'),
+	('SELECT f_patch(f::bytea, 48, ''\x00000000'')::bloomfilter FROM fe_away')
+) v(q);
+SELECT (bloom_info(other_db)).element_type, (bloom_info(other_db)).nbits_set = (bloom_info(f)).nbits_set AS same_bits,
+	   bloom_cardinality(other_db) = bloom_cardinality(f) AS same_cardinality,
+	   other_db::text::bloomfilter::bytea = other_db::bytea AS reads_back
+FROM fe_away;
+\set VERBOSITY default
+SELECT bloom_contains(other_db, 'ok'::f_mood) FROM fe_away;
+SELECT bloom_contains(no_home, 'ok'::f_mood) FROM fe_away;
+SELECT bloom_contains(dropped_type, 'ok'::f_mood) FROM fe_away;
+SELECT f | no_home FROM fe_away;
+\set VERBOSITY terse
+-- at home, the filter's type must be the type that built it: another type
+-- of that name has other label OIDs
+SELECT f::text AS moved_f, t::text AS moved_t FROM fe \gset
+CREATE TYPE f_mood2 AS ENUM ('sad', 'ok', 'happy', 'ecstatic');
+ALTER TYPE f_mood RENAME TO f_mood_old;
+ALTER TYPE f_mood2 RENAME TO f_mood;
+SELECT (bloom_info(:'moved_f')).element_type::oid = 'f_mood'::regtype::oid AS resolved_to_new_type,
+	   bloom_contains(:'moved_t'::bloomfilter, 'ok'::text) AS text_still_works;
+SELECT bloom_contains(:'moved_f'::bloomfilter, 'ok'::f_mood);
+DROP TYPE f_mood;
+ALTER TYPE f_mood_old RENAME TO f_mood;
+SELECT bloom_contains(:'moved_f'::bloomfilter, 'ok'::f_mood) AS same_type_again;
+-- malformed homes are data exceptions
+SELECT f_patch(b, 40, '\x01')::bloomfilter FROM fgood;
+SELECT f_patch(f_patch(b, 8, '\x17000000'), 40, '\x01')::bloomfilter FROM fgood;
+SELECT f_patch(f_patch(b, 8, '\x17000000'), 40, '\x010000000000000001000000')::bloomfilter FROM fgood;
+SELECT f_patch(f_patch(b, 8, '\x17000000'), 40, '\x01000000000000000100000017000000')::bloomfilter IS NOT NULL AS valid_home FROM fgood;
+SELECT f_patch(f_patch(b, 8, '\x17000000'), 40, '\x01000000000000000100000014000000')::bloomfilter FROM fgood;
+SELECT f_patch(b, 40, '\x01000000000000000100000017000000')::bloomfilter FROM fgood;
+-- a real second database: the filter reads there, but is refused; the same
+-- values as text work there
+SELECT current_database() AS home_db, current_database() || '_other' AS other_db \gset
+SET client_min_messages = warning;
+DROP DATABASE IF EXISTS :"other_db";
+CREATE DATABASE :"other_db";
+RESET client_min_messages;
+\c :other_db
+SET client_min_messages = warning;
+CREATE EXTENSION bloomidx;
+RESET client_min_messages;
+\set VERBOSITY terse
+CREATE TYPE f_mood AS ENUM ('sad', 'ok', 'happy', 'ecstatic');
+SELECT (bloom_info(:'moved_f')).element_type, (bloom_info(:'moved_f')).nbits_set > 0 AS has_bits;
+SELECT m, bloom_contains(:'moved_f'::bloomfilter, m) FROM unnest(enum_range(NULL::f_mood)) m;
+SELECT bloom_contains(:'moved_f'::bloomfilter, enum_range(NULL::f_mood));
+SELECT bloom_add(:'moved_f'::bloomfilter, 'ok'::f_mood);
+SELECT :'moved_f'::bloomfilter | :'moved_f'::bloomfilter;
+SELECT m, bloom_contains(:'moved_t'::bloomfilter, m::text) FROM unnest(enum_range(NULL::f_mood)) m;
+-- the hazard is real: this database's labels set other bits
+SELECT substr(:'moved_f'::bloomfilter::bytea, 71) <>
+	   substr((SELECT bloom_agg(m) FILTER (WHERE m <> 'ecstatic') FROM unnest(enum_range(NULL::f_mood)) m)::bytea, 71)
+	   AS other_bits;
+\c :home_db
+\set VERBOSITY terse
+DROP DATABASE :"other_db";
+SELECT bloom_contains(:'moved_f'::bloomfilter, 'ok'::f_mood) AS back_home;
 
 --
 -- Golden value: this filter of the integers 1 to 20 (bloom_agg(i, 20, 0.05)),
--- written on one server, reads the same on every server
+-- written on one server, reads the same on every server.  (Format version 2
+-- added the home database, zero here; the bits are those version 1 had.)
 --
 SELECT bloom_agg(i, 20, 0.05) FROM generate_series(1, 20) i;
-SELECT '\x424c4d460100010017000000040000007d0000000000000014000000000000009a9999999999a93f0000d2bd6dc7ee2794b812798d006e825618'::bloomfilter::bytea
+SELECT '\x424c4d460200010017000000040000007d0000000000000014000000000000009a9999999999a93f000000000000000000000000000000000000d2bd6dc7ee2794b812798d006e825618'::bloomfilter::bytea
 	 = (SELECT bloom_agg(i, 20, 0.05) FROM generate_series(1, 20) i)::bytea AS golden_matches;
-SELECT * FROM f_shape('\x424c4d460100010017000000040000007d0000000000000014000000000000009a9999999999a93f0000d2bd6dc7ee2794b812798d006e825618');
+SELECT * FROM f_shape('\x424c4d460200010017000000040000007d0000000000000014000000000000009a9999999999a93f000000000000000000000000000000000000d2bd6dc7ee2794b812798d006e825618');
 SELECT array_agg(i ORDER BY i) FILTER (WHERE bloom_contains(g, i)) AS contained
 FROM generate_series(-10, 60) i,
-	 (SELECT '\x424c4d460100010017000000040000007d0000000000000014000000000000009a9999999999a93f0000d2bd6dc7ee2794b812798d006e825618'::bloomfilter AS g) s;
+	 (SELECT '\x424c4d460200010017000000040000007d0000000000000014000000000000009a9999999999a93f000000000000000000000000000000000000d2bd6dc7ee2794b812798d006e825618'::bloomfilter AS g) s;
 
 --
 -- A filter stored out of line is probed once detoasted
@@ -386,8 +557,10 @@ SELECT (SELECT count(*) FROM generate_series(1, 100000) i WHERE bloom_contains(f
 FROM ft ORDER BY id;
 SELECT count(*) FROM generate_series(1, 50000) i WHERE bloom_contains((SELECT f FROM ft WHERE id = 1), i);
 
-DROP TABLE fi, fu, fa, fp, fp_serial, ff, fb, fgood, fn, ft;
-DROP TYPE f_pair;
+DROP TABLE fi, fu, fa, fp, fp_serial, ff, fb, fgood, fn, ft, fe, fe_away, fe_par, fe_par_serial;
+DROP TYPE f_nest, f_cmood, f_rmood, f_pair;
+DROP DOMAIN f_dmood;
+DROP TYPE f_mood;
 DROP COLLATION f_ci;
 DROP DOMAIN posint;
-DROP FUNCTION f_shape(bloomfilter), f_patch(bytea, int, bytea), f_sqlstate(text);
+DROP FUNCTION f_shape(bloomfilter), f_patch(bytea, int, bytea), f_sqlstate(text), f_le(bytea, int, int);

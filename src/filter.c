@@ -11,6 +11,11 @@
  * set and tested with salt 0 by the routines of signature.h that the index
  * uses too.
  *
+ * A filter whose element type hashes by OIDs local to a database (enums,
+ * reg* types, and whatever contains them) records its home database and
+ * is refused everywhere else, since it would answer every value as absent
+ * there (see filter_format.h).
+ *
  * bloom_agg without a capacity collects the distinct 64-bit hashes of its
  * input in an open-addressing hash set, and sizes the filter for their
  * number when it finishes; with a capacity it sets bits directly.
@@ -24,12 +29,14 @@
 #include "access/detoast.h"
 #include "access/htup_details.h"
 #include "access/transam.h"
+#include "access/xlog.h"
 #include "catalog/namespace.h"
 #include "catalog/pg_collation.h"
 #include "catalog/pg_type.h"
 #include "fmgr.h"
 #include "funcapi.h"
 #include "libpq/pqformat.h"
+#include "miscadmin.h"
 #include "utils/array.h"
 #include "port/pg_bitutils.h"
 #include "utils/builtins.h"
@@ -84,6 +91,7 @@ typedef struct BloomFnCache
 	Oid			elemtype;		/* base type of the values probed */
 	Oid			collation;		/* collation to hash with */
 	TypeCacheEntry *typentry;	/* hash function of elemtype */
+	bool		oid_hashed;		/* elemtype hashes by database-local OIDs */
 	/* for the array forms: the array itself as one value */
 	Oid			arraytype;		/* base type of the array argument */
 	TypeCacheEntry *arrayentry; /* its hash function, looked up on demand */
@@ -228,15 +236,97 @@ BloomHeaderInit(BloomFilterHeader *hdr, uint64 nbits, int nhashes,
 }
 
 /*
- * Record the element type in a header: by OID, and for a type that is not
- * built in also by schema and name (allocated in the current context).
+ * Does the extended hash of values of typid depend on OIDs that differ
+ * from one database to another?  True for enums (their labels' OIDs), reg*
+ * types and aclitem (the OIDs of what they name), anonymous records (whose
+ * columns may be any of these, should they become hashable), and arrays,
+ * ranges, multiranges, domains and composite types whose hash goes
+ * through such a type.
+ */
+static bool
+BloomTypeHashesOids(Oid typid)
+{
+	Oid			elemtype;
+
+	check_stack_depth();
+	typid = getBaseType(typid);
+	/*
+	 * Types whose values are OIDs of database objects; and anonymous
+	 * records, which PostgreSQL 15 cannot hash, in case a later release can.
+	 */
+	switch (typid)
+	{
+		case RECORDOID:
+		case RECORDARRAYOID:
+		case ACLITEMOID:
+		case REGPROCOID:
+		case REGPROCEDUREOID:
+		case REGOPEROID:
+		case REGOPERATOROID:
+		case REGCLASSOID:
+		case REGCOLLATIONOID:
+		case REGTYPEOID:
+		case REGROLEOID:
+		case REGNAMESPACEOID:
+		case REGCONFIGOID:
+		case REGDICTIONARYOID:
+			return true;
+		default:
+			break;
+	}
+
+	switch (get_typtype(typid))
+	{
+		case TYPTYPE_ENUM:
+			return true;
+		case TYPTYPE_RANGE:
+			return BloomTypeHashesOids(get_range_subtype(typid));
+		case TYPTYPE_MULTIRANGE:
+			return BloomTypeHashesOids(get_multirange_range(typid));
+		case TYPTYPE_COMPOSITE:
+			{
+				TupleDesc	tupdesc = lookup_rowtype_tupdesc(typid, -1);
+				bool		result = false;
+				int			i;
+
+				for (i = 0; i < tupdesc->natts && !result; i++)
+				{
+					Form_pg_attribute att = TupleDescAttr(tupdesc, i);
+
+					if (!att->attisdropped)
+						result = BloomTypeHashesOids(att->atttypid);
+				}
+				ReleaseTupleDesc(tupdesc);
+				return result;
+			}
+		default:
+			break;
+	}
+
+	elemtype = get_element_type(typid);
+	return OidIsValid(elemtype) && BloomTypeHashesOids(elemtype);
+}
+
+/*
+ * Record the element type in a header: by OID, for a type that is not
+ * built in also by schema and name (allocated in the current context),
+ * and, if its values hash by OIDs (oid_hashed), this database as the
+ * filter's home.
  */
 static void
-BloomHeaderSetType(BloomFilterHeader *hdr, Oid typid)
+BloomHeaderSetType(BloomFilterHeader *hdr, Oid typid, bool oid_hashed)
 {
 	hdr->elemtype = typid;
 	hdr->nspname = hdr->typname = NULL;
 	hdr->nspname_len = hdr->typname_len = 0;
+	hdr->home_sysid = 0;
+	hdr->home_dbid = hdr->home_typid = 0;
+	if (oid_hashed)
+	{
+		hdr->home_sysid = GetSystemIdentifier();
+		hdr->home_dbid = MyDatabaseId;
+		hdr->home_typid = typid;
+	}
 	if (typid >= FirstGenbkiObjectId)
 	{
 		HeapTuple	tup = SearchSysCache1(TYPEOID, ObjectIdGetDatum(typid));
@@ -464,6 +554,8 @@ BloomGetFnCache(FunctionCallInfo fcinfo, int argno, bool is_array)
 		}
 		cache->elemtype = basetype;
 		cache->typentry = BloomLookupHash(basetype);
+		/* an array hashes by OIDs exactly when its elements do */
+		cache->oid_hashed = BloomTypeHashesOids(basetype);
 		cache->argtype = argtype;
 		cache->inputcollation = InvalidOid;
 		cache->collation = BloomHashCollation(basetype, InvalidOid);
@@ -536,8 +628,56 @@ BloomCheckValueType(Oid elemtype, Oid valuetype, bool adding)
 }
 
 /*
+ * Error out unless a filter may be probed, extended or combined in this
+ * database.  A filter with a home database may be used only there, and
+ * only while its element type is the type it was built with.  A filter
+ * without one may not be used if its element type hashes by OIDs
+ * (oid_hashed, which the caller knows if it hashes values): it was made
+ * elsewhere, or for another type of that name.
+ */
+static void
+BloomCheckHome(const BloomFilterHeader *hdr, bool oid_hashed)
+{
+	if (hdr->elemtype == 0)
+		return;
+
+	if (hdr->home_dbid == 0)
+	{
+		if (oid_hashed)
+			ereport(ERROR,
+					(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+					 errmsg("cannot use a bloom filter of type %s that does not record the database that built it",
+							BloomTypeName(hdr->elemtype)),
+					 errdetail("Values of type %s hash by object identifiers (OIDs), which differ from one database to another.",
+							   BloomTypeName(hdr->elemtype)),
+					 errhint("Build the filter from the values cast to text, for example bloom_agg(col::text), or build it again in this database.")));
+		return;
+	}
+
+	if (hdr->home_sysid != GetSystemIdentifier() ||
+		hdr->home_dbid != MyDatabaseId)
+		ereport(ERROR,
+				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+				 errmsg("cannot use a bloom filter of type %s outside the database that built it",
+						BloomTypeName(hdr->elemtype)),
+				 errdetail("Values of type %s hash by object identifiers (OIDs), which differ from one database to another.",
+						   BloomTypeName(hdr->elemtype)),
+				 errhint("Build the filter from the values cast to text, for example bloom_agg(col::text), or build it again in this database.")));
+
+	if (hdr->home_typid != hdr->elemtype)
+		ereport(ERROR,
+				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+				 errmsg("cannot use a bloom filter of type %s built for another type of that name",
+						BloomTypeName(hdr->elemtype)),
+				 errdetail("Values of type %s hash by object identifiers (OIDs), and the filter was built for a type that had the same name, since dropped or renamed.",
+						   BloomTypeName(hdr->elemtype)),
+				 errhint("Build the filter again.")));
+}
+
+/*
  * Error out unless two filters have the same element type (or one has
- * none yet), size, number of hash functions and hash scheme.
+ * none yet), size, number of hash functions, hash scheme and home
+ * database, and may be used in this database.
  */
 static void
 BloomCheckCompatible(const BloomFilterHeader *a, const BloomFilterHeader *b)
@@ -558,6 +698,19 @@ BloomCheckCompatible(const BloomFilterHeader *a, const BloomFilterHeader *b)
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 				 errmsg("cannot combine a bloom filter of hash scheme %u with a bloom filter of hash scheme %u",
 						a->hash_scheme, b->hash_scheme)));
+	BloomCheckHome(a, false);
+	BloomCheckHome(b, false);
+	/* both usable here, so a difference is one with a home and one without */
+	if (a->elemtype != 0 && b->elemtype != 0 &&
+		(a->home_sysid != b->home_sysid || a->home_dbid != b->home_dbid ||
+		 a->home_typid != b->home_typid))
+		ereport(ERROR,
+				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+				 errmsg("cannot combine bloom filters of type %s built in different databases",
+						BloomTypeName(a->elemtype)),
+				 errdetail("Values of type %s hash by object identifiers (OIDs), which differ from one database to another, and only one of the filters records the database that built it.",
+						   BloomTypeName(a->elemtype)),
+				 errhint("Build the filters from the values cast to text, for example bloom_agg(col::text), or build them again in this database.")));
 }
 
 /*
@@ -763,12 +916,13 @@ bloom_add(PG_FUNCTION_ARGS)
 
 	BloomFilterOpen(in, &f);
 	BloomCheckValueType(f.hdr.elemtype, cache->elemtype, true);
+	BloomCheckHome(&f.hdr, cache->oid_hashed);
 
 	if (f.hdr.elemtype == 0)
 	{
 		BloomFilterHeader hdr = f.hdr;
 
-		BloomHeaderSetType(&hdr, cache->elemtype);
+		BloomHeaderSetType(&hdr, cache->elemtype, cache->oid_hashed);
 		out = BloomFilterAllocate(CurrentMemoryContext, &hdr);
 	}
 	else
@@ -793,6 +947,7 @@ bloom_contains(PG_FUNCTION_ARGS)
 
 	BloomFilterOpen(BloomGetFilterArg(fcinfo, 0, cache), &f);
 	BloomCheckValueType(f.hdr.elemtype, cache->elemtype, false);
+	BloomCheckHome(&f.hdr, cache->oid_hashed);
 	if (f.hdr.elemtype == 0)
 		PG_RETURN_BOOL(false);
 
@@ -836,6 +991,7 @@ BloomContainsArray(FunctionCallInfo fcinfo, BloomArrayProbe mode)
 	{
 		bool		found;
 
+		BloomCheckHome(&f.hdr, cache->oid_hashed);
 		if (cache->arrayentry == NULL)
 			cache->arrayentry = BloomLookupHash(cache->arraytype);
 		found = BloomTestBits(f.bits, f.hdr.nbits,
@@ -853,6 +1009,7 @@ BloomContainsArray(FunctionCallInfo fcinfo, BloomArrayProbe mode)
 		PG_RETURN_BOOL(found);
 	}
 	BloomCheckValueType(f.hdr.elemtype, cache->elemtype, false);
+	BloomCheckHome(&f.hdr, cache->oid_hashed);
 
 	deconstruct_array(array, ARR_ELEMTYPE(array), cache->elmlen,
 					  cache->elmbyval, cache->elmalign,
@@ -1275,7 +1432,7 @@ bloom_agg_sized_transfn(PG_FUNCTION_ARGS)
 						&nbits, &nhashes);
 		BloomHeaderInit(&hdr, nbits, nhashes, PG_GETARG_INT64(2),
 						PG_GETARG_FLOAT8(3));
-		BloomHeaderSetType(&hdr, cache->elemtype);
+		BloomHeaderSetType(&hdr, cache->elemtype, cache->oid_hashed);
 		state = BloomAggStateCreate(aggcxt, cache->elemtype, cache->collation,
 									BloomFilterAllocate(aggcxt, &hdr));
 	}
@@ -1349,7 +1506,8 @@ bloom_agg_finalfn(PG_FUNCTION_ARGS)
 	ndistinct = state->nused + state->has_zero;
 	BloomChooseSize((int64) ndistinct, BLOOM_DEFAULT_FPR, &nbits, &nhashes);
 	BloomHeaderInit(&hdr, nbits, nhashes, ndistinct, BLOOM_DEFAULT_FPR);
-	BloomHeaderSetType(&hdr, state->elemtype);
+	BloomHeaderSetType(&hdr, state->elemtype,
+					   BloomTypeHashesOids(state->elemtype));
 	result = BloomFilterAllocate(CurrentMemoryContext, &hdr);
 	BloomFilterOpen(result, &f);
 

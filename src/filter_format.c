@@ -127,8 +127,11 @@ BloomFilterDecodeHeader(const uint8 *data, size_t len, BloomFilterHeader *hdr,
 	hdr->capacity = ReadLE64(data + 24);
 	fprbits = ReadLE64(data + 32);
 	memcpy(&hdr->target_fpr, &fprbits, sizeof(double));
-	hdr->nspname_len = data[40];
-	hdr->typname_len = data[41];
+	hdr->home_sysid = ReadLE64(data + 40);
+	hdr->home_dbid = ReadLE32(data + 48);
+	hdr->home_typid = ReadLE32(data + 52);
+	hdr->nspname_len = data[56];
+	hdr->typname_len = data[57];
 
 	if (hdr->nhashes < 1 || hdr->nhashes > BLOOM_FILTER_MAX_NHASHES)
 		return BLOOM_FORMAT_BAD_NHASHES;
@@ -144,6 +147,21 @@ BloomFilterDecodeHeader(const uint8 *data, size_t len, BloomFilterHeader *hdr,
 	else if (!(hdr->target_fpr > 0.0 && hdr->target_fpr < 1.0) ||
 			 hdr->capacity > (UINT64CONST(1) << 40))
 		return BLOOM_FORMAT_BAD_SIZING;
+
+	/*
+	 * A home database is recorded in full or not at all, and only for a
+	 * filter with an element type; a built-in type's OID is never rewritten
+	 * on reading, so it still is the OID it had at home.
+	 */
+	if (hdr->home_sysid != 0 || hdr->home_dbid != 0 || hdr->home_typid != 0)
+	{
+		if (hdr->home_sysid == 0 || hdr->home_dbid == 0 ||
+			hdr->home_typid == 0 || hdr->elemtype == 0)
+			return BLOOM_FORMAT_BAD_HOME;
+		if (hdr->elemtype < BLOOM_FILTER_FIRST_UNFIXED_OID &&
+			hdr->home_typid != hdr->elemtype)
+			return BLOOM_FORMAT_BAD_HOME;
+	}
 
 	/* built-in and unset types go by OID alone, others also by name */
 	if (hdr->elemtype < BLOOM_FILTER_FIRST_UNFIXED_OID)
@@ -213,8 +231,11 @@ BloomFilterEncodeHeader(uint8 *dst, const BloomFilterHeader *hdr)
 	WriteLE64(dst + 24, hdr->capacity);
 	memcpy(&fprbits, &hdr->target_fpr, sizeof(double));
 	WriteLE64(dst + 32, fprbits);
-	dst[40] = hdr->nspname_len;
-	dst[41] = hdr->typname_len;
+	WriteLE64(dst + 40, hdr->home_sysid);
+	WriteLE32(dst + 48, hdr->home_dbid);
+	WriteLE32(dst + 52, hdr->home_typid);
+	dst[56] = hdr->nspname_len;
+	dst[57] = hdr->typname_len;
 	if (hdr->nspname_len > 0)
 		memcpy(dst + BLOOM_FILTER_FIXED_HEADER_SIZE, hdr->nspname,
 			   hdr->nspname_len);
@@ -249,6 +270,8 @@ BloomFilterFormatErrorMessage(BloomFilterFormatError err)
 			return "the capacity and target false-positive rate are inconsistent";
 		case BLOOM_FORMAT_BAD_TYPE_NAME:
 			return "the element type name is invalid";
+		case BLOOM_FORMAT_BAD_HOME:
+			return "the home database is inconsistent";
 		case BLOOM_FORMAT_LENGTH_MISMATCH:
 			return "the data is longer than its number of bits requires";
 		case BLOOM_FORMAT_BITS_BEYOND_NBITS:

@@ -8,7 +8,7 @@
  *
  *	offset	size	field
  *	0		4		magic "BLMF"
- *	4		2		format version (1)
+ *	4		2		format version (2)
  *	6		2		hash scheme (BLOOM_HASH_SCHEME of signature.h)
  *	8		4		element type OID, 0 while no value was added
  *	12		4		number of hash functions k, 1 .. BLOOM_FILTER_MAX_NHASHES
@@ -16,15 +16,30 @@
  *	24		8		capacity the filter was sized for, 0 if unknown
  *	32		8		target false-positive rate (IEEE 754 binary64), 0 if
  *					unknown
- *	40		1		length of the element type's schema name
- *	41		1		length of the element type's name
- *	42		...		schema name, then type name (no terminating zeros)
+ *	40		8		home database: system identifier of its cluster, or 0
+ *	48		4		home database: its OID, or 0
+ *	52		4		home database: the element type's OID there, or 0
+ *	56		1		length of the element type's schema name
+ *	57		1		length of the element type's name
+ *	58		...		schema name, then type name (no terminating zeros)
  *	...		m/8		the bits: bit p in byte p / 8 at bit p % 8
  *
  * Types with OIDs below BLOOM_FILTER_FIRST_UNFIXED_OID (the built-in
  * types) have the same OID on every server, and are stored by OID alone,
  * with empty names.  Any other type is stored by OID and by schema and type
  * name; reading such a filter resolves the name to the local type.
+ *
+ * The home database is recorded only for element types whose hash depends
+ * on OIDs local to a database: enums hash their labels' OIDs, reg* types
+ * and aclitem the OIDs of the objects they name, and arrays, ranges,
+ * multiranges, domains and composite types containing any of these hash
+ * through them.  Such a filter answers right only in the database that
+ * built it, and only while its element type is the type it was built with
+ * (reading a filter rewrites the OID at offset 8 to the local type of that
+ * name, never the one at offset 52).  The server reads such a filter
+ * anywhere, but refuses to probe, extend or combine it elsewhere.  The
+ * three fields are all zero (no home: the filter answers the same in every
+ * database) or all nonzero.
  *
  * This file has no backend dependencies, so that the decoder can be fuzzed
  * outside the server (fuzz/filter_fuzz.c).
@@ -35,9 +50,9 @@
 #define BLOOMIDX_FILTER_FORMAT_H
 
 #define BLOOM_FILTER_MAGIC				"BLMF"
-#define BLOOM_FILTER_FORMAT_VERSION		1
+#define BLOOM_FILTER_FORMAT_VERSION		2
 #define BLOOM_FILTER_HASH_SCHEME		1	/* must equal BLOOM_HASH_SCHEME */
-#define BLOOM_FILTER_FIXED_HEADER_SIZE	42
+#define BLOOM_FILTER_FIXED_HEADER_SIZE	58
 #define BLOOM_FILTER_MAX_NAME_LEN		63	/* NAMEDATALEN - 1 */
 #define BLOOM_FILTER_MAX_HEADER_SIZE \
 	(BLOOM_FILTER_FIXED_HEADER_SIZE + 2 * BLOOM_FILTER_MAX_NAME_LEN)
@@ -58,6 +73,9 @@ typedef struct BloomFilterHeader
 	uint64		nbits;
 	uint64		capacity;		/* 0 if unknown */
 	double		target_fpr;		/* 0 if unknown */
+	uint64		home_sysid;		/* home database's system identifier, or 0 */
+	uint32		home_dbid;		/* home database's OID, or 0 */
+	uint32		home_typid;		/* element type's OID there, or 0 */
 	uint8		nspname_len;
 	uint8		typname_len;
 	const char *nspname;		/* not zero-terminated */
@@ -78,6 +96,7 @@ typedef enum BloomFilterFormatError
 	BLOOM_FORMAT_BAD_NBITS,
 	BLOOM_FORMAT_BAD_SIZING,
 	BLOOM_FORMAT_BAD_TYPE_NAME,
+	BLOOM_FORMAT_BAD_HOME,
 	BLOOM_FORMAT_LENGTH_MISMATCH,
 	BLOOM_FORMAT_BITS_BEYOND_NBITS,
 	BLOOM_FORMAT_UNTYPED_WITH_BITS
