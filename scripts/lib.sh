@@ -10,6 +10,8 @@
 #   - a private PostgreSQL: bx_pg_private_install (relocated copy of the system
 #     PostgreSQL, like PostgreSQL's own tmp_install, so `make install` into it
 #     touches nothing system-wide and several runs can proceed at once)
+#   - bx_run_job: run a long step (build, test suite) with a time limit, in a
+#     way that Ctrl-C and TERM stop at once
 #   - throwaway clusters: bx_cluster_init, bx_cluster_start, bx_cluster_stop,
 #     bx_stop_clusters_under
 #   - bx_cleanup: stops every cluster started here (and any server left
@@ -32,6 +34,7 @@ BX_PG_OS_USER=${BX_PG_OS_USER:-postgres}
 BX_WORK=""          # temp work dir (bx_make_workdir)
 BX_CLUSTERS=()      # data dirs started by bx_cluster_start, for bx_cleanup
 BX_CLEANED=0        # bx_cleanup already ran
+BX_JOB=""           # process group of the running bx_run_job job
 
 # Print a progress message (to stdout, prefixed so it stands out in CI logs).
 bx_log() {
@@ -226,6 +229,7 @@ bx_stop_clusters_under() {
 bx_cleanup() {
     [[ $BX_CLEANED -eq 1 ]] && return 0
     BX_CLEANED=1
+    bx_kill_job
     local entry
     for entry in "${BX_CLUSTERS[@]}"; do
         bx_cluster_stop "${entry%%|*}" "${entry#*|}"
@@ -240,9 +244,55 @@ bx_cleanup() {
     fi
 }
 
-# Install the EXIT/INT/TERM traps that run bx_cleanup.
+# Run CMD... (a shell function is fine) as a background job in its own
+# process group, its output shown and appended to LOG, and end the whole group
+# after TIMEOUT seconds.  Running it in the background keeps this script able
+# to react to Ctrl-C or TERM at once (bash defers traps while a foreground
+# command runs): the traps end the group (bx_kill_job).  Returns the
+# command's exit status, or 124 if it timed out.
+# Usage: bx_run_job TIMEOUT LOG CMD...
+bx_run_job() {
+    local timeout=$1 log=$2
+    shift 2
+    local start=$SECONDS rc=0 timed_out=0
+    set -m # job control: the job gets a process group of its own
+    ("$@" </dev/null 2>&1 | tee -a "$log") &
+    BX_JOB=$!
+    set +m
+    while kill -0 "$BX_JOB" 2>/dev/null; do
+        if ((SECONDS - start >= timeout)); then
+            echo "error: timed out after ${timeout}s: $*" | tee -a "$log" >&2
+            bx_kill_job
+            timed_out=1
+            break
+        fi
+        sleep 1
+    done
+    wait "$BX_JOB" || rc=$?
+    BX_JOB=""
+    if [[ $timed_out -eq 1 ]]; then
+        return 124
+    fi
+    return "$rc"
+}
+
+# End the process group of the running bx_run_job job, if any: TERM, then
+# KILL if some of it is still there after 30 s.
+bx_kill_job() {
+    [[ -n ${BX_JOB:-} ]] || return 0
+    kill -TERM -- "-$BX_JOB" 2>/dev/null || return 0
+    local i
+    for ((i = 0; i < 30; i++)); do
+        kill -0 -- "-$BX_JOB" 2>/dev/null || return 0
+        sleep 1
+    done
+    kill -KILL -- "-$BX_JOB" 2>/dev/null || true
+}
+
+# Install the traps: on EXIT run bx_cleanup; on INT/TERM first end the
+# running job, then exit (which runs bx_cleanup).
 bx_install_traps() {
     trap bx_cleanup EXIT
-    trap 'exit 130' INT
-    trap 'exit 143' TERM
+    trap 'bx_kill_job; exit 130' INT
+    trap 'bx_kill_job; exit 143' TERM
 }

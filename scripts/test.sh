@@ -32,7 +32,10 @@
 #   TESTS          test names: sql/NAME.sql, specs/NAME.spec or t/NAME.pl
 #                  (each runs in its own suite); default: all tests
 #   KEEP=1         keep the work dir (build copy, logs, cluster data)
-#   SUITE_TIMEOUT  seconds allowed per suite (default 1200)
+#   SUITE_TIMEOUT  seconds allowed for the build and for each suite (default 1800)
+#   TOTAL_TIMEOUT  seconds for the whole run (default 4800): a suite gets no
+#                  more than what is left, so the summary line is always
+#                  printed within CI's 90 minutes
 #   PG_CFLAGS      extra compiler flags, e.g. PG_CFLAGS=-Werror (read by PGXS)
 set -euo pipefail
 
@@ -41,7 +44,11 @@ REPO=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 source "$REPO/scripts/lib.sh"
 
 ALL_SUITES="regress isolation tap"
-SUITE_TIMEOUT=${SUITE_TIMEOUT:-1200}
+SUITE_TIMEOUT=${SUITE_TIMEOUT:-1800}
+TOTAL_TIMEOUT=${TOTAL_TIMEOUT:-4800}
+[[ $SUITE_TIMEOUT =~ ^[0-9]+$ && $TOTAL_TIMEOUT =~ ^[0-9]+$ ]] ||
+    bx_die "SUITE_TIMEOUT and TOTAL_TIMEOUT must be numbers of seconds"
+step_timeout=$SUITE_TIMEOUT # limit of the last step run, for messages
 
 # Settings of the throwaway cluster used by the regress and isolation suites.
 CLUSTER_SETTINGS=(
@@ -142,7 +149,7 @@ record() {
     local suite=$1 rc=$2 p=$3 f=$4 understood=$5 note=""
     if [[ $rc -ne 0 && $f -eq 0 ]]; then
         f=1 note=" (exit status $rc)"
-        [[ $rc -eq 124 ]] && note=" (timed out after ${SUITE_TIMEOUT}s)"
+        [[ $rc -eq 124 ]] && note=" (timed out after ${step_timeout}s)"
     elif [[ $rc -eq 0 && $understood -eq 0 ]]; then
         f=1 note=" (no result lines found in its output)"
     fi
@@ -196,23 +203,54 @@ bx_copy_source "$REPO" "$SRC"
 bx_chown_pg "$BX_WORK"
 
 # pgmake ARGS...: make in the source copy, as the cluster owner, against the
-# private PostgreSQL, with the suite time limit.
+# private PostgreSQL.
 pgmake() {
     # TMPDIR inside the work dir: TAP tests make their socket dirs there (and
     # keep them when a test fails), so removing the work dir removes them too.
     local envs=(TMPDIR="$BX_WORK/tmp")
     [[ -n ${PGHOST:-} ]] && envs+=(PGHOST="$PGHOST" PGPORT="$PGPORT")
-    bx_as_pg env "${envs[@]}" timeout -k 30 "$SUITE_TIMEOUT" \
+    bx_as_pg env "${envs[@]}" \
         make -C "$SRC" --no-print-directory PG_CONFIG="$BX_PG_CONFIG" "$@"
+}
+
+# build: make && make install in the source copy.
+build() {
+    pgmake -j"$(nproc)" && pgmake install
+}
+
+# run_step LOG CMD...: run CMD as a job (bx_run_job) that ends after
+# SUITE_TIMEOUT seconds, or sooner if TOTAL_TIMEOUT comes first (then 124
+# at once if less than 30 s are left).  Returns CMD's status.
+run_step() {
+    local log=$1
+    shift
+    step_timeout=$SUITE_TIMEOUT
+    local left=$((TOTAL_TIMEOUT - SECONDS))
+    ((left < step_timeout)) && step_timeout=$left
+    if ((step_timeout < 30)); then
+        echo "error: TOTAL_TIMEOUT (${TOTAL_TIMEOUT}s) reached, not running: $*" | tee -a "$log" >&2
+        step_timeout=0
+        return 124
+    fi
+    bx_run_job "$step_timeout" "$log" "$@"
+}
+
+# run_suite LOG MAKEARGS...: make installcheck with MAKEARGS (run_step).
+run_suite() {
+    local log=$1
+    shift
+    run_step "$log" pgmake installcheck "$@"
 }
 
 bx_log "build: make && make install"
 rc=0
-{ pgmake -j"$(nproc)" && pgmake install; } 2>&1 | tee "$BX_WORK/logs/build.log" || rc=$?
+run_step "$BX_WORK/logs/build.log" build || rc=$?
 if [[ $rc -ne 0 ]]; then
-    echo "error: the build failed (exit status $rc)" >&2
+    why="exit status $rc"
+    [[ $rc -eq 124 ]] && why="timed out after ${step_timeout}s"
+    echo "error: the build failed ($why)" >&2
     total_fail=1
-    summary+=("build      failed (exit status $rc)")
+    summary+=("build      failed ($why)")
     finish
 fi
 
@@ -233,7 +271,7 @@ if has_tests regress; then
     args=(ISOLATION= TAP_TESTS=)
     [[ -n $sel_regress ]] && args+=(REGRESS="${sel_regress# }")
     rc=0
-    pgmake installcheck "${args[@]}" 2>&1 | tee "$log" || rc=$?
+    run_suite "$log" "${args[@]}" || rc=$?
     read -r p f u < <(count_regress "$log")
     record regress "$rc" "$p" "$f" "$u"
     if [[ $rc -ne 0 || $f -ne 0 ]]; then
@@ -250,7 +288,7 @@ if has_tests isolation; then
     args=(REGRESS= TAP_TESTS=)
     [[ -n $sel_isolation ]] && args+=(ISOLATION="${sel_isolation# }")
     rc=0
-    pgmake installcheck "${args[@]}" 2>&1 | tee "$log" || rc=$?
+    run_suite "$log" "${args[@]}" || rc=$?
     read -r p f u < <(count_regress "$log")
     record isolation "$rc" "$p" "$f" "$u"
     if [[ $rc -ne 0 || $f -ne 0 ]]; then
@@ -275,7 +313,7 @@ if has_tests tap; then
     args=(REGRESS= ISOLATION=)
     [[ -n $sel_tap ]] && args+=(PROVE_TESTS="${sel_tap# }")
     rc=0
-    pgmake installcheck "${args[@]}" 2>&1 | tee "$log" || rc=$?
+    run_suite "$log" "${args[@]}" || rc=$?
     # A killed test may leave its nodes running.
     bx_stop_clusters_under "$SRC/tmp_check" "$BX_PG_BINDIR"
     read -r p f u < <(count_tap "$log")
@@ -283,8 +321,14 @@ if has_tests tap; then
     if [[ $rc -ne 0 || $f -ne 0 ]]; then
         # Logs of the failed test files: t/NAME.pl logs to
         # tmp_check/log/regress_log_NAME, its nodes to NAME_<node>.log.
+        # Without prove's summary (killed, timed out) show the test that
+        # was running: the newest regress_log.
         failed_tests=$(sed -n 's|^t/\([^ ]*\)\.pl  *(Wstat:.*|\1|p' "$log" | sort -u)
-        [[ -n $failed_tests ]] || failed_tests=$(cd "$SRC/t" && ls -- *.pl 2>/dev/null | sed 's/\.pl$//')
+        if [[ -z $failed_tests ]]; then
+            # shellcheck disable=SC2012 # names are ours: t/NAME.pl
+            failed_tests=$(ls -t "$SRC/tmp_check/log"/regress_log_* 2>/dev/null |
+                head -n 1 | sed 's|.*/regress_log_||')
+        fi
         for n in $failed_tests; do
             show_file "$SRC/tmp_check/log/regress_log_$n" 100
             for nodelog in "$SRC/tmp_check/log/${n}"_*.log; do
