@@ -14,6 +14,7 @@
 
 #include "access/generic_xlog.h"
 #include "storage/bufmgr.h"
+#include "storage/freespace.h"
 #include "utils/rel.h"
 
 #include "bloomidx.h"
@@ -52,6 +53,41 @@ BloomAddToLockedPage(GenericXLogState *xlogState, BloomState state,
 			 BufferGetBlockNumber(buffer));
 	GenericXLogFinish(xlogState);
 	UnlockReleaseBuffer(buffer);
+}
+
+/*
+ * A page found through the free space map, locked exclusively: a data page
+ * with a free slot, or a recyclable page (to be initialized); or
+ * InvalidBuffer.  Pages the map overrates are corrected.
+ */
+static Buffer
+BloomFindFreeSlot(Relation index, BloomState state)
+{
+	Size		needed = state->shape.sigBytes + sizeof(ItemPointerData);
+
+	for (;;)
+	{
+		BlockNumber blkno = GetPageWithFreeSpace(index, needed);
+		Buffer		buffer;
+
+		if (blkno == InvalidBlockNumber)
+			return InvalidBuffer;
+		buffer = ReadBuffer(index, blkno);
+		if (ConditionalLockBuffer(buffer))
+		{
+			Page		page = BufferGetPage(buffer);
+
+			if (PageIsNew(page) ||
+				(BloomPageIsDeleted(page) && BloomPageIsRecyclable(page)) ||
+				(BloomPageIsData(index, page, blkno, state->tuplesPerPage) &&
+				 BloomPageHasFreeSlot(page)))
+				return buffer;
+			LockBuffer(buffer, BUFFER_LOCK_UNLOCK);
+		}
+		ReleaseBuffer(buffer);
+		/* Full or busy: skip it */
+		RecordPageWithFreeSpace(index, blkno, 0);
+	}
 }
 
 /*
@@ -120,12 +156,23 @@ bloomidx_insert(Relation index, Datum *values, bool *isnull,
 		meta->freeStart++;
 	}
 
-	/* No listed page has room: take a recycled or new page */
-	buffer = BloomNewBuffer(index);
-	page = GenericXLogRegisterBuffer(xlogState, buffer, GENERIC_XLOG_FULL_IMAGE);
-	BloomInitDataPage(page, state->shape.sigBytes);
+	/*
+	 * No listed page has room: a page the free space map knows to have a
+	 * free slot (VACUUM records them all), else a recycled or new page.
+	 */
+	buffer = BloomFindFreeSlot(index, state);
+	if (!BufferIsValid(buffer))
+		buffer = BloomNewBuffer(index);
+	if (PageIsNew(BufferGetPage(buffer)) || BloomPageIsDeleted(BufferGetPage(buffer)))
+	{
+		page = GenericXLogRegisterBuffer(xlogState, buffer, GENERIC_XLOG_FULL_IMAGE);
+		BloomInitDataPage(page, state->shape.sigBytes);
+	}
+	else
+		page = GenericXLogRegisterBuffer(xlogState, buffer, 0);
 	if (!BloomPageAddTuple(page, state->shape.sigBytes, sig, ht_ctid))
-		elog(ERROR, "could not add a tuple to an empty bloomidx page");
+		elog(ERROR, "bloomidx page %u has no free slot",
+			 BufferGetBlockNumber(buffer));
 
 	meta->nFree = 0;
 	meta->freeStart = 0;

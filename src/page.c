@@ -15,6 +15,7 @@
 #include "storage/procarray.h"
 #include "access/htup_details.h"
 #include "storage/bufmgr.h"
+#include "storage/freespace.h"
 #include "storage/indexfsm.h"
 #include "storage/lmgr.h"
 #include "storage/smgr.h"
@@ -284,6 +285,21 @@ BloomMetaAddFreePage(BloomMetaPage meta, BlockNumber blkno)
 }
 
 /*
+ * Free space the free space map records for a page: a recycled page counts
+ * as wholly free (the FSM's top category, which no data page reaches); a
+ * data page offers the bytes of its free slots.
+ */
+void
+BloomRecordFreeSpace(Relation index, BlockNumber blkno, Page page, int sigBytes)
+{
+	BloomPageOpaque opaque = BloomPageGetOpaque(page);
+
+	RecordPageWithFreeSpace(index, blkno,
+							(Size) (opaque->maxtuples - opaque->ntuples) *
+							(sigBytes + sizeof(ItemPointerData)));
+}
+
+/*
  * Get a buffer for a new page, exclusively locked: a recycled page from the
  * free space map if there is one, else a new block at the end.
  */
@@ -293,13 +309,17 @@ BloomNewBuffer(Relation index)
 	Buffer		buffer;
 	bool		needLock;
 
-	/* First, try a page the free space map knows to be recyclable */
+	/*
+	 * First, try a page the free space map knows to be recyclable: asking
+	 * for the largest request it takes matches only wholly free pages.
+	 */
 	for (;;)
 	{
-		BlockNumber blkno = GetFreeIndexPage(index);
+		BlockNumber blkno = GetPageWithFreeSpace(index, MaxHeapTupleSize);
 
 		if (blkno == InvalidBlockNumber)
 			break;
+		RecordPageWithFreeSpace(index, blkno, 0);
 
 		buffer = ReadBuffer(index, blkno);
 
@@ -308,7 +328,8 @@ BloomNewBuffer(Relation index)
 		{
 			Page		page = BufferGetPage(buffer);
 
-			if (PageIsNew(page) || BloomPageIsDeleted(page))
+			if (PageIsNew(page) ||
+				(BloomPageIsDeleted(page) && BloomPageIsRecyclable(page)))
 				return buffer;
 			LockBuffer(buffer, BUFFER_LOCK_UNLOCK);
 		}

@@ -172,6 +172,8 @@ extern void BloomMetaGetShape(BloomMetaPage meta, BloomShape *shape);
 extern void BloomCheckMetaPage(Relation index, Page page);
 extern void BloomMetaAddFreePage(BloomMetaPage meta, BlockNumber blkno);
 extern Buffer BloomNewBuffer(Relation index);
+extern void BloomRecordFreeSpace(Relation index, BlockNumber blkno, Page page,
+								 int sigBytes);
 extern bool BloomPageIsData(Relation index, Page page, BlockNumber blkno,
 							int tuplesPerPage);
 extern char *BloomMetaPageProblem(Page page, bool *unsupported);

@@ -148,8 +148,8 @@ bloomidx_bulkdelete(IndexVacuumInfo *info, IndexBulkDeleteResult *stats,
 }
 
 /*
- * Count pages and tuples, and hand deleted pages to the free space map for
- * reuse (amvacuumcleanup).
+ * Count pages and tuples, and tell the free space map which pages can be
+ * reused and which data pages have free slots (amvacuumcleanup).
  */
 IndexBulkDeleteResult *
 bloomidx_vacuumcleanup(IndexVacuumInfo *info, IndexBulkDeleteResult *stats)
@@ -189,7 +189,12 @@ bloomidx_vacuumcleanup(IndexVacuumInfo *info, IndexBulkDeleteResult *stats)
 		page = BufferGetPage(buffer);
 
 		if (BloomPageIsData(index, page, blkno, state->tuplesPerPage))
+		{
 			stats->num_index_tuples += BloomPageGetNTuples(page);
+			/* Free slots beyond the metapage's list are found through the FSM */
+			if (state->shape.layout == BLOOMIDX_LAYOUT_ROW)
+				BloomRecordFreeSpace(index, blkno, page, state->shape.sigBytes);
+		}
 		else if (!PageIsNew(page) && BloomPageHasFlag(page, BLOOMIDX_TIDMAP) &&
 				 !BloomPageIsDeleted(page))
 		{
