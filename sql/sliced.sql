@@ -40,10 +40,13 @@ VACUUM sl;
 SELECT * FROM sl_counts('a = 5 AND b = ''b7''');
 SELECT * FROM sl_counts('a = 10');
 SELECT * FROM sl_counts('c IS NULL');
+SELECT live_tuples = (SELECT count(*) FROM sl) AS one_tuple_per_row FROM bloomidx_stats('sl_bix');
+SELECT bloomidx_check('sl_bix', heapallindexed => true);
 UPDATE sl SET a = 1000 WHERE id % 1000 = 7;
 SELECT * FROM sl_counts('a = 1000');
 VACUUM sl;
 SELECT * FROM sl_counts('a = 1000');
+SELECT bloomidx_check('sl_bix', heapallindexed => true);
 
 -- A table built before the index: rows go straight into the slices
 CREATE INDEX sl_built ON sl USING bloomidx (a, b) WITH (layout = sliced, false_positive_rate = 0.001);

@@ -127,6 +127,10 @@ extern int	BloomScanRowPage(BloomScanOpaque so, Page page, int sigBytes,
 							 int sigWords, ItemPointerData *tids);
 
 /* sliced.c */
+typedef void (*BloomRowCallback) (ItemPointer tid, const uint8 *sig,
+								  BlockNumber blkno, void *arg);
+extern uint64 BloomSlicedForEachRow(Relation index, const BloomShape *shape,
+									BloomRowCallback fn, void *arg);
 extern IndexBuildResult *BloomSlicedBuild(Relation heap, Relation index,
 										  struct IndexInfo *indexInfo,
 										  const BloomShape *shape);

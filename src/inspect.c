@@ -41,6 +41,7 @@
 #include "funcapi.h"
 #include "miscadmin.h"
 #include "storage/bufmgr.h"
+#include "storage/lmgr.h"
 #include "utils/array.h"
 #include "utils/guc.h"
 #include "utils/memutils.h"
@@ -146,8 +147,41 @@ BloomCheckKey(ItemPointer tid, const uint8 *sig, int sigBytes)
 }
 
 /*
+ * Count one index tuple (a TID and its signature, found at blkno) and take
+ * its fingerprint if asked to.
+ */
+static void
+BloomWalkTuple(ItemPointer tid, const uint8 *sig, BlockNumber blkno, void *arg)
+{
+	BloomWalkData *walk = (BloomWalkData *) arg;
+	int			sigBytes = walk->shape.sigBytes;
+	BlockNumber heapBlock = ItemPointerGetBlockNumberNoCheck(tid);
+
+	walk->bitsSet += BloomCountBits(sig, sigBytes);
+	if (walk->tuples == 0 || heapBlock > walk->maxHeapBlock)
+	{
+		walk->maxHeapBlock = heapBlock;
+		walk->maxHeapBlockAt = blkno;
+	}
+	walk->tuples++;
+	if (walk->collectKeys)
+	{
+		if (walk->nkeys >= walk->maxkeys)
+		{
+			walk->maxkeys = Max(walk->maxkeys * 2, 1024);
+			walk->keys = repalloc_huge(walk->keys, walk->maxkeys * sizeof(uint64));
+		}
+		walk->keys[walk->nkeys++] = BloomCheckKey(tid, sig, sigBytes);
+	}
+}
+
+/*
  * Read and check the metapage, then every other page of the index,
  * counting what they hold.
+ *
+ * The walk holds the lock that merges and VACUUM take (a heavyweight lock
+ * on the metapage's block), so that the rows of a sliced index do not move
+ * between its pending pages and its slices while they are counted.
  */
 static void
 BloomWalkIndex(BloomWalkData *walk)
@@ -167,6 +201,8 @@ BloomWalkIndex(BloomWalkData *walk)
 	if (RelationGetNumberOfBlocks(index) == 0)
 		BloomReportCorruption(index, BLOOMIDX_METAPAGE_BLKNO,
 							  "The index has no metapage.");
+
+	LockPage(index, BLOOMIDX_METAPAGE_BLKNO, ExclusiveLock);
 
 	/* The metapage */
 	buffer = ReadBuffer(index, BLOOMIDX_METAPAGE_BLKNO);
@@ -235,31 +271,22 @@ BloomWalkIndex(BloomWalkData *walk)
 			continue;
 		}
 		walk->dataPages++;
+		if (BloomPageHasFlag(page, BLOOMIDX_SLICE | BLOOMIDX_TIDMAP | BLOOMIDX_STRIPE))
+			continue;			/* rows of the slices: read below */
 
 		ntuples = BloomPageGetNTuples(page);
-		if (walk->collectKeys && walk->nkeys + ntuples > walk->maxkeys)
-		{
-			walk->maxkeys = Max(walk->maxkeys * 2, walk->nkeys + ntuples);
-			walk->keys = repalloc_huge(walk->keys, walk->maxkeys * sizeof(uint64));
-		}
 		for (i = 0; i < ntuples; i++)
-		{
-			ItemPointer tid = BloomPageGetTid(page, shape->sigBytes, i);
-			uint8	   *sig = BloomPageGetSignature(page, shape->sigBytes, i);
-			BlockNumber heapBlock = ItemPointerGetBlockNumberNoCheck(tid);
-
-			walk->bitsSet += BloomCountBits(sig, shape->sigBytes);
-			if (walk->tuples == 0 || heapBlock > walk->maxHeapBlock)
-			{
-				walk->maxHeapBlock = heapBlock;
-				walk->maxHeapBlockAt = blkno;
-			}
-			walk->tuples++;
-			if (walk->collectKeys)
-				walk->keys[walk->nkeys++] = BloomCheckKey(tid, sig, shape->sigBytes);
-		}
+			BloomWalkTuple(BloomPageGetTid(page, shape->sigBytes, i),
+						   BloomPageGetSignature(page, shape->sigBytes, i),
+						   blkno, walk);
 	}
 	FreeAccessStrategy(bas);
+
+	/* The rows in the slices of the sliced layout */
+	if (shape->layout == BLOOMIDX_LAYOUT_SLICED)
+		BloomSlicedForEachRow(index, shape, BloomWalkTuple, walk);
+
+	UnlockPage(index, BLOOMIDX_METAPAGE_BLKNO, ExclusiveLock);
 }
 
 /*

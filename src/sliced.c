@@ -1156,6 +1156,149 @@ BloomSlicedGetBitmap(Relation index, BloomState state, BloomScanOpaque so,
 }
 
 /* ---------------------------------------------------------------------
+ * Reading rows back
+ * ---------------------------------------------------------------------
+ */
+
+/*
+ * Read back the rows of stripe s that VACUUM has not removed: their row
+ * numbers, TIDs and signature words (sigWords words each), in row order.
+ * Returns how many; the arrays are palloc'd.
+ */
+static int
+BloomReadStripeRows(Relation index, const BloomShape *shape,
+					const BloomStripePages *pages, int rows,
+					int **rowOf, ItemPointerData **tids, uint64 **words)
+{
+	int			sigWords = shape->sigWords;
+	int			nlive = 0;
+	int			t,
+				b,
+				i;
+
+	*rowOf = palloc(sizeof(int) * Max(rows, 1));
+	*tids = palloc(sizeof(ItemPointerData) * Max(rows, 1));
+
+	for (t = 0; t * (int) BLOOMIDX_TIDS_PER_PAGE < rows; t++)
+	{
+		Buffer		buffer;
+		Page		page;
+		const ItemPointerData *map;
+		int			n = Min(rows - t * (int) BLOOMIDX_TIDS_PER_PAGE,
+							(int) BLOOMIDX_TIDS_PER_PAGE);
+
+		if (pages->tidPages[t] == InvalidBlockNumber)
+			ereport(ERROR,
+					(errcode(ERRCODE_INDEX_CORRUPTED),
+					 errmsg("index \"%s\" is corrupted: rows %d to %d of a stripe have no TID-map page",
+							RelationGetRelationName(index),
+							t * (int) BLOOMIDX_TIDS_PER_PAGE,
+							t * (int) BLOOMIDX_TIDS_PER_PAGE + n - 1),
+					 errhint("REINDEX the index.")));
+		buffer = ReadBuffer(index, pages->tidPages[t]);
+		LockBuffer(buffer, BUFFER_LOCK_SHARE);
+		page = BufferGetPage(buffer);
+		if (PageIsNew(page) || !BloomPageHasFlag(page, BLOOMIDX_TIDMAP))
+			ereport(ERROR,
+					(errcode(ERRCODE_INDEX_CORRUPTED),
+					 errmsg("index \"%s\" is corrupted at block %u",
+							RelationGetRelationName(index), pages->tidPages[t]),
+					 errdetail("A TID-map page was expected."),
+					 errhint("REINDEX the index.")));
+		map = BloomPageGetTidMap(page);
+		for (i = 0; i < n; i++)
+		{
+			if (ItemPointerIsValid(&map[i]))
+			{
+				(*tids)[nlive] = map[i];
+				(*rowOf)[nlive++] = t * BLOOMIDX_TIDS_PER_PAGE + i;
+			}
+		}
+		UnlockReleaseBuffer(buffer);
+	}
+
+	*words = palloc0(sizeof(uint64) * sigWords * Max(nlive, 1));
+	for (b = 0; b < shape->sigBits; b++)
+	{
+		Buffer		buffer;
+		Page		page;
+		const uint64 *slice;
+
+		if (pages->slices[b] == InvalidBlockNumber)
+			continue;
+		CHECK_FOR_INTERRUPTS();
+		buffer = ReadBuffer(index, pages->slices[b]);
+		LockBuffer(buffer, BUFFER_LOCK_SHARE);
+		page = BufferGetPage(buffer);
+		if (PageIsNew(page) || !BloomPageHasFlag(page, BLOOMIDX_SLICE))
+			ereport(ERROR,
+					(errcode(ERRCODE_INDEX_CORRUPTED),
+					 errmsg("index \"%s\" is corrupted at block %u",
+							RelationGetRelationName(index), pages->slices[b]),
+					 errdetail("A slice page was expected."),
+					 errhint("REINDEX the index.")));
+		slice = BloomPageGetSlice(page);
+		for (i = 0; i < nlive; i++)
+		{
+			int			r = (*rowOf)[i];
+
+			if (slice[r / 64] & (UINT64CONST(1) << (r % 64)))
+				(*words)[(Size) i * sigWords + b / 64] |= UINT64CONST(1) << (b % 64);
+		}
+		UnlockReleaseBuffer(buffer);
+	}
+	return nlive;
+}
+
+/*
+ * Call fn for every row in the slices of a sliced index that VACUUM has
+ * not removed, with its TID, its signature (sigBytes bytes) and the block
+ * of its stripe page, and return the number of rows.  The caller holds the merge lock (LockPage on the
+ * metapage's block), so that rows do not move while it reads.
+ */
+uint64
+BloomSlicedForEachRow(Relation index, const BloomShape *shape,
+					  BloomRowCallback fn, void *arg)
+{
+	BloomSlicedSnapshot *snap = palloc(sizeof(BloomSlicedSnapshot));
+	BloomStripePages *pages = palloc(sizeof(BloomStripePages));
+	uint64		total = 0;
+	int			s;
+
+	BloomTakeSnapshot(index, snap);
+	for (s = 0; s < snap->nStripes; s++)
+	{
+		int			rows = BloomStripeRows(snap->mergedRows, s);
+		int		   *rowOf;
+		ItemPointerData *tids;
+		uint64	   *words;
+		int			nlive,
+					i;
+
+		if (rows == 0)
+			break;
+		if (snap->stripes[s] == InvalidBlockNumber)
+			continue;
+		BloomReadStripe(index, snap->stripes[s], shape->sigBits, pages);
+		nlive = BloomReadStripeRows(index, shape, pages, rows, &rowOf, &tids, &words);
+		for (i = 0; i < nlive; i++)
+		{
+			uint8		sig[BLOOMIDX_SLICED_MAX_LENGTH / 8];
+
+			BloomStoreWords(sig, words + (Size) i * shape->sigWords, shape->sigBytes);
+			fn(&tids[i], sig, snap->stripes[s], arg);
+		}
+		total += nlive;
+		pfree(rowOf);
+		pfree(tids);
+		pfree(words);
+	}
+	pfree(pages);
+	pfree(snap);
+	return total;
+}
+
+/* ---------------------------------------------------------------------
  * VACUUM
  * ---------------------------------------------------------------------
  */
@@ -1170,61 +1313,16 @@ BloomReclaimStripe(Relation index, BloomState state, int s, BlockNumber stripeBl
 {
 	const BloomShape *shape = &state->shape;
 	int			sigWords = shape->sigWords;
-	ItemPointerData *tids = palloc(sizeof(ItemPointerData) * rows);
-	int		   *rowOf = palloc(sizeof(int) * rows);
+	ItemPointerData *tids;
+	int		   *rowOf;
 	uint64	   *words;
-	int			nlive = 0;
-	int			t,
-				b,
-				i;
+	int			nlive;
+	int			i;
 	Buffer		metabuf;
 	GenericXLogState *xlogState;
 	BloomMetaPage meta;
 
-	/* The live rows */
-	for (t = 0; t * (int) BLOOMIDX_TIDS_PER_PAGE < rows; t++)
-	{
-		Buffer		buffer;
-		const ItemPointerData *map;
-		int			n = Min(rows - t * (int) BLOOMIDX_TIDS_PER_PAGE,
-							(int) BLOOMIDX_TIDS_PER_PAGE);
-
-		if (pages->tidPages[t] == InvalidBlockNumber)
-			continue;
-		buffer = ReadBuffer(index, pages->tidPages[t]);
-		LockBuffer(buffer, BUFFER_LOCK_SHARE);
-		map = BloomPageGetTidMap(BufferGetPage(buffer));
-		for (i = 0; i < n; i++)
-		{
-			if (ItemPointerIsValid(&map[i]))
-			{
-				tids[nlive] = map[i];
-				rowOf[nlive++] = t * BLOOMIDX_TIDS_PER_PAGE + i;
-			}
-		}
-		UnlockReleaseBuffer(buffer);
-	}
-
-	/* Their signatures, bit by bit from the slices */
-	words = palloc0(sizeof(uint64) * sigWords * Max(nlive, 1));
-	for (b = 0; b < shape->sigBits; b++)
-	{
-		Buffer		buffer;
-		const uint64 *slice;
-
-		if (pages->slices[b] == InvalidBlockNumber)
-			continue;
-		CHECK_FOR_INTERRUPTS();
-		buffer = ReadBuffer(index, pages->slices[b]);
-		LockBuffer(buffer, BUFFER_LOCK_SHARE);
-		slice = BloomPageGetSlice(BufferGetPage(buffer));
-		for (i = 0; i < nlive; i++)
-		{
-			if (slice[rowOf[i] / 64] & (UINT64CONST(1) << (rowOf[i] % 64)))
-				words[(Size) i * sigWords + b / 64] |= UINT64CONST(1) << (b % 64);
-		}
-		UnlockReleaseBuffer(buffer);
-	}
+	nlive = BloomReadStripeRows(index, shape, pages, rows, &rowOf, &tids, &words);
 
 	/* Back to the pending pages */
 	for (i = 0; i < nlive; i++)
