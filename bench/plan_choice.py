@@ -381,7 +381,7 @@ def main():
            "CREATE EXTENSION IF NOT EXISTS bloom;\n"
            "CREATE EXTENSION IF NOT EXISTS pg_prewarm;\n")
     settings = pg.value(
-        "SELECT string_agg(name || '=' || setting || coalesce(unit, ''), ' ' "
+        "SELECT string_agg(name || '=' || current_setting(name), ' ' "
         "ORDER BY name) FROM pg_settings WHERE name IN ('shared_buffers', "
         "'work_mem', 'random_page_cost', 'seq_page_cost', "
         "'effective_cache_size', 'cpu_tuple_cost', 'cpu_operator_cost', "

@@ -61,10 +61,11 @@
  * order with a bulk-read strategy), each signature test a fraction of
  * cpu_operator_cost per 64-bit word tested (a load, an AND and a compare),
  * and each candidate cpu_index_tuple_cost for its entry in the bitmap plus
- * cpu_tuple_cost for its fetch by TID: the bitmap heap scan prices a
+ * BLOOM_FETCH_COST for its fetch by TID: the bitmap heap scan prices a
  * fetched tuple like a tuple of a sequential scan, but with the data in
- * memory it takes about twice as long (measured at 1M rows: 100 to 150 ns
- * against 45 to 55 ns), and false positives make bloomidx scans fetch many.
+ * memory it takes two to three times as long (measured at 1M rows: 100 to
+ * 160 ns against 45 to 55 ns), and false positives make bloomidx scans
+ * fetch many.
  *
  *-------------------------------------------------------------------------
  */
@@ -105,6 +106,15 @@ PG_FUNCTION_INFO_V1(bloomidx_estimate);
 #define BLOOM_WORD_TEST_COST	(0.1 * cpu_operator_cost)
 
 /*
+ * What a tuple fetched by TID costs beyond what the bitmap heap scan
+ * charges for it (cpu_tuple_cost and its quals, like a sequential tuple):
+ * with the data in memory a fetch takes 2 to 3 times a sequential tuple
+ * (cpu_tuple_cost + quals + a share of its page, about 0.019 at the default
+ * settings), measured on 1M to 10M rows.
+ */
+#define BLOOM_FETCH_COST		(3 * cpu_tuple_cost)
+
+/*
  * Distinct-bit distributions of the probe sequence: pseudo-random values
  * run through it (at most BLOOM_PROBE_WORK probes), kept for a few shapes.
  */
@@ -122,18 +132,19 @@ PG_FUNCTION_INFO_V1(bloomidx_estimate);
  * to change the count of false positives.
  */
 #define BLOOM_COST_SPLIT_MIN_SEL	1e-4
-#define BLOOM_COST_MAX_SPLIT		8
+#define BLOOM_COST_MAX_SPLIT		6
 
 /*
  * A column's values (or NULL) held by at least this fraction of the rows
  * have their bits modelled exactly, up to BLOOM_COST_MAX_FREQUENT per
  * column; the combinations a row can hold are kept while at least
- * BLOOM_COST_MIN_STATE_PROB likely, up to BLOOM_COST_MAX_STATES.
+ * BLOOM_COST_MIN_STATE_PROB likely, up to BLOOM_COST_MAX_STATES (the rest
+ * count as rows holding other values).
  */
 #define BLOOM_COST_FREQUENT_MIN		0.01
 #define BLOOM_COST_MAX_FREQUENT		16
 #define BLOOM_COST_MIN_STATE_PROB	1e-6
-#define BLOOM_COST_MAX_STATES		512
+#define BLOOM_COST_MAX_STATES		256
 
 /* Occupancy model only for signatures at most this long; else fill^q */
 #define BLOOM_COST_OCCUPANCY_MAX_BITS	1024
@@ -507,7 +518,8 @@ BloomRowStates(const BloomShape *shape, const BloomCostQuery *query,
 		int			k = shape->bitsPerColumn[col];
 		const BloomFrequentValues *fv = query->frequent ? &query->frequent[col] : NULL;
 		const uint64 *fixed = NULL;
-		double		other = 1;
+		double		excluded = 0;
+		double		other;
 		double		freqs[BLOOM_COST_MAX_FREQUENT];
 		int			c;
 		int			j;
@@ -529,7 +541,10 @@ BloomRowStates(const BloomShape *shape, const BloomCostQuery *query,
 			{
 				if (!(matched & ((uint32) 1 << c)) &&
 					BloomClauseHasMask(clause, fv->masks + (Size) j * nwords, nwords))
-					freqs[j] = 0;	/* not this value: it does not match */
+				{
+					excluded += freqs[j];	/* the row does not hold it */
+					freqs[j] = 0;
+				}
 			}
 		}
 
@@ -551,23 +566,38 @@ BloomRowStates(const BloomShape *shape, const BloomCostQuery *query,
 			continue;
 		}
 
-		/* Branch every state on the column's frequent values */
+		/* The other values' shares among the rows that can hold them */
+		other = 1 - excluded;
 		for (j = 0; j < fv->nvalues; j++)
 			other -= freqs[j];
-		other = Max(other, 0);
+		for (j = 0; j < fv->nvalues; j++)
+			freqs[j] /= Max(1 - excluded, 1e-9);
+		other = Max(other, 0) / Max(1 - excluded, 1e-9);
+
+		/*
+		 * Branch every state on the column's frequent values; a branch too
+		 * unlikely, or beyond the number of states kept, stays with the
+		 * parent as a row holding some value at random.
+		 */
 		n = nstates;
 		for (s = 0; s < n; s++)
 		{
 			BloomRowState base = states[s];
+			double		random = other;
 
 			for (j = 0; j < fv->nvalues; j++)
 			{
 				BloomRowState *to;
 				int			w;
 
+				if (freqs[j] <= 0)
+					continue;
 				if (base.prob * freqs[j] < BLOOM_COST_MIN_STATE_PROB ||
 					nstates >= BLOOM_COST_MAX_STATES)
+				{
+					random += freqs[j];
 					continue;
+				}
 				to = &states[nstates++];
 				to->bits = palloc(sizeof(uint64) * nwords);
 				for (w = 0; w < nwords; w++)
@@ -575,9 +605,8 @@ BloomRowStates(const BloomShape *shape, const BloomCostQuery *query,
 				to->randomBits = base.randomBits;
 				to->prob = base.prob * freqs[j];
 			}
-			/* The row holds another value: random bits */
 			states[s].randomBits += k;
-			states[s].prob *= other;
+			states[s].prob *= random;
 		}
 	}
 	return nstates;
@@ -589,10 +618,11 @@ BloomRowStates(const BloomShape *shape, const BloomCostQuery *query,
  * every array, are set in its signature.
  *
  * The bits of known values are exact; those of unknown values are drawn
- * from the probe distribution.  The bits the state's frequent values set
+ * from the probe distribution.  The h bits the state's frequent values set
  * are set for sure; the others are set by the state's random bits.  dist[u]
  * is the distribution of u, the number of bits the equalities need from
- * the random ones: q0 known, the rest anywhere else.  For each u, an array
+ * the random ones: q0 known, the rest anywhere but on bits already counted
+ * or set for sure.  For each u, an array
  * passes unless all its elements miss, element e missing unless its own
  * bits are set too.
  */
@@ -606,6 +636,7 @@ BloomStatePassProbability(const BloomShape *shape, BloomRowModel *model,
 	int			nwords = shape->sigWords;
 	BloomOccupancy *occ;
 	int			q0;
+	int			h;
 	int			hi;
 	double		result = 0;
 	int			u;
@@ -625,6 +656,7 @@ BloomStatePassProbability(const BloomShape *shape, BloomRowModel *model,
 				base[w] |= clause->masks[w];
 	}
 	q0 = BloomMaskBits(base, NULL, state->bits, nwords);
+	h = BloomMaskBits(state->bits, NULL, NULL, nwords);
 
 	/* Add the unknown equalities' bits, each overlapping the others' */
 	memset(dist, 0, sizeof(double) * (m + 1));
@@ -653,7 +685,7 @@ BloomStatePassProbability(const BloomShape *shape, BloomRowModel *model,
 					continue;
 				for (x = 0; x <= d && u + x <= m; x++)
 					next[u + x] += dist[u] * pd[d] *
-						BloomHypergeometric(x, m, m - u, d);
+						BloomHypergeometric(x, m, Max(m - u - h, 0), d);
 			}
 		}
 		memcpy(dist, next, sizeof(double) * (m + 1));
@@ -690,7 +722,7 @@ BloomStatePassProbability(const BloomShape *shape, BloomRowModel *model,
 
 				for (d = 1; d <= Min(k, m); d++)
 					for (x = 0; x <= d && pd[d] > 0; x++)
-						r += pd[d] * BloomHypergeometric(x, m, m - u, d) *
+						r += pd[d] * BloomHypergeometric(x, m, Max(m - u - h, 0), d) *
 							BloomCoverProbability(model, occ, u + x);
 				r = Min(r / pBase, 1.0);
 				logMiss = r >= 1.0 ? -INFINITY : clause->nunknown * log1p(-r);
@@ -709,9 +741,12 @@ BloomStatePassProbability(const BloomShape *shape, BloomRowModel *model,
 
 					rest = BloomMaskBits(base, mask, state->bits, nwords) - q0;
 					/* y of the rest among the u - q0 unknown values' bits */
-					for (y = 0; y <= rest; y++)
-						r += BloomHypergeometric(y, m - q0, u - q0, rest) *
-							BloomCoverProbability(model, occ, u + rest - y);
+					if (u == q0)
+						r = BloomCoverProbability(model, occ, u + rest);
+					else
+						for (y = 0; y <= rest; y++)
+							r += BloomHypergeometric(y, m - q0, u - q0, rest) *
+								BloomCoverProbability(model, occ, u + rest - y);
 					r = Min(r / pBase, 1.0);
 					if (r >= 1.0)
 					{
@@ -1188,7 +1223,7 @@ bloomidx_costestimate(PlannerInfo *root, IndexPath *path, double loop_count,
 	if (!query.noMatch)
 		*indexTotalCost += seq_page_cost * pagesFetched +
 			BLOOM_WORD_TEST_COST * est.wordsTested * index->tuples +
-			(cpu_index_tuple_cost + cpu_tuple_cost) * selectivity * index->rel->tuples;
+			(cpu_index_tuple_cost + BLOOM_FETCH_COST) * selectivity * index->rel->tuples;
 	*indexSelectivity = selectivity;
 	*indexCorrelation = 0;
 	*indexPages = index->pages;
@@ -1296,7 +1331,8 @@ BloomCanSeeStatistics(Relation index, const int *cols, int ncols)
  * the false-positive rate (of a row matching none of them), the rows the
  * index lets through without matching, the rows that match (from the
  * table's statistics; NULL without them), the candidates (both), with the
- * fill it assumes and the pages a scan reads.
+ * fill it assumes and the pages a scan reads.  The values are unknown, as
+ * in a generic plan; the frequent values of the columns are known.
  */
 Datum
 bloomidx_estimate(PG_FUNCTION_ARGS)
@@ -1381,6 +1417,12 @@ bloomidx_estimate(PG_FUNCTION_ARGS)
 	/* One equality on an unknown, typical value per column */
 	haveStats = BloomCanSeeStatistics(index, cols, nnames);
 	memset(&query, 0, sizeof(query));
+	if (haveStats)
+	{
+		query.frequent = palloc0(sizeof(BloomFrequentValues) * state->shape.nColumns);
+		for (i = 0; i < state->shape.nColumns; i++)
+			BloomGetFrequentValues(index, state, i, &query.frequent[i]);
+	}
 	query.nclauses = Min(nnames, 32);
 	query.clauses = palloc0(sizeof(BloomCostClause) * query.nclauses);
 	for (i = 0; i < query.nclauses; i++)
