@@ -118,7 +118,10 @@ typedef struct BloomMetaPageData
 	uint64		statTuples;
 	uint64		statBitsSet;
 
-	/* Data pages that had free slots when last seen (row layout) */
+	/*
+	 * Row layout: data pages that had free slots when last seen.  Sliced
+	 * layout: pending pages retired by merges, not yet recyclable.
+	 */
 	uint16		nFree;			/* entries in freePages */
 	uint16		freeStart;		/* first entry worth trying */
 	BlockNumber freePages[BLOOMIDX_FREELIST_SIZE];

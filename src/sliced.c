@@ -52,6 +52,8 @@
 #include "pgstat.h"
 #include "port/pg_bitutils.h"
 #include "storage/bufmgr.h"
+#include "storage/freespace.h"
+#include "storage/indexfsm.h"
 #include "storage/lmgr.h"
 #include "utils/acl.h"
 #include "utils/memutils.h"
@@ -681,6 +683,50 @@ BloomWriteStripe(Relation index, BloomState state, Buffer stripebuf,
 }
 
 /*
+ * Hand the pending pages retired by earlier merges to the free space map
+ * once no scan can read them any more, and remember the ones just retired
+ * (the metapage's free list, unused by the sliced layout, holds them).
+ * Without this, an insert-only table's index would grow by its pending
+ * pages until the next VACUUM.
+ */
+static void
+BloomRecycleRetired(Relation index, const BlockNumber *retired, int nretired)
+{
+	Buffer		metabuf = ReadBuffer(index, BLOOMIDX_METAPAGE_BLKNO);
+	GenericXLogState *xlogState;
+	BloomMetaPage meta;
+	int			kept = 0;
+	int			i;
+
+	LockBuffer(metabuf, BUFFER_LOCK_EXCLUSIVE);
+	xlogState = GenericXLogStart(index);
+	meta = BloomPageGetMeta(GenericXLogRegisterBuffer(xlogState, metabuf, 0));
+	for (i = 0; i < meta->nFree; i++)
+	{
+		Buffer		buffer = ReadBuffer(index, meta->freePages[i]);
+		bool		recyclable;
+
+		LockBuffer(buffer, BUFFER_LOCK_SHARE);
+		recyclable = BloomPageIsRecyclable(BufferGetPage(buffer));
+		UnlockReleaseBuffer(buffer);
+		if (recyclable)
+		{
+			/* The map's upper levels too, so that searches find it now */
+			RecordFreeIndexPage(index, meta->freePages[i]);
+			FreeSpaceMapVacuumRange(index, meta->freePages[i], meta->freePages[i] + 1);
+		}
+		else
+			meta->freePages[kept++] = meta->freePages[i];
+	}
+	for (i = 0; i < nretired && kept < BLOOMIDX_FREELIST_SIZE; i++)
+		meta->freePages[kept++] = retired[i];
+	meta->nFree = kept;
+	meta->freeStart = 0;
+	GenericXLogFinish(xlogState);
+	UnlockReleaseBuffer(metabuf);
+}
+
+/*
  * Merge the pending rows into the slices; the caller holds the merge lock.
  * Returns the number of rows merged.
  */
@@ -820,6 +866,8 @@ BloomSlicedMergeLocked(Relation index)
 		}
 		UnlockReleaseBuffer(buffer);
 	}
+
+	BloomRecycleRetired(index, taken, ntaken);
 
 	pfree(sliceWords);
 	pfree(taken);
