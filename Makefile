@@ -23,3 +23,13 @@ include $(PGXS)
 .PHONY: bench
 bench:
 	bash $(srcdir)/bench/run.sh $(BENCH_ARGS)
+
+# --- Sanitizer build (README: Contributing) ----------------------------------
+# `make asan-check`: build bloomidx with -fsanitize=address,undefined in a
+# private copy of PostgreSQL (never the one PG_CONFIG names) and run the
+# regression and isolation suites on a throwaway cluster whose server has
+# the ASan runtime preloaded; fails on any sanitizer report.  TESTS="a b"
+# picks tests.  See scripts/asan-check.sh.
+.PHONY: asan-check
+asan-check:
+	bash $(srcdir)/scripts/asan-check.sh
