@@ -16,13 +16,18 @@
  *	- the MVCC snapshot of the heapallindexed pass is taken before the
  *	  index is read.  A row it sees was committed before it, and its index
  *	  tuple was written before that commit, on a page that already existed
- *	  (tuples never move between pages: VACUUM compacts a page in place).
+ *	  (in the row layout tuples never move between pages: VACUUM compacts
+ *	  a page in place; for the sliced layout see below).
  *	  VACUUM cannot remove a row the snapshot sees, so its index tuple
  *	  stays.  Rows inserted during the check are invisible to the snapshot.
  *	- the table's length is read after the index walk: a heap page is
  *	  extended before any index tuple points to it, and our lock keeps
  *	  VACUUM from truncating the table.
  *	- each page is copied under its buffer lock and checked from the copy.
+ *	- in the sliced layout a merge moves rows from pending pages into the
+ *	  slices: the walk holds the merge lock (a heavyweight lock on the
+ *	  metapage's block), so merges and that layout's VACUUM wait for the
+ *	  walk, though not for the heap pass.
  * ShareLock, as bt_index_parent_check takes, would block every writer for
  * the whole check and buy nothing here.
  *
