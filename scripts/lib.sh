@@ -25,6 +25,7 @@
 # PostgreSQL major version the project targets, and the system install of it.
 BX_PG_MAJOR=${BX_PG_MAJOR:-15}
 BX_SYS_BINDIR=/usr/lib/postgresql/$BX_PG_MAJOR/bin
+# shellcheck disable=SC2034 # used by demo.sh
 BX_SYS_PG_CONFIG=$BX_SYS_BINDIR/pg_config
 
 # OS user that owns clusters when we run as root.

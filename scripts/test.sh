@@ -204,6 +204,7 @@ bx_chown_pg "$BX_WORK"
 
 # pgmake ARGS...: make in the source copy, as the cluster owner, against the
 # private PostgreSQL.
+# shellcheck disable=SC2317 # called through bx_run_job
 pgmake() {
     # TMPDIR inside the work dir: TAP tests make their socket dirs there (and
     # keep them when a test fails), so removing the work dir removes them too.
@@ -214,6 +215,7 @@ pgmake() {
 }
 
 # build: make && make install in the source copy.
+# shellcheck disable=SC2317 # called through bx_run_job
 build() {
     pgmake -j"$(nproc)" && pgmake install
 }
