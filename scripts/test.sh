@@ -28,8 +28,8 @@
 #      non-zero if anything failed or if no test ran.
 #
 # Environment:
-#   SUITES         subset of "regress isolation tap" (default: all)
-#   TESTS          test names: sql/NAME.sql, specs/NAME.spec or t/NAME.pl
+#   SUITES         subset of "regress isolation tap fuzz" (default: all)
+#   TESTS          test names: sql/NAME.sql, specs/NAME.spec, t/NAME.pl, or fuzz
 #                  (each runs in its own suite); default: all tests
 #   KEEP=1         keep the work dir (build copy, logs, cluster data)
 #   SUITE_TIMEOUT  seconds allowed for the build and for each suite (default 1800)
@@ -43,7 +43,7 @@ REPO=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 # shellcheck source=scripts/lib.sh
 source "$REPO/scripts/lib.sh"
 
-ALL_SUITES="regress isolation tap"
+ALL_SUITES="regress isolation tap fuzz"
 SUITE_TIMEOUT=${SUITE_TIMEOUT:-1800}
 TOTAL_TIMEOUT=${TOTAL_TIMEOUT:-4800}
 [[ $SUITE_TIMEOUT =~ ^[0-9]+$ && $TOTAL_TIMEOUT =~ ^[0-9]+$ ]] ||
@@ -74,12 +74,16 @@ done
 wants() { [[ " $suites " == *" $1 "* ]]; }
 
 # Tests per suite: empty means "all of that suite's tests" (if TESTS is unset).
-sel_regress="" sel_isolation="" sel_tap=""
+sel_regress="" sel_isolation="" sel_tap="" sel_fuzz=""
 if [[ -n ${TESTS:-} ]]; then
     for t in $TESTS; do
         # Accept "name", "sql/name.sql", "specs/name.spec", "t/name.pl".
         n=${t##*/}
         n=${n%.sql} n=${n%.spec} n=${n%.pl}
+        if [[ $n == fuzz ]]; then
+            sel_fuzz=1
+            continue
+        fi
         found=0
         [[ -f $REPO/sql/$n.sql ]] && { sel_regress+=" $n"; found=1; }
         [[ -f $REPO/specs/$n.spec ]] && { sel_isolation+=" $n"; found=1; }
@@ -100,6 +104,7 @@ has_tests() {
         regress) compgen -G "$REPO/sql/*.sql" >/dev/null ;;
         isolation) compgen -G "$REPO/specs/*.spec" >/dev/null ;;
         tap) compgen -G "$REPO/t/*.pl" >/dev/null ;;
+        fuzz) [[ -f $REPO/fuzz/run.sh ]] ;;
     esac
 }
 
@@ -340,6 +345,25 @@ if has_tests tap; then
     fi
 elif wants tap; then
     bx_log "suite tap: no tests (t/*.pl), skipped"
+fi
+
+# --- fuzz: the bloomfilter decoder, built and run outside the server ---------
+
+if has_tests fuzz; then
+    bx_log "suite fuzz (fuzz/run.sh)"
+    log=$BX_WORK/logs/fuzz.log
+    rc=0
+    run_step "$log" env TMPDIR="$BX_WORK/tmp" PG_CONFIG="$BX_PG_CONFIG" \
+        bash "$SRC/fuzz/run.sh" || rc=$?
+    # One test: it passes when run.sh exits 0 after its closing count line.
+    if [[ $rc -eq 0 ]] && grep -q '^fuzz: [0-9]* inputs' "$log"; then
+        record fuzz "$rc" 1 0 1
+    else
+        record fuzz "$rc" 0 1 1
+        show_file "$log" 50
+    fi
+elif wants fuzz; then
+    bx_log "suite fuzz: no fuzz/run.sh, skipped"
 fi
 
 finish
