@@ -2,10 +2,10 @@
 # Copyright and license: see the project's LICENSE.
 
 # Crash recovery of bloomidx indexes.  pgbench clients insert, update and
-# delete rows of a logged and an unlogged table, and VACUUM them; the
-# server is stopped in immediate mode in the middle of the load (after a
-# checkpoint, so that recovery replays both full-page images and later
-# records).  After each restart the logged table's index answers equal
+# delete rows of two logged tables (row and sliced layouts) and an unlogged
+# one, and VACUUM them; the server is stopped in immediate mode in the
+# middle of the load (after a checkpoint, so that recovery replays both
+# full-page images and later records).  After each restart the logged tables' index answers equal
 # the seq scan's and bloomidx_check (heapallindexed) passes; the unlogged
 # table and its index are empty, sound and usable.
 
@@ -33,15 +33,18 @@ max_connections = 20
 });
 $node->start;
 
+# Logged tables in both layouts, an unlogged one
 $node->safe_psql('postgres',
 	bx_schema_sql('ct') . bx_fill_sql('ct', 1, 10000)
-	  . bx_schema_sql('cu', 'unlogged') . bx_fill_sql('cu', 1, 10000)
-	  . 'CREATE SEQUENCE ct_seq START 10001; CREATE SEQUENCE cu_seq START 10001;');
+	  . bx_schema_sql('cs', layout => 'sliced') . bx_fill_sql('cs', 1, 10000)
+	  . bx_schema_sql('cu', unlogged => 1) . bx_fill_sql('cu', 1, 10000)
+	  . 'CREATE SEQUENCE ct_seq START 10001; CREATE SEQUENCE cs_seq START 10001;'
+	  . 'CREATE SEQUENCE cu_seq START 10001;');
 
 # The load: the same arithmetic as bx_fill_sql, ids from a sequence
 my $dir = PostgreSQL::Test::Utils::tempdir;
 my %scripts;
-foreach my $t ('ct', 'cu')
+foreach my $t ('ct', 'cs', 'cu')
 {
 	$scripts{"insert_$t"} = qq{
 INSERT INTO $t (id, i, t, u, n, b, d)
@@ -62,9 +65,10 @@ UPDATE $t SET t = 'b' || (id % 7), note = 'updated' WHERE id = :id;
 DELETE FROM $t WHERE id = :id;
 };
 }
-$scripts{vacuum} = "VACUUM ct, cu;\n";
+$scripts{vacuum} = "VACUUM ct, cs, cu;\n";
 my %weights = (
 	insert_ct => 10, update_ct => 4, delete_ct => 4,
+	insert_cs => 10, update_cs => 4, delete_cs => 4,
 	insert_cu => 5, update_cu => 2, delete_cu => 2,
 	vacuum => 1);
 my @script_args;
@@ -108,13 +112,17 @@ for my $round (1 .. $rounds)
 
 	$node->start;
 
-	bx_check_answers($node, 'ct', "round $round, after recovery");
-	is( $node->safe_psql(
-			'postgres',
-			"SELECT bloomidx_check('ct_bx', true), bloomidx_check('ct_tn_bx', true); SELECT 'checked'"
-		),
-		"|\nchecked",
-		"round $round: bloomidx_check passes after recovery");
+	foreach my $t ([ 'ct', 'row' ], [ 'cs', 'sliced' ])
+	{
+		my ($table, $layout) = @$t;
+		bx_check_answers($node, $table, "round $round, $layout layout, after recovery");
+		is( $node->safe_psql(
+				'postgres',
+				"SELECT bloomidx_check('${table}_bx', true), bloomidx_check('${table}_tn_bx', true); SELECT 'checked'"
+			),
+			"|\nchecked",
+			"round $round, $layout layout: bloomidx_check passes after recovery");
+	}
 
 	# The unlogged table came back empty, its index too, and both work
 	is( $node->safe_psql(

@@ -62,19 +62,21 @@ my @conditions = (
 
 =over
 
-=item bx_schema_sql($table [, $unlogged])
+=item bx_schema_sql($table [, unlogged => 1] [, layout => 'sliced'])
 
-SQL creating the extension (if needed), table $table, its primary key,
-its two bloomidx indexes ${table}_bx (all six columns, default options) and
-${table}_tn_bx (t and n, contrib/bloom-style length and colN), and the
-function bx_result(query, use_index) the checks call.
+SQL creating the extension (if needed), table $table (unlogged if asked),
+its primary key, its two bloomidx indexes ${table}_bx (all six columns,
+default options) and ${table}_tn_bx (t and n, contrib/bloom-style length
+and colN), both in the given layout (default: row), and the function
+bx_result(query, use_index) the checks call.
 
 =cut
 
 sub bx_schema_sql
 {
-	my ($table, $unlogged) = @_;
-	my $kind = $unlogged ? 'UNLOGGED TABLE' : 'TABLE';
+	my ($table, %opts) = @_;
+	my $kind = $opts{unlogged} ? 'UNLOGGED TABLE' : 'TABLE';
+	my $layout = $opts{layout} // 'row';
 
 	return qq{
 CREATE EXTENSION IF NOT EXISTS bloomidx;
@@ -82,9 +84,10 @@ CREATE $kind $table (
 	id bigint PRIMARY KEY,
 	i int, t text, u uuid, n numeric, b bigint, d date,
 	note text);
-CREATE INDEX ${table}_bx ON $table USING bloomidx (i, t, u, n, b, d);
+CREATE INDEX ${table}_bx ON $table USING bloomidx (i, t, u, n, b, d)
+	WITH (layout = '$layout');
 CREATE INDEX ${table}_tn_bx ON $table USING bloomidx (t, n)
-	WITH (length = 80, col1 = 3, col2 = 3);
+	WITH (layout = '$layout', length = 80, col1 = 3, col2 = 3);
 CREATE OR REPLACE FUNCTION bx_result(q text, use_index boolean) RETURNS text
 LANGUAGE plpgsql AS \$fn\$
 DECLARE
