@@ -37,6 +37,7 @@ plot datafile using 11:xtic(1) title "1 column" lc rgb "#4477aa", \
      '' using 13 title "3 columns" lc rgb "#228833"
 
 set title "Bitmap index scan alone, present values (ms, log scale)"
+set key top right
 plot datafile using 8:xtic(1) title "1 column" lc rgb "#4477aa", \
      '' using 9 title "2 columns" lc rgb "#66ccee", \
      '' using 10 title "3 columns" lc rgb "#228833"
