@@ -1,12 +1,13 @@
 # bench/chart.gp: draw bench/results/chart.png from chart.dat (written by
 # bench/bench.py report).  Called as
-#   gnuplot -e "datafile='...'; outfile='...'; charttitle='...'" bench/chart.gp
+#   gnuplot -e "datafile='...'; outfile='...'; charttitle='...'; ncontenders=N" \
+#       bench/chart.gp
 # chart.dat columns: 1 label, 2 build s, 3 size MB, 4 insert overhead us/row,
 # 5-7 latency ms of the 1/2/3-column queries with present values,
 # 8-10 bitmap index scan ms of the same, 11-13 latency ms with absent values.
 # "?" marks a missing figure (no index, or no bitmap index scan).
 
-set terminal pngcairo size 1500,1250 font "DejaVu Sans,10" noenhanced
+set terminal pngcairo size 1700,1250 font "DejaVu Sans,10" noenhanced
 set output outfile
 set datafile missing "?"
 
@@ -19,7 +20,7 @@ set key top left
 set xtics nomirror scale 0 font ",9"
 set ytics nomirror
 set border 3
-set xrange [-0.6:6.6]
+set xrange [-0.6:ncontenders - 0.4]
 set bmargin 4
 
 set multiplot layout 3,2 title charttitle font ",13"
