@@ -28,8 +28,9 @@
 #      non-zero if anything failed or if no test ran.
 #
 # Environment:
-#   SUITES         subset of "regress isolation tap fuzz" (default: all)
-#   TESTS          test names: sql/NAME.sql, specs/NAME.spec, t/NAME.pl, or fuzz
+#   SUITES         subset of "regress isolation tap fuzz bench" (default: all)
+#   TESTS          test names: sql/NAME.sql, specs/NAME.spec, t/NAME.pl, fuzz,
+#                  or bench (the benchmark's smoke run, bench/run.sh --smoke)
 #                  (each runs in its own suite); default: all tests
 #   KEEP=1         keep the work dir (build copy, logs, cluster data)
 #   SUITE_TIMEOUT  seconds allowed for the build and for each suite (default 1800)
@@ -43,7 +44,7 @@ REPO=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 # shellcheck source=scripts/lib.sh
 source "$REPO/scripts/lib.sh"
 
-ALL_SUITES="regress isolation tap fuzz"
+ALL_SUITES="regress isolation tap fuzz bench"
 SUITE_TIMEOUT=${SUITE_TIMEOUT:-1800}
 TOTAL_TIMEOUT=${TOTAL_TIMEOUT:-4800}
 [[ $SUITE_TIMEOUT =~ ^[0-9]+$ && $TOTAL_TIMEOUT =~ ^[0-9]+$ ]] ||
@@ -74,7 +75,7 @@ done
 wants() { [[ " $suites " == *" $1 "* ]]; }
 
 # Tests per suite: empty means "all of that suite's tests" (if TESTS is unset).
-sel_regress="" sel_isolation="" sel_tap="" sel_fuzz=""
+sel_regress="" sel_isolation="" sel_tap="" sel_fuzz="" sel_bench=""
 if [[ -n ${TESTS:-} ]]; then
     for t in $TESTS; do
         # Accept "name", "sql/name.sql", "specs/name.spec", "t/name.pl".
@@ -82,6 +83,10 @@ if [[ -n ${TESTS:-} ]]; then
         n=${n%.sql} n=${n%.spec} n=${n%.pl}
         if [[ $n == fuzz ]]; then
             sel_fuzz=1
+            continue
+        fi
+        if [[ $n == bench ]]; then
+            sel_bench=1
             continue
         fi
         found=0
@@ -105,6 +110,7 @@ has_tests() {
         isolation) compgen -G "$REPO/specs/*.spec" >/dev/null ;;
         tap) compgen -G "$REPO/t/*.pl" >/dev/null ;;
         fuzz) [[ -f $REPO/fuzz/run.sh ]] ;;
+        bench) [[ -f $REPO/bench/run.sh ]] ;;
     esac
 }
 
@@ -364,6 +370,25 @@ if has_tests fuzz; then
     fi
 elif wants fuzz; then
     bx_log "suite fuzz: no fuzz/run.sh, skipped"
+fi
+
+# --- bench: the benchmark's smoke run (20,000 rows, one run) -------------------
+
+if has_tests bench; then
+    bx_log "suite bench (bench/run.sh --smoke)"
+    log=$BX_WORK/logs/bench.log
+    rc=0
+    run_step "$log" env TMPDIR="$BX_WORK/tmp" \
+        bash "$SRC/bench/run.sh" --smoke --out "$BX_WORK/bench-smoke" || rc=$?
+    # One test: it passes when the whole pipeline ran (no timing is checked).
+    if [[ $rc -eq 0 ]] && grep -q '^bench: ok' "$log"; then
+        record bench "$rc" 1 0 1
+    else
+        record bench "$rc" 0 1 1
+        show_file "$log" 50
+    fi
+elif wants bench; then
+    bx_log "suite bench: no bench/run.sh, skipped"
 fi
 
 finish
