@@ -137,6 +137,9 @@ extern IndexBuildResult *BloomSlicedBuild(Relation heap, Relation index,
 extern void BloomSlicedInsert(Relation index, BloomState state,
 							  const uint8 *sig, int nbitsSet, ItemPointer tid);
 extern int64 BloomSlicedMerge(Relation index, bool wait);
+extern int	BloomSlicedPendingPages(Relation index, BlockNumber *pages);
+extern void BloomSlicedFreeOrphan(Relation index, BloomState state,
+								  BlockNumber blkno);
 extern int64 BloomSlicedGetBitmap(Relation index, BloomState state,
 								  BloomScanOpaque so, TIDBitmap *tbm);
 extern IndexBulkDeleteResult *BloomSlicedBulkDelete(IndexVacuumInfo *info,

@@ -118,10 +118,7 @@ typedef struct BloomMetaPageData
 	uint64		statTuples;
 	uint64		statBitsSet;
 
-	/*
-	 * Row layout: data pages that had free slots when last seen.  Sliced
-	 * layout: pending pages retired by merges, not yet recyclable.
-	 */
+	/* Data pages that had free slots when last seen (row layout) */
 	uint16		nFree;			/* entries in freePages */
 	uint16		freeStart;		/* first entry worth trying */
 	BlockNumber freePages[BLOOMIDX_FREELIST_SIZE];

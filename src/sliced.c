@@ -22,16 +22,18 @@
  *	  It freezes the pending pages it takes (inserts go elsewhere), writes
  *	  their rows into the slices and TID maps past mergedRows, and only
  *	  then, in one metapage WAL record, advances mergedRows and drops the
- *	  pages from the pending list.  A crash before that record leaves the
+ *	  pages from the pending list; then it frees them.  A crash before that record leaves the
  *	  rows pending; merging them again sets the same bits again (or, if
  *	  VACUUM compacted a pending page meanwhile, more bits: more false
  *	  positives, never a missed row).
- *	- A scan copies the pending list, mergedRows and the stripe list from
- *	  the metapage under one lock: at that instant every row is either in a
- *	  listed pending page or below mergedRows.  Pages that leave the lists
- *	  later (merged pending pages, stripes emptied by VACUUM) are retired,
- *	  not wiped, and recycled only when no transaction that could still be
- *	  scanning from an older copy remains (BloomPageIsRecyclable).
+ *	- A scan copies the pending list and the stripe list from the metapage,
+ *	  reads the pending pages, then reads mergedRows again: a row that left
+ *	  a pending page meanwhile had been merged below it.  So merged pending
+ *	  pages are freed at once.  Stripes that VACUUM empties move the other
+ *	  way (their live rows go back to pending pages): a scan keeps reading
+ *	  the stripes it listed first, and those pages are retired, not wiped,
+ *	  and recycled only when no transaction that could still read them
+ *	  remains (BloomPageIsRecyclable).
  *	- Lock order: metapage, then one data page; stripe page, then its
  *	  slice or TID-map pages.  No one holds a page lock while locking the
  *	  metapage.
@@ -498,8 +500,8 @@ BloomSlicedInsert(Relation index, BloomState state, const uint8 *sig,
 /*
  * Take the rows of one pending page into the batch, freezing the page so
  * that no more rows are added to it.  Returns false if it is not a pending
- * page with rows (a page of an earlier, interrupted merge may have been
- * retired already).
+ * page with rows (a merge interrupted by a crash after its metapage record
+ * may have freed it already).
  */
 static bool
 BloomTakePendingPage(Relation index, BloomState state, BlockNumber blkno,
@@ -683,50 +685,6 @@ BloomWriteStripe(Relation index, BloomState state, Buffer stripebuf,
 }
 
 /*
- * Hand the pending pages retired by earlier merges to the free space map
- * once no scan can read them any more, and remember the ones just retired
- * (the metapage's free list, unused by the sliced layout, holds them).
- * Without this, an insert-only table's index would grow by its pending
- * pages until the next VACUUM.
- */
-static void
-BloomRecycleRetired(Relation index, const BlockNumber *retired, int nretired)
-{
-	Buffer		metabuf = ReadBuffer(index, BLOOMIDX_METAPAGE_BLKNO);
-	GenericXLogState *xlogState;
-	BloomMetaPage meta;
-	int			kept = 0;
-	int			i;
-
-	LockBuffer(metabuf, BUFFER_LOCK_EXCLUSIVE);
-	xlogState = GenericXLogStart(index);
-	meta = BloomPageGetMeta(GenericXLogRegisterBuffer(xlogState, metabuf, 0));
-	for (i = 0; i < meta->nFree; i++)
-	{
-		Buffer		buffer = ReadBuffer(index, meta->freePages[i]);
-		bool		recyclable;
-
-		LockBuffer(buffer, BUFFER_LOCK_SHARE);
-		recyclable = BloomPageIsRecyclable(BufferGetPage(buffer));
-		UnlockReleaseBuffer(buffer);
-		if (recyclable)
-		{
-			/* The map's upper levels too, so that searches find it now */
-			RecordFreeIndexPage(index, meta->freePages[i]);
-			FreeSpaceMapVacuumRange(index, meta->freePages[i], meta->freePages[i] + 1);
-		}
-		else
-			meta->freePages[kept++] = meta->freePages[i];
-	}
-	for (i = 0; i < nretired && kept < BLOOMIDX_FREELIST_SIZE; i++)
-		meta->freePages[kept++] = retired[i];
-	meta->nFree = kept;
-	meta->freeStart = 0;
-	GenericXLogFinish(xlogState);
-	UnlockReleaseBuffer(metabuf);
-}
-
-/*
  * Merge the pending rows into the slices; the caller holds the merge lock.
  * Returns the number of rows merged.
  */
@@ -849,25 +807,30 @@ BloomSlicedMergeLocked(Relation index)
 	GenericXLogFinish(xlogState);
 	UnlockReleaseBuffer(metabuf);
 
-	/* Retire the merged pending pages */
+	/*
+	 * Free the merged pending pages at once: a scan that listed one before
+	 * the metapage record reads mergedRows again after the pending pages
+	 * (see BloomSlicedGetBitmap), so it finds their rows in the slices
+	 * whatever it finds on the page.
+	 */
 	for (i = 0; i < ntaken; i++)
 	{
 		Buffer		buffer = ReadBuffer(index, taken[i]);
-		Page		page;
 
 		LockBuffer(buffer, BUFFER_LOCK_EXCLUSIVE);
 		if (BloomPageIsData(index, BufferGetPage(buffer), taken[i],
 							state->tuplesPerPage))
 		{
 			xlogState = GenericXLogStart(index);
-			page = GenericXLogRegisterBuffer(xlogState, buffer, 0);
-			BloomRetirePage(page);
+			BloomInitDeletedPage(GenericXLogRegisterBuffer(xlogState, buffer,
+														   GENERIC_XLOG_FULL_IMAGE));
 			GenericXLogFinish(xlogState);
+			RecordFreeIndexPage(index, taken[i]);
+			/* The map's upper levels too, so that searches find it now */
+			FreeSpaceMapVacuumRange(index, taken[i], taken[i] + 1);
 		}
 		UnlockReleaseBuffer(buffer);
 	}
-
-	BloomRecycleRetired(index, taken, ntaken);
 
 	pfree(sliceWords);
 	pfree(taken);
@@ -894,6 +857,49 @@ BloomSlicedMerge(Relation index, bool wait)
 	merged = BloomSlicedMergeLocked(index);
 	UnlockPage(index, BLOOMIDX_METAPAGE_BLKNO, ExclusiveLock);
 	return merged;
+}
+
+/*
+ * Copy the pending list of a sliced index into pages (room for
+ * BLOOMIDX_PENDING_SIZE entries); returns its length.
+ */
+int
+BloomSlicedPendingPages(Relation index, BlockNumber *pages)
+{
+	BloomSlicedSnapshot *snap = palloc(sizeof(BloomSlicedSnapshot));
+	int			n;
+
+	BloomTakeSnapshot(index, snap);
+	n = snap->nPending;
+	memcpy(pages, snap->pending, sizeof(BlockNumber) * n);
+	pfree(snap);
+	return n;
+}
+
+/*
+ * Free a pending page that a merge froze and published but a crash kept
+ * from freeing (a frozen data page no longer in the pending list).  The
+ * caller holds the merge lock, so no merge is between freezing and
+ * publishing.
+ */
+void
+BloomSlicedFreeOrphan(Relation index, BloomState state, BlockNumber blkno)
+{
+	Buffer		buffer = ReadBuffer(index, blkno);
+	Page		page;
+
+	LockBuffer(buffer, BUFFER_LOCK_EXCLUSIVE);
+	page = BufferGetPage(buffer);
+	if (BloomPageIsData(index, page, blkno, state->tuplesPerPage) &&
+		BloomPageHasFlag(page, BLOOMIDX_FROZEN))
+	{
+		GenericXLogState *xlogState = GenericXLogStart(index);
+
+		BloomInitDeletedPage(GenericXLogRegisterBuffer(xlogState, buffer,
+													   GENERIC_XLOG_FULL_IMAGE));
+		GenericXLogFinish(xlogState);
+	}
+	UnlockReleaseBuffer(buffer);
 }
 
 /*
@@ -1092,6 +1098,7 @@ BloomSlicedGetBitmap(Relation index, BloomState state, BloomScanOpaque so,
 {
 	const BloomShape *shape = &state->shape;
 	BloomSlicedSnapshot *snap;
+	BloomSlicedSnapshot *snap2;
 	BloomStripePages *pages;
 	BufferAccessStrategy bas;
 	ItemPointerData *tids;
@@ -1112,7 +1119,7 @@ BloomSlicedGetBitmap(Relation index, BloomState state, BloomScanOpaque so,
 	g = palloc(sizeof(uint64) * BLOOMIDX_STRIPE_WORDS);
 	bas = GetAccessStrategy(BAS_BULKREAD);
 
-	/* Pending pages, retired or not: their rows are not in mergedRows */
+	/* Pending pages: their rows are not below this snapshot's mergedRows */
 	for (i = 0; i < snap->nPending; i++)
 	{
 		Buffer		buffer;
@@ -1140,20 +1147,29 @@ BloomSlicedGetBitmap(Relation index, BloomState state, BloomScanOpaque so,
 		}
 	}
 
-	/* Stripes */
-	for (s = 0; s < snap->nStripes; s++)
+	/*
+	 * Stripes.  mergedRows is read again now: rows merged while the pending
+	 * pages were read (their pages may have been freed since) are below it.
+	 * The stripes listed before stay those to read: VACUUM may have retired
+	 * one since, moving its rows to pending pages read already, but its
+	 * pages stay intact until no transaction as old as this one remains.
+	 */
+	snap2 = palloc(sizeof(BloomSlicedSnapshot));
+	BloomTakeSnapshot(index, snap2);
+	for (s = 0; s < snap2->nStripes; s++)
 	{
-		int			rows = BloomStripeRows(snap->mergedRows, s);
+		int			rows = BloomStripeRows(snap2->mergedRows, s);
 		int			nw = (rows + 63) / 64;
+		BlockNumber stripe = s < snap->nStripes ? snap->stripes[s] : snap2->stripes[s];
 		bool		any;
 		int			a;
 
 		CHECK_FOR_INTERRUPTS();
 		if (rows == 0)
 			break;
-		if (snap->stripes[s] == InvalidBlockNumber)
+		if (stripe == InvalidBlockNumber)
 			continue;
-		BloomReadStripe(index, snap->stripes[s], shape->sigBits, pages);
+		BloomReadStripe(index, stripe, shape->sigBits, pages);
 
 		/* Start from every row of the stripe */
 		memset(r, 0xFF, sizeof(uint64) * nw);
@@ -1199,6 +1215,7 @@ BloomSlicedGetBitmap(Relation index, BloomState state, BloomScanOpaque so,
 	pfree(r);
 	pfree(tids);
 	pfree(pages);
+	pfree(snap2);
 	pfree(snap);
 	return ntids;
 }

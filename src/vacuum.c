@@ -13,6 +13,7 @@
 #include "miscadmin.h"
 #include "storage/bufmgr.h"
 #include "storage/indexfsm.h"
+#include "storage/lmgr.h"
 #include "utils/rel.h"
 
 #include "bloomidx.h"
@@ -158,6 +159,9 @@ bloomidx_vacuumcleanup(IndexVacuumInfo *info, IndexBulkDeleteResult *stats)
 	BloomState	state;
 	BlockNumber npages;
 	BlockNumber blkno;
+	bool		sliced;
+	BlockNumber *pending = NULL;
+	int			npending = 0;
 
 	if (info->analyze_only)
 		return stats;
@@ -166,10 +170,21 @@ bloomidx_vacuumcleanup(IndexVacuumInfo *info, IndexBulkDeleteResult *stats)
 		stats = (IndexBulkDeleteResult *) palloc0(sizeof(IndexBulkDeleteResult));
 
 	state = BloomGetState(index);
+	sliced = state->shape.layout == BLOOMIDX_LAYOUT_SLICED;
 
-	/* VACUUM merges the pending rows of a sliced index, as GIN's does */
-	if (state->shape.layout == BLOOMIDX_LAYOUT_SLICED)
+	/*
+	 * VACUUM merges the pending rows of a sliced index, as GIN's does.  The
+	 * walk below then holds the merge lock, so that a frozen pending page
+	 * that is not listed any more is one a crash kept its merge from
+	 * freeing.
+	 */
+	if (sliced)
+	{
 		BloomSlicedMerge(index, true);
+		LockPage(index, BLOOMIDX_METAPAGE_BLKNO, ExclusiveLock);
+		pending = palloc(sizeof(BlockNumber) * BLOOMIDX_PENDING_SIZE);
+		npending = BloomSlicedPendingPages(index, pending);
+	}
 
 	npages = RelationGetNumberOfBlocks(index);
 	stats->num_pages = npages;
@@ -188,6 +203,23 @@ bloomidx_vacuumcleanup(IndexVacuumInfo *info, IndexBulkDeleteResult *stats)
 		LockBuffer(buffer, BUFFER_LOCK_SHARE);
 		page = BufferGetPage(buffer);
 
+		if (sliced && BloomPageIsData(index, page, blkno, state->tuplesPerPage) &&
+			BloomPageHasFlag(page, BLOOMIDX_FROZEN))
+		{
+			bool		listed = false;
+			int			i;
+
+			for (i = 0; i < npending && !listed; i++)
+				listed = pending[i] == blkno;
+			if (!listed)
+			{
+				UnlockReleaseBuffer(buffer);
+				BloomSlicedFreeOrphan(index, state, blkno);
+				RecordFreeIndexPage(index, blkno);
+				stats->pages_free++;
+				continue;
+			}
+		}
 		if (BloomPageIsData(index, page, blkno, state->tuplesPerPage))
 		{
 			stats->num_index_tuples += BloomPageGetNTuples(page);
@@ -212,6 +244,9 @@ bloomidx_vacuumcleanup(IndexVacuumInfo *info, IndexBulkDeleteResult *stats)
 
 		UnlockReleaseBuffer(buffer);
 	}
+
+	if (sliced)
+		UnlockPage(index, BLOOMIDX_METAPAGE_BLKNO, ExclusiveLock);
 
 	IndexFreeSpaceMapVacuum(index);
 
