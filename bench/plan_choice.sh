@@ -33,7 +33,7 @@
 # records what the planner picks unforced.  No parallel workers, no JIT.
 #
 # Output: DIR/plan_choice.csv (one row per index and query) and, on stdout
-# (also DIR/plan_choice.txt when run by itself), lines beginning "summary:",
+# (also DIR/plan_choice.log when run by itself), lines beginning "summary:",
 # the first being
 #   summary: planner picked the faster plan (or within 10%): bloomidx X/Y (Z%), contrib/bloom X/Y (Z%)
 # DIR defaults to bench/results for a full default run by itself, else
@@ -157,6 +157,6 @@ export PGDATABASE=bench
 PSQL=$BX_PG_BINDIR/psql
 
 rc=0
-run_grid 2>&1 | tee "$out/plan_choice.txt" || rc=$?
+run_grid 2>&1 | tee "$out/plan_choice.log" || rc=$?
 [[ $rc -eq 0 ]] || { tail -n 20 "$BX_WORK/cluster/server.log" >&2 || true; bx_die "the grid failed"; }
 bx_cleanup
