@@ -4,13 +4,13 @@
 # benchmark's data, to find hotspots before optimizing.
 #
 #   bash bench/profile.sh                 # 1,000,000 rows; build, insert, scan
-#   bash bench/profile.sh --rows N --what "build scan"
+#   bash bench/profile.sh --rows N --what "build scan" --indexes "bloomidx bloom"
 #
 # For each operation (build: CREATE INDEX; insert: INSERT of rows/10 rows into
 # a table with the index; scan: the benchmark's 1- and 2-column equality
 # queries, 20 times each, as bitmap scans) and each index (bloomidx with
-# defaults, bloomidx with length=80 and 2 bits a column, contrib/bloom with
-# defaults), `perf record -g` samples the backend, and `perf report` writes
+# defaults and with length=80 and 2 bits a column, in the row and the sliced
+# layout; contrib/bloom with defaults), `perf record -g` samples the backend, and `perf report` writes
 # the top functions (self time) to bench/work/profile/OP_INDEX.txt; the
 # operation's time is printed beside it.  Needs root (perf on another user's
 # process) and the perf tool (Debian: linux-perf).
@@ -29,10 +29,12 @@ source "$REPO/bench/lib.sh"
 
 rows=1000000
 what="build insert scan"
+indexes="bloomidx bloomidx_80x2 bloomidx_sliced bloomidx_sliced_80x2 bloom"
 while [[ $# -gt 0 ]]; do
     case $1 in
         --rows) [[ ${2:-} =~ ^[0-9]+$ ]] || bx_die "--rows needs a number"; rows=$2; shift 2 ;;
         --what) what=$2; shift 2 ;;
+        --indexes) indexes=$2; shift 2 ;;
         -h | --help) sed -n '3,19p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'; exit 0 ;;
         *) bx_die "unknown option '$1'" ;;
     esac
@@ -83,6 +85,8 @@ v5=$("${PSQL[@]}" -At -c "SELECT i5 FROM tbloom OFFSET $((rows / 2)) LIMIT 1")
 declare -A DDL=(
     [bloomidx]="USING bloomidx (i1, i2, i3, i4, i5, i6)"
     [bloomidx_80x2]="USING bloomidx (i1, i2, i3, i4, i5, i6) WITH (length=80, col1=2, col2=2, col3=2, col4=2, col5=2, col6=2)"
+    [bloomidx_sliced]="USING bloomidx (i1, i2, i3, i4, i5, i6) WITH (layout=sliced)"
+    [bloomidx_sliced_80x2]="USING bloomidx (i1, i2, i3, i4, i5, i6) WITH (layout=sliced, length=80, col1=2, col2=2, col3=2, col4=2, col5=2, col6=2)"
     [bloom]="USING bloom (i1, i2, i3, i4, i5, i6)"
 )
 
@@ -113,7 +117,7 @@ SQL
 }
 
 for op in $what; do
-    for am in bloomidx bloomidx_80x2 bloom; do
+    for am in $indexes; do
         case $op in
             build)
                 profile "build_$am" "DROP INDEX IF EXISTS p; SELECT pg_prewarm('tbloom');" \
