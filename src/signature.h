@@ -6,8 +6,8 @@
  *
  * A value is hashed once with its type's 64-bit extended hash support
  * function (so equal values under the type's "=" hash equally), then the
- * k bit positions are derived from that one hash by double hashing,
- * salted with the column number.  Bit p of a bit array lives in byte p / 8
+ * k bit positions are derived from that one hash, salted with the column
+ * number, by a multiplicative sequence (see BloomProbe).  Bit p of a bit array lives in byte p / 8
  * at bit p % 8, on every platform: bit arrays are portable byte strings.
  *
  * The hash scheme below is frozen: on-disk indexes and stored filters
@@ -80,30 +80,38 @@ BloomMulHigh64(uint64 a, uint64 b)
  *		BloomProbeInit(&probe, hash, salt, nbits);
  *		for (i = 0; i < k; i++)
  *			pos = BloomProbeNext(&probe);
+ *
+ * The salted hash is mixed into an odd 64-bit x; the positions are the top
+ * bits (multiply-shift onto [0, nbits)) of x, x * C, x * C^2, ...  Classic
+ * double hashing (x + i * y) is no good with multiply-shift on short arrays:
+ * its positions form an arithmetic progression that often folds onto a few
+ * bits, which measured 1.1% false positives on one column of a six-column
+ * 64-bit signature where independent positions give 0.7% (and 0.12% against
+ * 0.006% at 128 bits).  A multiplicative sequence costs one multiply per
+ * position too and is within a few percent of independent positions.
  */
 typedef struct BloomProbe
 {
-	uint64		h1;				/* current double-hashing value */
-	uint64		h2;				/* odd step */
+	uint64		x;				/* current multiplicative value, odd */
 	uint64		nbits;			/* size of the bit array */
 } BloomProbe;
+
+/* Odd multiplier of the probe sequence (an LCG multiplier of good spectrum) */
+#define BLOOM_PROBE_MULTIPLIER	UINT64CONST(0xd1342543de82ef95)
 
 static inline void
 BloomProbeInit(BloomProbe *probe, uint64 hash, uint32 salt, uint64 nbits)
 {
-	uint64		x = BloomMix64(hash + ((uint64) salt + 1) * BLOOM_SALT_MULTIPLIER);
-
-	probe->h1 = x;
-	probe->h2 = BloomMix64(x ^ UINT64CONST(0x6a09e667f3bcc909)) | 1;
+	probe->x = BloomMix64(hash + ((uint64) salt + 1) * BLOOM_SALT_MULTIPLIER) | 1;
 	probe->nbits = nbits;
 }
 
 static inline uint64
 BloomProbeNext(BloomProbe *probe)
 {
-	uint64		pos = BloomMulHigh64(probe->h1, probe->nbits);
+	uint64		pos = BloomMulHigh64(probe->x, probe->nbits);
 
-	probe->h1 += probe->h2;
+	probe->x *= BLOOM_PROBE_MULTIPLIER;
 	return pos;
 }
 
