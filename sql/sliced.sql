@@ -48,6 +48,13 @@ VACUUM sl;
 SELECT * FROM sl_counts('a = 1000');
 SELECT bloomidx_check('sl_bix', heapallindexed => true);
 
+-- The cost model knows a sliced scan reads only the query's slices: beside
+-- a row-layout index on the same columns, the planner takes the sliced one
+CREATE INDEX sl_row ON sl USING bloomidx (a, b, c);
+ANALYZE sl;
+EXPLAIN (COSTS OFF) SELECT * FROM sl WHERE a = 5 AND b = 'b7';
+DROP INDEX sl_row;
+
 -- A table built before the index: rows go straight into the slices
 CREATE INDEX sl_built ON sl USING bloomidx (a, b) WITH (layout = sliced, false_positive_rate = 0.001);
 DROP INDEX sl_bix;

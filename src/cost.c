@@ -1129,6 +1129,35 @@ BloomCostDescribeQual(PlannerInfo *root, Relation index, BloomState state,
 }
 
 /*
+ * Slices a sliced-layout scan reads per stripe for the query: the bits of
+ * each value it tests (k for a value unknown at plan time), every element
+ * of an "= ANY" counted (each is ANDed on its own).
+ */
+static double
+BloomQuerySlices(const BloomShape *shape, const BloomCostQuery *query)
+{
+	double		slices = 0;
+	int			i,
+				j,
+				w;
+
+	for (i = 0; i < query->nclauses; i++)
+	{
+		const BloomCostClause *clause = &query->clauses[i];
+		double		bits = 0;
+
+		for (j = 0; j < clause->nknown; j++)
+			for (w = 0; w < shape->sigWords; w++)
+				bits += pg_popcount64(clause->masks[(Size) j * shape->sigWords + w]);
+		if (clause->isArray && clause->nknown > 0)
+			bits *= clause->knownWeight;
+		bits += clause->nunknown * shape->bitsPerColumn[clause->col];
+		slices += bits;
+	}
+	return slices;
+}
+
+/*
  * Estimate the cost of a bloomidx bitmap scan (amcostestimate).
  */
 void
@@ -1150,6 +1179,9 @@ bloomidx_costestimate(PlannerInfo *root, IndexPath *path, double loop_count,
 	double		s;
 	double		selectivity;
 	double		pagesFetched;
+	double		wordsTested;
+	double		stripes = 0;
+	double		pendingPages = 0;
 	ListCell   *lc;
 	int			col;
 
@@ -1190,6 +1222,8 @@ bloomidx_costestimate(PlannerInfo *root, IndexPath *path, double loop_count,
 	query.frequent = palloc0(sizeof(BloomFrequentValues) * state->shape.nColumns);
 	for (col = 0; col < state->shape.nColumns && !query.noMatch; col++)
 		BloomGetFrequentValues(indexRel, state, col, &query.frequent[col]);
+	if (state->shape.layout == BLOOMIDX_LAYOUT_SLICED)
+		BloomSlicedSizes(indexRel, &stripes, &pendingPages);
 	index_close(indexRel, NoLock);
 
 	BloomEstimateQuery(&state->shape, &model, &query, &est);
@@ -1210,19 +1244,43 @@ bloomidx_costestimate(PlannerInfo *root, IndexPath *path, double loop_count,
 	 * loop except for what stays cached; every signature is tested; every
 	 * candidate goes into the bitmap and is fetched.
 	 */
-	if (loop_count > 1)
-		pagesFetched = index_pages_fetched(index->pages * loop_count,
-										   index->pages, index->rel->pages,
-										   root) / loop_count;
+	if (state->shape.layout == BLOOMIDX_LAYOUT_SLICED)
+	{
+		/*
+		 * The sliced layout reads, per stripe, its stripe page and the
+		 * slices of the query's bits (ANDing a page of words for each), the
+		 * TID-map pages holding candidates, and the pending pages, whose
+		 * signatures are tested as in the row layout.
+		 */
+		double		slices = Min(BloomQuerySlices(&state->shape, &query),
+								 (double) state->shape.sigBits * (1 + query.nclauses));
+		double		tidPages = stripes * BLOOMIDX_STRIPE_TIDPAGES;
+		double		candidates = selectivity * index->rel->tuples;
+		double		pendingRows = pendingPages * state->tuplesPerPage;
+
+		pagesFetched = stripes * (1 + slices) + pendingPages +
+			(tidPages > 0 ? tidPages * -expm1(-candidates / tidPages) : 0);
+		pagesFetched = Min(pagesFetched, index->pages);
+		wordsTested = stripes * slices * BLOOMIDX_STRIPE_WORDS +
+			est.wordsTested * pendingRows;
+	}
 	else
-		pagesFetched = index->pages;
+	{
+		if (loop_count > 1)
+			pagesFetched = index_pages_fetched(index->pages * loop_count,
+											   index->pages, index->rel->pages,
+											   root) / loop_count;
+		else
+			pagesFetched = index->pages;
+		wordsTested = est.wordsTested * index->tuples;
+	}
 
 	*indexStartupCost = index_other_operands_eval_cost(root, allQuals) +
 		query.valuesHashed * cpu_operator_cost;
 	*indexTotalCost = *indexStartupCost;
 	if (!query.noMatch)
 		*indexTotalCost += seq_page_cost * pagesFetched +
-			BLOOM_WORD_TEST_COST * est.wordsTested * index->tuples +
+			BLOOM_WORD_TEST_COST * wordsTested +
 			(cpu_index_tuple_cost + BLOOM_FETCH_COST) * selectivity * index->rel->tuples;
 	*indexSelectivity = selectivity;
 	*indexCorrelation = 0;

@@ -860,6 +860,23 @@ BloomSlicedMerge(Relation index, bool wait)
 }
 
 /*
+ * Sizes the cost model needs: stripes in use and pending pages.
+ */
+void
+BloomSlicedSizes(Relation index, double *stripes, double *pendingPages)
+{
+	BloomSlicedSnapshot *snap = palloc(sizeof(BloomSlicedSnapshot));
+	int			s;
+
+	BloomTakeSnapshot(index, snap);
+	*stripes = 0;
+	for (s = 0; s < snap->nStripes; s++)
+		*stripes += snap->stripes[s] != InvalidBlockNumber ? 1 : 0;
+	*pendingPages = snap->nPending;
+	pfree(snap);
+}
+
+/*
  * Copy the pending list of a sliced index into pages (room for
  * BLOOMIDX_PENDING_SIZE entries); returns its length.
  */
