@@ -64,6 +64,29 @@ INSERT INTO m VALUES (1, 5, 'b7', NULL), (2, 5, 'b8', 1);
 SELECT * FROM m_counts('a = 5 AND b = ''b7''');
 SELECT * FROM m_counts('c IS NULL');
 
+-- A parallel build (forced on this small table) gives an index with every
+-- row: the same answers, one tuple a row
+INSERT INTO m SELECT i, i % 100, 'b' || i % 37, i % 13 FROM generate_series(3, 60000) i;
+SET min_parallel_table_scan_size = 0;
+SET max_parallel_maintenance_workers = 2;
+SET parallel_setup_cost = 0;
+SET client_min_messages = debug1;
+CREATE INDEX m_par ON m USING bloomidx (a, b, c);
+RESET client_min_messages;
+RESET min_parallel_table_scan_size;
+RESET max_parallel_maintenance_workers;
+RESET parallel_setup_cost;
+SELECT live_tuples = (SELECT count(*) FROM m) AS one_tuple_per_row FROM bloomidx_stats('m_par');
+SELECT bloomidx_check('m_par', heapallindexed => true);
+DROP INDEX m_bix;
+SELECT * FROM m_counts('a = 5 AND b = ''b7''');
+SELECT * FROM m_counts('c IS NULL');
+INSERT INTO m VALUES (0, 5, 'b7', NULL);
+SELECT * FROM m_counts('a = 5 AND b = ''b7''');
+DROP INDEX m_par;
+DELETE FROM m WHERE id > 2;
+CREATE INDEX m_bix ON m USING bloomidx (a, b, c);
+
 -- Expression and partial indexes
 INSERT INTO m SELECT i, i % 100, 'b' || i % 37, i % 13 FROM generate_series(3, 20000) i;
 CREATE INDEX m_expr ON m USING bloomidx (lower(b), (a % 10)) WHERE id > 100;

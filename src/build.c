@@ -7,19 +7,34 @@
  * shared buffers, and WAL-logs the whole index once at the end with
  * log_newpage_range, as SP-GiST's build does.
  *
+ * Row-layout builds run in parallel when max_parallel_maintenance_workers
+ * allows (as B-tree builds do): the leader and its workers share a
+ * parallel heap scan, each fills and writes its own pages (extending the
+ * index under the relation extension lock), and the leader then records
+ * every participant's last, partly filled page in the metapage's free list
+ * and the summed fill statistics.
+ *
  *-------------------------------------------------------------------------
  */
 #include "postgres.h"
 
+#include "access/parallel.h"
+#include "access/relation.h"
+#include "access/table.h"
 #include "access/tableam.h"
 #include "access/xloginsert.h"
 #include "commands/progress.h"
+#include "catalog/index.h"
 #include "miscadmin.h"
+#include "optimizer/optimizer.h"
 #include "pgstat.h"
 #include "storage/bufmgr.h"
+#include "storage/lmgr.h"
+#include "storage/spin.h"
 #include "storage/smgr.h"
 #include "utils/memutils.h"
 #include "utils/rel.h"
+#include "utils/snapmgr.h"
 
 #include "bloomidx.h"
 #include "page.h"
@@ -35,17 +50,55 @@ typedef struct BloomBuildState
 	uint8	   *sig;			/* signature of the current row */
 	double		indtuples;
 	uint64		bitsSet;		/* fill statistics */
+	bool		parallel;		/* other participants extend the index too */
 } BloomBuildState;
+
+/* Most participants of a parallel build whose last page is remembered */
+#define BLOOMIDX_MAX_PARTICIPANTS	64
+
+/* Key of the shared state in a parallel build's shared memory */
+#define PARALLEL_KEY_BLOOM_SHARED	UINT64CONST(0xB10031D800000001)
+
+/*
+ * State shared by the participants of a parallel build, followed in shared
+ * memory by the parallel heap scan's descriptor.
+ */
+typedef struct BloomBuildShared
+{
+	Oid			heaprelid;
+	Oid			indexrelid;
+	bool		isconcurrent;
+	BloomShape	shape;
+
+	/* Results, under mutex */
+	slock_t		mutex;
+	double		reltuples;
+	double		indtuples;
+	uint64		bitsSet;
+	int			nlastPages;
+	BlockNumber lastPages[BLOOMIDX_MAX_PARTICIPANTS];
+} BloomBuildShared;
+
+#define ParallelTableScanFromBloomShared(shared) \
+	((ParallelTableScanDesc) ((char *) (shared) + BUFFERALIGN(sizeof(BloomBuildShared))))
+
+PGDLLEXPORT void BloomParallelBuildMain(dsm_segment *seg, shm_toc *toc);
 
 /*
  * Write the data page being filled to a new block of the index.
  */
-static void
+static BlockNumber
 BloomFlushBuildPage(BloomBuildState *buildstate)
 {
 	Buffer		buffer;
+	BlockNumber blkno;
 
+	if (buildstate->parallel)
+		LockRelationForExtension(buildstate->index, ExclusiveLock);
 	buffer = ReadBuffer(buildstate->index, P_NEW);
+	if (buildstate->parallel)
+		UnlockRelationForExtension(buildstate->index, ExclusiveLock);
+	blkno = BufferGetBlockNumber(buffer);
 	LockBuffer(buffer, BUFFER_LOCK_EXCLUSIVE);
 	memcpy(BufferGetPage(buffer), buildstate->page.data, BLCKSZ);
 	MarkBufferDirty(buffer);
@@ -53,6 +106,7 @@ BloomFlushBuildPage(BloomBuildState *buildstate)
 
 	BloomInitDataPage(buildstate->page.data, buildstate->state.shape.sigBytes);
 	buildstate->pageHasTuples = false;
+	return blkno;
 }
 
 /*
@@ -74,7 +128,7 @@ BloomBuildCallback(Relation index, ItemPointer tid, Datum *values,
 
 	if (!BloomPageAddTuple(buildstate->page.data, sigBytes, buildstate->sig, tid))
 	{
-		BloomFlushBuildPage(buildstate);
+		(void) BloomFlushBuildPage(buildstate);
 		if (!BloomPageAddTuple(buildstate->page.data, sigBytes, buildstate->sig, tid))
 			elog(ERROR, "could not add a tuple to an empty bloomidx page");
 	}
@@ -87,18 +141,173 @@ BloomBuildCallback(Relation index, ItemPointer tid, Datum *values,
 }
 
 /*
+ * Set up a participant's build state for an index of the given shape.
+ */
+static void
+BloomBuildStateInit(BloomBuildState *buildstate, Relation index,
+					const BloomShape *shape, bool parallel)
+{
+	memset(buildstate, 0, sizeof(BloomBuildState));
+	BloomInitState(&buildstate->state, index, shape);
+	buildstate->index = index;
+	buildstate->tmpCtx = AllocSetContextCreate(CurrentMemoryContext,
+											   "bloomidx build temporary context",
+											   ALLOCSET_DEFAULT_SIZES);
+	buildstate->sig = palloc0(shape->sigBytes);
+	buildstate->parallel = parallel;
+	BloomInitDataPage(buildstate->page.data, shape->sigBytes);
+}
+
+/*
+ * One participant's share of a parallel build: its part of the parallel
+ * heap scan, then its results into the shared state.
+ */
+static void
+BloomParallelScanAndBuild(BloomBuildShared *shared, Relation heap,
+						  Relation index, IndexInfo *indexInfo, bool progress)
+{
+	BloomBuildState buildstate;
+	TableScanDesc scan;
+	double		reltuples;
+	BlockNumber lastPage = InvalidBlockNumber;
+
+	BloomBuildStateInit(&buildstate, index, &shared->shape, true);
+	scan = table_beginscan_parallel(heap, ParallelTableScanFromBloomShared(shared));
+	reltuples = table_index_build_scan(heap, index, indexInfo, true, progress,
+									   BloomBuildCallback, &buildstate, scan);
+	if (buildstate.pageHasTuples)
+		lastPage = BloomFlushBuildPage(&buildstate);
+
+	SpinLockAcquire(&shared->mutex);
+	shared->reltuples += reltuples;
+	shared->indtuples += buildstate.indtuples;
+	shared->bitsSet += buildstate.bitsSet;
+	if (lastPage != InvalidBlockNumber && shared->nlastPages < BLOOMIDX_MAX_PARTICIPANTS)
+		shared->lastPages[shared->nlastPages++] = lastPage;
+	SpinLockRelease(&shared->mutex);
+
+	MemoryContextDelete(buildstate.tmpCtx);
+}
+
+/*
+ * Entry point of a parallel build's worker.
+ */
+void
+BloomParallelBuildMain(dsm_segment *seg, shm_toc *toc)
+{
+	BloomBuildShared *shared = shm_toc_lookup(toc, PARALLEL_KEY_BLOOM_SHARED, false);
+	LOCKMODE	heapLockmode;
+	LOCKMODE	indexLockmode;
+	Relation	heap;
+	Relation	index;
+	IndexInfo  *indexInfo;
+
+	/* The locks the leader holds, as a B-tree build's workers take them */
+	if (!shared->isconcurrent)
+	{
+		heapLockmode = ShareLock;
+		indexLockmode = AccessExclusiveLock;
+	}
+	else
+	{
+		heapLockmode = ShareUpdateExclusiveLock;
+		indexLockmode = RowExclusiveLock;
+	}
+	heap = table_open(shared->heaprelid, heapLockmode);
+	index = index_open(shared->indexrelid, indexLockmode);
+	indexInfo = BuildIndexInfo(index);
+	indexInfo->ii_Concurrent = shared->isconcurrent;
+
+	BloomParallelScanAndBuild(shared, heap, index, indexInfo, false);
+
+	index_close(index, indexLockmode);
+	table_close(heap, heapLockmode);
+}
+
+/*
+ * Run the heap scan of a build with nworkers parallel workers besides the
+ * leader.  Returns false, having done nothing, if no parallel context
+ * could be set up; else fills in the results.
+ */
+static bool
+BloomParallelBuild(Relation heap, Relation index, IndexInfo *indexInfo,
+				   const BloomShape *shape, int nworkers,
+				   BloomBuildShared *results)
+{
+	ParallelContext *pcxt;
+	Snapshot	snapshot;
+	Size		size;
+	BloomBuildShared *shared;
+
+	EnterParallelMode();
+	pcxt = CreateParallelContext("bloomidx", "BloomParallelBuildMain", nworkers);
+
+	/* Concurrent builds see an MVCC snapshot; others every tuple */
+	if (!indexInfo->ii_Concurrent)
+		snapshot = SnapshotAny;
+	else
+		snapshot = RegisterSnapshot(GetTransactionSnapshot());
+
+	size = add_size(BUFFERALIGN(sizeof(BloomBuildShared)),
+					table_parallelscan_estimate(heap, snapshot));
+	shm_toc_estimate_chunk(&pcxt->estimator, size);
+	shm_toc_estimate_keys(&pcxt->estimator, 1);
+	InitializeParallelDSM(pcxt);
+	if (pcxt->seg == NULL)
+	{
+		/* No shared memory to be had: build alone */
+		if (IsMVCCSnapshot(snapshot))
+			UnregisterSnapshot(snapshot);
+		DestroyParallelContext(pcxt);
+		ExitParallelMode();
+		return false;
+	}
+
+	shared = (BloomBuildShared *) shm_toc_allocate(pcxt->toc, size);
+	memset(shared, 0, sizeof(BloomBuildShared));
+	shared->heaprelid = RelationGetRelid(heap);
+	shared->indexrelid = RelationGetRelid(index);
+	shared->isconcurrent = indexInfo->ii_Concurrent;
+	shared->shape = *shape;
+	SpinLockInit(&shared->mutex);
+	table_parallelscan_initialize(heap, ParallelTableScanFromBloomShared(shared),
+								  snapshot);
+	shm_toc_insert(pcxt->toc, PARALLEL_KEY_BLOOM_SHARED, shared);
+
+	LaunchParallelWorkers(pcxt);
+	ereport(DEBUG1,
+			(errmsg_internal("parallel workers planned for bloomidx index \"%s\": %d",
+							 RelationGetRelationName(index), nworkers)));
+	ereport(DEBUG2,
+			(errmsg_internal("parallel workers launched: %d",
+							 pcxt->nworkers_launched)));
+
+	/* The leader takes its share too */
+	BloomParallelScanAndBuild(shared, heap, index, indexInfo, true);
+	WaitForParallelWorkersToFinish(pcxt);
+
+	memcpy(results, shared, sizeof(BloomBuildShared));
+
+	if (IsMVCCSnapshot(snapshot))
+		UnregisterSnapshot(snapshot);
+	DestroyParallelContext(pcxt);
+	ExitParallelMode();
+	return true;
+}
+
+/*
  * Build a new bloomidx index (ambuild).
  */
 IndexBuildResult *
 bloomidx_build(Relation heap, Relation index, IndexInfo *indexInfo)
 {
 	IndexBuildResult *result;
-	BloomBuildState buildstate;
 	BloomShape	shape;
+	BloomBuildShared results;
 	Buffer		metabuf;
-	Page		metapage;
 	BloomMetaPage meta;
-	double		reltuples;
+	int			nworkers;
+	int			i;
 
 	if (RelationGetNumberOfBlocks(index) != 0)
 		elog(ERROR, "index \"%s\" already contains data",
@@ -108,15 +317,6 @@ bloomidx_build(Relation heap, Relation index, IndexInfo *indexInfo)
 	if (shape.layout == BLOOMIDX_LAYOUT_SLICED)
 		return BloomSlicedBuild(heap, index, indexInfo, &shape);
 
-	memset(&buildstate, 0, sizeof(buildstate));
-	BloomInitState(&buildstate.state, index, &shape);
-	buildstate.index = index;
-	buildstate.tmpCtx = AllocSetContextCreate(CurrentMemoryContext,
-											  "bloomidx build temporary context",
-											  ALLOCSET_DEFAULT_SIZES);
-	buildstate.sig = palloc0(shape.sigBytes);
-	BloomInitDataPage(buildstate.page.data, shape.sigBytes);
-
 	/* The metapage is block 0 */
 	metabuf = ReadBuffer(index, P_NEW);
 	Assert(BufferGetBlockNumber(metabuf) == BLOOMIDX_METAPAGE_BLKNO);
@@ -125,22 +325,34 @@ bloomidx_build(Relation heap, Relation index, IndexInfo *indexInfo)
 	MarkBufferDirty(metabuf);
 	LockBuffer(metabuf, BUFFER_LOCK_UNLOCK);
 
-	reltuples = table_index_build_scan(heap, index, indexInfo, true, true,
-									   BloomBuildCallback, &buildstate, NULL);
-
-	/* Write the last page and remember it as having free slots */
-	LockBuffer(metabuf, BUFFER_LOCK_EXCLUSIVE);
-	metapage = BufferGetPage(metabuf);
-	meta = BloomPageGetMeta(metapage);
-	if (buildstate.pageHasTuples)
+	/* Workers, as many as a B-tree build of this table would get */
+	memset(&results, 0, sizeof(results));
+	nworkers = plan_create_index_workers(RelationGetRelid(heap),
+										 RelationGetRelid(index));
+	nworkers = Min(nworkers, BLOOMIDX_MAX_PARTICIPANTS - 1);
+	if (nworkers == 0 ||
+		!BloomParallelBuild(heap, index, indexInfo, &shape, nworkers, &results))
 	{
-		BlockNumber lastblk = RelationGetNumberOfBlocks(index);
+		BloomBuildState buildstate;
 
-		BloomFlushBuildPage(&buildstate);
-		BloomMetaAddFreePage(meta, lastblk);
+		BloomBuildStateInit(&buildstate, index, &shape, false);
+		results.reltuples = table_index_build_scan(heap, index, indexInfo,
+												   true, true, BloomBuildCallback,
+												   &buildstate, NULL);
+		if (buildstate.pageHasTuples)
+			results.lastPages[results.nlastPages++] = BloomFlushBuildPage(&buildstate);
+		results.indtuples = buildstate.indtuples;
+		results.bitsSet = buildstate.bitsSet;
+		MemoryContextDelete(buildstate.tmpCtx);
 	}
-	meta->statTuples = (uint64) buildstate.indtuples;
-	meta->statBitsSet = buildstate.bitsSet;
+
+	/* The last pages have free slots; the fill statistics */
+	LockBuffer(metabuf, BUFFER_LOCK_EXCLUSIVE);
+	meta = BloomPageGetMeta(BufferGetPage(metabuf));
+	for (i = 0; i < results.nlastPages; i++)
+		BloomMetaAddFreePage(meta, results.lastPages[i]);
+	meta->statTuples = (uint64) results.indtuples;
+	meta->statBitsSet = results.bitsSet;
 	MarkBufferDirty(metabuf);
 	UnlockReleaseBuffer(metabuf);
 
@@ -148,11 +360,9 @@ bloomidx_build(Relation heap, Relation index, IndexInfo *indexInfo)
 		log_newpage_range(index, MAIN_FORKNUM, 0,
 						  RelationGetNumberOfBlocks(index), true);
 
-	MemoryContextDelete(buildstate.tmpCtx);
-
 	result = (IndexBuildResult *) palloc(sizeof(IndexBuildResult));
-	result->heap_tuples = reltuples;
-	result->index_tuples = buildstate.indtuples;
+	result->heap_tuples = results.reltuples;
+	result->index_tuples = results.indtuples;
 	return result;
 }
 
