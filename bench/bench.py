@@ -634,6 +634,50 @@ def targets(raw, key="bloomidx", key80="bloomidx_80x2"):
     return out
 
 
+def layout_targets(raw):
+    """Issue 8's targets: the sliced layout against the row layout at the
+    same signature length and bits (defaults, and length=80 with 2 bits a
+    column), same run.  Returns (text, figure, limit, pass?) dicts, or []
+    when the run has no sliced contenders."""
+    tb = raw["tables"]["tbloom"]["contenders"]
+    pairs = [(r, s) for r, s in (("bloomidx", "bloomidx_sliced"),
+                                 ("bloomidx_80x2", "bloomidx_sliced_80x2"))
+             if r in tb and s in tb]
+    if not pairs:
+        return []
+    base_ins = tb["seqscan"].get("insert_ms")
+    out = []
+
+    def add(text, figure, limit, extra=""):
+        out.append(dict(text=text, figure=figure, limit=limit,
+                        ok=figure is not None and figure <= limit,
+                        extra=extra))
+
+    for ncol, limit in (("2col", 0.2), ("1col", 0.15)):
+        worst = None
+        for r, s in pairs:
+            for kind in ("present", "absent"):
+                q = "%s_%s" % (ncol, kind)
+                rr = ratio(tb[s]["queries"][q].get("index_ms"),
+                           tb[r]["queries"][q].get("index_ms"))
+                if rr is not None and (worst is None or rr > worst[0]):
+                    worst = (rr, "%s, %s" % (s, q))
+        add("%s-column bitmap index scan, sliced / row (worst)" % ncol[0],
+            worst and worst[0], limit, worst and "worst: %s" % worst[1] or "")
+    for what, key, limit in (("build time", "build_s", 1.0),
+                             ("index size", "size_bytes", 1.0)):
+        rs = [ratio(tb[s].get(key), tb[r].get(key)) for r, s in pairs]
+        rs = [x for x in rs if x is not None]
+        add("%s, sliced / row (worst)" % what, max(rs) if rs else None, limit)
+    rs = [ratio(per_row_us(tb[s], base_ins, raw["insert_rows"]),
+                per_row_us(tb[r], base_ins, raw["insert_rows"]))
+          for r, s in pairs]
+    rs = [x for x in rs if x is not None]
+    add("insert overhead per row, sliced / row (worst)",
+        max(rs) if rs else None, 1.5)
+    return out
+
+
 def plan_choice_lines(path):
     """The summary lines of bench/plan_choice.sh's output."""
     if not path or not os.path.exists(path):
@@ -698,6 +742,26 @@ def cmd_report(a):
         for t in tg:
             csvrows.append(["target", layout, t["text"], "", t["figure"],
                             t["limit"], "PASS" if t["ok"] else "MISS"])
+    lt = layout_targets(raw)
+    if lt:
+        md.append("")
+        md.append("### The sliced layout against the row layout (issue 8)")
+        md.append("")
+        md.append("Same run, same signature length and bits per column "
+                  "(defaults, and length=80 with 2 bits a column); the worse "
+                  "of the two shapes.")
+        md.append("")
+        md.append("| target | limit | measured | |")
+        md.append("|---|---|---|---|")
+        for t in lt:
+            md.append("| %s%s | ≤ %.2f× | %s | %s |"
+                      % (t["text"], " (%s)" % t["extra"] if t["extra"] else "",
+                         t["limit"],
+                         "-" if t["figure"] is None else "%.2f×" % t["figure"],
+                         "PASS" if t["ok"] else "MISS"))
+            csvrows.append(["target", "sliced/row", t["text"], "",
+                            t["figure"], t["limit"],
+                            "PASS" if t["ok"] else "MISS"])
 
     for table, tr in raw["tables"].items():
         cons = tr["contenders"]

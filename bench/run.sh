@@ -106,7 +106,7 @@ fi
 SETTINGS=(
     "shared_buffers=${sb_mb}MB"
     max_parallel_workers_per_gather=0
-    max_parallel_maintenance_workers=0
+    max_parallel_maintenance_workers=2
     jit=off
     work_mem=4MB
     maintenance_work_mem=1GB
