@@ -17,6 +17,7 @@
 #include "fmgr.h"
 #include "nodes/execnodes.h"
 #include "nodes/pathnodes.h"
+#include "access/relscan.h"
 
 /* Limits */
 #define BLOOMIDX_MAX_COLUMNS		32	/* index columns */
@@ -123,6 +124,9 @@ extern void bloomidx_rescan(IndexScanDesc scan, ScanKey scankey, int nscankeys,
 							ScanKey orderbys, int norderbys);
 extern int64 bloomidx_getbitmap(IndexScanDesc scan, TIDBitmap *tbm);
 extern void bloomidx_endscan(IndexScanDesc scan);
+extern FmgrInfo *BloomKeyHashFunction(Relation index, BloomState state,
+									  int col, Oid keytype, FmgrInfo *flinfo,
+									  bool missing_ok);
 extern int	BloomScanRowPage(BloomScanOpaque so, Page page, int sigBytes,
 							 int sigWords, ItemPointerData *tids);
 
@@ -131,9 +135,24 @@ typedef void (*BloomRowCallback) (ItemPointer tid, const uint8 *sig,
 								  BlockNumber blkno, void *arg);
 extern uint64 BloomSlicedForEachRow(Relation index, const BloomShape *shape,
 									BloomRowCallback fn, void *arg);
-extern IndexBuildResult *BloomSlicedBuild(Relation heap, Relation index,
-										  struct IndexInfo *indexInfo,
-										  const BloomShape *shape);
+/* Shared state of a parallel sliced build (defined in sliced.c) */
+typedef struct BloomSlicedShared BloomSlicedShared;
+
+extern Size BloomSlicedSharedSize(const BloomShape *shape, int nparticipants);
+extern void BloomSlicedSharedInit(BloomSlicedShared *shared,
+								  const BloomShape *shape, int nparticipants);
+extern void BloomSlicedBuildParticipant(Relation heap, Relation index,
+										struct IndexInfo *indexInfo,
+										const BloomShape *shape,
+										TableScanDesc scan, bool progress,
+										BloomSlicedShared *shared,
+										int participant, double *reltuples,
+										double *indtuples, uint64 *bitsSet);
+extern void BloomSlicedBuild(Relation heap, Relation index,
+							 struct IndexInfo *indexInfo,
+							 const BloomShape *shape, BloomSlicedShared *shared,
+							 double *reltuples, double *indtuples,
+							 uint64 *bitsSet);
 extern void BloomSlicedInsert(Relation index, BloomState state,
 							  const uint8 *sig, int nbitsSet, ItemPointer tid);
 extern int64 BloomSlicedMerge(Relation index, bool wait);
@@ -177,6 +196,7 @@ extern bool bloomidx_validate(Oid opclassoid);
 extern BloomState BloomGetState(Relation index);
 extern void BloomInitState(BloomState state, Relation index,
 						   const BloomShape *shape);
+extern void BloomCheckIndexRelation(Relation rel);
 extern int	BloomFormSignatureWords(BloomState state, Datum *values,
 									bool *isnull, uint64 *words);
 extern int	BloomFormSignature(BloomState state, Datum *values, bool *isnull,

@@ -909,29 +909,21 @@ BloomEstimateQuery(const BloomShape *shape, BloomRowModel *model,
 }
 
 /*
- * Hash function for a value compared with column col by operator opno: the
- * column's own, or for a cross-type operator the one the operator family
- * has for the value's type (as the scan does).  NULL if there is none.
+ * Hash function for the values of a clause with operator opno on column
+ * col: the column's own, or the family's for the operator's right-hand
+ * type; NULL if the family has none.
  */
 static FmgrInfo *
 BloomCostHashFunction(Relation index, BloomState state, int col, Oid opno,
 					  FmgrInfo *flinfo)
 {
-	Oid			opfamily = index->rd_opfamily[col];
 	int			strategy;
 	Oid			lefttype;
 	Oid			righttype;
-	Oid			proc;
 
-	get_op_opfamily_properties(opno, opfamily, false,
+	get_op_opfamily_properties(opno, index->rd_opfamily[col], false,
 							   &strategy, &lefttype, &righttype);
-	if (!OidIsValid(righttype) || righttype == index->rd_opcintype[col])
-		return &state->hashFn[col];
-	proc = get_opfamily_proc(opfamily, righttype, righttype, BLOOMIDX_HASH_PROC);
-	if (!OidIsValid(proc))
-		return NULL;
-	fmgr_info(proc, flinfo);
-	return flinfo;
+	return BloomKeyHashFunction(index, state, col, righttype, flinfo, true);
 }
 
 /*
@@ -1421,12 +1413,7 @@ bloomidx_estimate(PG_FUNCTION_ARGS)
 		elog(ERROR, "return type must be a row type");
 
 	index = relation_open(indexoid, AccessShareLock);
-	if (index->rd_rel->relkind != RELKIND_INDEX ||
-		index->rd_indam->amgetbitmap != bloomidx_getbitmap)
-		ereport(ERROR,
-				(errcode(ERRCODE_WRONG_OBJECT_TYPE),
-				 errmsg("\"%s\" is not a bloomidx index",
-						RelationGetRelationName(index))));
+	BloomCheckIndexRelation(index);
 	state = BloomGetState(index);
 
 	deconstruct_array(columns, TEXTOID, -1, false, TYPALIGN_INT,

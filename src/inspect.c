@@ -114,31 +114,6 @@ BloomReportCorruption(Relation index, BlockNumber blkno, const char *problem)
 }
 
 /*
- * Complain unless the relation is a bloomidx index with storage that this
- * session can read.
- */
-static void
-BloomCheckIsBloomIndex(Relation rel)
-{
-	if (rel->rd_rel->relkind == RELKIND_PARTITIONED_INDEX)
-		ereport(ERROR,
-				(errcode(ERRCODE_WRONG_OBJECT_TYPE),
-				 errmsg("\"%s\" is a partitioned index",
-						RelationGetRelationName(rel)),
-				 errhint("Inspect the index of each partition.")));
-	if (rel->rd_rel->relkind != RELKIND_INDEX ||
-		rel->rd_indam->aminsert != bloomidx_insert)
-		ereport(ERROR,
-				(errcode(ERRCODE_WRONG_OBJECT_TYPE),
-				 errmsg("\"%s\" is not a bloomidx index",
-						RelationGetRelationName(rel))));
-	if (RELATION_IS_OTHER_TEMP(rel))
-		ereport(ERROR,
-				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
-				 errmsg("cannot access temporary tables of other sessions")));
-}
-
-/*
  * Fingerprint of one (heap TID, signature) pair: a 64-bit hash of the
  * signature seeded with the TID.
  */
@@ -320,7 +295,7 @@ bloomidx_stats(PG_FUNCTION_ARGS)
 
 	memset(&walk, 0, sizeof(walk));
 	walk.index = index_open(indexoid, AccessShareLock);
-	BloomCheckIsBloomIndex(walk.index);
+	BloomCheckIndexRelation(walk.index);
 	BloomWalkIndex(&walk);
 
 	memset(nulls, 0, sizeof(nulls));
@@ -529,7 +504,7 @@ bloomidx_check(PG_FUNCTION_ARGS)
 				(errcode(ERRCODE_UNDEFINED_TABLE),
 				 errmsg("could not open table of index \"%s\"",
 						RelationGetRelationName(index))));
-	BloomCheckIsBloomIndex(index);
+	BloomCheckIndexRelation(index);
 	if (!index->rd_index->indisvalid)
 		ereport(ERROR,
 				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),

@@ -51,11 +51,12 @@ bloomidx_beginscan(Relation r, int nkeys, int norderbys)
  * Hash function to use for a key compared with a column of the index: the
  * column's own, or for a cross-type key (int4 column = int8 value) the
  * function the operator family has for the key's type.  Within a family
- * the hashes of equal values agree, as in hash operator families.
+ * the hashes of equal values agree, as in hash operator families.  With
+ * missing_ok, NULL if the family has none (the cost model then guesses).
  */
-static FmgrInfo *
+FmgrInfo *
 BloomKeyHashFunction(Relation index, BloomState state, int col, Oid keytype,
-					 FmgrInfo *flinfo)
+					 FmgrInfo *flinfo, bool missing_ok)
 {
 	Oid			opfamily = index->rd_opfamily[col];
 	Oid			proc;
@@ -64,6 +65,8 @@ BloomKeyHashFunction(Relation index, BloomState state, int col, Oid keytype,
 		return &state->hashFn[col];
 
 	proc = get_opfamily_proc(opfamily, keytype, keytype, BLOOMIDX_HASH_PROC);
+	if (!OidIsValid(proc) && missing_ok)
+		return NULL;
 	if (!OidIsValid(proc))
 		ereport(ERROR,
 				(errcode(ERRCODE_UNDEFINED_FUNCTION),
@@ -119,7 +122,8 @@ BloomPrepareQuery(IndexScanDesc scan)
 			break;
 		}
 
-		hashFn = BloomKeyHashFunction(index, state, col, key->sk_subtype, &flinfo);
+		hashFn = BloomKeyHashFunction(index, state, col, key->sk_subtype, &flinfo,
+									  false);
 
 		if (key->sk_flags & SK_SEARCHARRAY)
 		{

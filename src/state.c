@@ -8,6 +8,7 @@
  */
 #include "postgres.h"
 
+#include "catalog/pg_class.h"
 #include "port/pg_bitutils.h"
 
 #include "storage/bufmgr.h"
@@ -146,4 +147,29 @@ BloomFormSignature(BloomState state, Datum *values, bool *isnull, uint8 *sig)
 
 	BloomStoreWords(sig, words, state->shape.sigBytes);
 	return nbits;
+}
+
+/*
+ * Complain unless a relation given to one of the extension's SQL functions
+ * is a bloomidx index with storage that this session can read.
+ */
+void
+BloomCheckIndexRelation(Relation rel)
+{
+	if (rel->rd_rel->relkind == RELKIND_PARTITIONED_INDEX)
+		ereport(ERROR,
+				(errcode(ERRCODE_WRONG_OBJECT_TYPE),
+				 errmsg("\"%s\" is a partitioned index",
+						RelationGetRelationName(rel)),
+				 errhint("Use the index of each partition.")));
+	if (rel->rd_rel->relkind != RELKIND_INDEX ||
+		rel->rd_indam->aminsert != bloomidx_insert)
+		ereport(ERROR,
+				(errcode(ERRCODE_WRONG_OBJECT_TYPE),
+				 errmsg("\"%s\" is not a bloomidx index",
+						RelationGetRelationName(rel))));
+	if (RELATION_IS_OTHER_TEMP(rel))
+		ereport(ERROR,
+				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+				 errmsg("cannot access temporary tables of other sessions")));
 }
