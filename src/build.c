@@ -7,12 +7,14 @@
  * shared buffers, and WAL-logs the whole index once at the end with
  * log_newpage_range, as SP-GiST's build does.
  *
- * Row-layout builds run in parallel when max_parallel_maintenance_workers
- * allows (as B-tree builds do): the leader and its workers share a
- * parallel heap scan, each fills and writes its own pages (extending the
- * index under the relation extension lock), and the leader then records
- * every participant's last, partly filled page in the metapage's free list
- * and the summed fill statistics.
+ * Builds run in parallel when max_parallel_maintenance_workers allows (as
+ * B-tree builds do): the leader and its workers share a parallel heap
+ * scan, each fills and writes its own pages (extending the index under the
+ * relation extension lock), and the leader then records every
+ * participant's last, partly filled page in the metapage's free list and
+ * the summed fill statistics.  In the sliced layout each participant
+ * writes full stripes, and the leader combines their leftover rows into
+ * the last stripes (see BloomSlicedBuild).
  *
  *-------------------------------------------------------------------------
  */
@@ -70,6 +72,10 @@ typedef struct BloomBuildShared
 	bool		isconcurrent;
 	BloomShape	shape;
 
+	int			nparticipants;	/* leader included */
+	Size		slicedOffset;	/* sliced layout: its shared state */
+	Size		scanOffset;		/* the parallel heap scan */
+
 	/* Results, under mutex */
 	slock_t		mutex;
 	double		reltuples;
@@ -80,7 +86,9 @@ typedef struct BloomBuildShared
 } BloomBuildShared;
 
 #define ParallelTableScanFromBloomShared(shared) \
-	((ParallelTableScanDesc) ((char *) (shared) + BUFFERALIGN(sizeof(BloomBuildShared))))
+	((ParallelTableScanDesc) ((char *) (shared) + (shared)->scanOffset))
+#define SlicedSharedFromBloomShared(shared) \
+	((BloomSlicedShared *) ((char *) (shared) + (shared)->slicedOffset))
 
 PGDLLEXPORT void BloomParallelBuildMain(dsm_segment *seg, shm_toc *toc);
 
@@ -160,33 +168,49 @@ BloomBuildStateInit(BloomBuildState *buildstate, Relation index,
 
 /*
  * One participant's share of a parallel build: its part of the parallel
- * heap scan, then its results into the shared state.
+ * heap scan, then its results into the shared state.  participant is the
+ * worker's number, or nparticipants - 1 for the leader.
  */
 static void
 BloomParallelScanAndBuild(BloomBuildShared *shared, Relation heap,
-						  Relation index, IndexInfo *indexInfo, bool progress)
+						  Relation index, IndexInfo *indexInfo, bool progress,
+						  int participant)
 {
-	BloomBuildState buildstate;
 	TableScanDesc scan;
 	double		reltuples;
+	double		indtuples;
+	uint64		bitsSet;
 	BlockNumber lastPage = InvalidBlockNumber;
 
-	BloomBuildStateInit(&buildstate, index, &shared->shape, true);
 	scan = table_beginscan_parallel(heap, ParallelTableScanFromBloomShared(shared));
-	reltuples = table_index_build_scan(heap, index, indexInfo, true, progress,
-									   BloomBuildCallback, &buildstate, scan);
-	if (buildstate.pageHasTuples)
-		lastPage = BloomFlushBuildPage(&buildstate);
+	if (shared->shape.layout == BLOOMIDX_LAYOUT_SLICED)
+		BloomSlicedBuildParticipant(heap, index, indexInfo, &shared->shape,
+									scan, progress,
+									SlicedSharedFromBloomShared(shared),
+									participant, &reltuples, &indtuples,
+									&bitsSet);
+	else
+	{
+		BloomBuildState buildstate;
+
+		BloomBuildStateInit(&buildstate, index, &shared->shape, true);
+		reltuples = table_index_build_scan(heap, index, indexInfo, true,
+										   progress, BloomBuildCallback,
+										   &buildstate, scan);
+		if (buildstate.pageHasTuples)
+			lastPage = BloomFlushBuildPage(&buildstate);
+		indtuples = buildstate.indtuples;
+		bitsSet = buildstate.bitsSet;
+		MemoryContextDelete(buildstate.tmpCtx);
+	}
 
 	SpinLockAcquire(&shared->mutex);
 	shared->reltuples += reltuples;
-	shared->indtuples += buildstate.indtuples;
-	shared->bitsSet += buildstate.bitsSet;
+	shared->indtuples += indtuples;
+	shared->bitsSet += bitsSet;
 	if (lastPage != InvalidBlockNumber && shared->nlastPages < BLOOMIDX_MAX_PARTICIPANTS)
 		shared->lastPages[shared->nlastPages++] = lastPage;
 	SpinLockRelease(&shared->mutex);
-
-	MemoryContextDelete(buildstate.tmpCtx);
 }
 
 /*
@@ -218,7 +242,8 @@ BloomParallelBuildMain(dsm_segment *seg, shm_toc *toc)
 	indexInfo = BuildIndexInfo(index);
 	indexInfo->ii_Concurrent = shared->isconcurrent;
 
-	BloomParallelScanAndBuild(shared, heap, index, indexInfo, false);
+	BloomParallelScanAndBuild(shared, heap, index, indexInfo, false,
+							  ParallelWorkerNumber);
 
 	index_close(index, indexLockmode);
 	table_close(heap, heapLockmode);
@@ -248,8 +273,10 @@ BloomParallelBuild(Relation heap, Relation index, IndexInfo *indexInfo,
 	else
 		snapshot = RegisterSnapshot(GetTransactionSnapshot());
 
-	size = add_size(BUFFERALIGN(sizeof(BloomBuildShared)),
-					table_parallelscan_estimate(heap, snapshot));
+	size = BUFFERALIGN(sizeof(BloomBuildShared));
+	if (shape->layout == BLOOMIDX_LAYOUT_SLICED)
+		size = add_size(size, BUFFERALIGN(BloomSlicedSharedSize(shape, nworkers + 1)));
+	size = add_size(size, table_parallelscan_estimate(heap, snapshot));
 	shm_toc_estimate_chunk(&pcxt->estimator, size);
 	shm_toc_estimate_keys(&pcxt->estimator, 1);
 	InitializeParallelDSM(pcxt);
@@ -269,6 +296,15 @@ BloomParallelBuild(Relation heap, Relation index, IndexInfo *indexInfo,
 	shared->indexrelid = RelationGetRelid(index);
 	shared->isconcurrent = indexInfo->ii_Concurrent;
 	shared->shape = *shape;
+	shared->nparticipants = nworkers + 1;
+	shared->slicedOffset = BUFFERALIGN(sizeof(BloomBuildShared));
+	shared->scanOffset = shared->slicedOffset;
+	if (shape->layout == BLOOMIDX_LAYOUT_SLICED)
+	{
+		BloomSlicedSharedInit(SlicedSharedFromBloomShared(shared), shape,
+							  nworkers + 1);
+		shared->scanOffset += BUFFERALIGN(BloomSlicedSharedSize(shape, nworkers + 1));
+	}
 	SpinLockInit(&shared->mutex);
 	table_parallelscan_initialize(heap, ParallelTableScanFromBloomShared(shared),
 								  snapshot);
@@ -283,10 +319,22 @@ BloomParallelBuild(Relation heap, Relation index, IndexInfo *indexInfo,
 							 pcxt->nworkers_launched)));
 
 	/* The leader takes its share too */
-	BloomParallelScanAndBuild(shared, heap, index, indexInfo, true);
+	BloomParallelScanAndBuild(shared, heap, index, indexInfo, true, nworkers);
 	WaitForParallelWorkersToFinish(pcxt);
 
 	memcpy(results, shared, sizeof(BloomBuildShared));
+
+	/* The sliced layout's leftover rows, while the shared memory is there */
+	if (shape->layout == BLOOMIDX_LAYOUT_SLICED)
+	{
+		double		reltuples,
+					indtuples;
+		uint64		bitsSet;
+
+		BloomSlicedBuild(heap, index, indexInfo, shape,
+						 SlicedSharedFromBloomShared(shared),
+						 &reltuples, &indtuples, &bitsSet);
+	}
 
 	if (IsMVCCSnapshot(snapshot))
 		UnregisterSnapshot(snapshot);
@@ -314,8 +362,6 @@ bloomidx_build(Relation heap, Relation index, IndexInfo *indexInfo)
 			 RelationGetRelationName(index));
 
 	BloomResolveOptions(index, &shape);
-	if (shape.layout == BLOOMIDX_LAYOUT_SLICED)
-		return BloomSlicedBuild(heap, index, indexInfo, &shape);
 
 	/* The metapage is block 0 */
 	metabuf = ReadBuffer(index, P_NEW);
@@ -330,8 +376,14 @@ bloomidx_build(Relation heap, Relation index, IndexInfo *indexInfo)
 	nworkers = plan_create_index_workers(RelationGetRelid(heap),
 										 RelationGetRelid(index));
 	nworkers = Min(nworkers, BLOOMIDX_MAX_PARTICIPANTS - 1);
-	if (nworkers == 0 ||
-		!BloomParallelBuild(heap, index, indexInfo, &shape, nworkers, &results))
+	if (nworkers > 0 &&
+		BloomParallelBuild(heap, index, indexInfo, &shape, nworkers, &results))
+		 /* built */ ;
+	else if (shape.layout == BLOOMIDX_LAYOUT_SLICED)
+		BloomSlicedBuild(heap, index, indexInfo, &shape, NULL,
+						 &results.reltuples, &results.indtuples,
+						 &results.bitsSet);
+	else
 	{
 		BloomBuildState buildstate;
 

@@ -57,6 +57,7 @@
 #include "storage/freespace.h"
 #include "storage/indexfsm.h"
 #include "storage/lmgr.h"
+#include "storage/spin.h"
 #include "utils/acl.h"
 #include "utils/memutils.h"
 #include "utils/rel.h"
@@ -83,6 +84,21 @@ typedef struct BloomStripePages
 	BlockNumber tidPages[BLOOMIDX_STRIPE_TIDPAGES];
 	BlockNumber slices[BLOOMIDX_SLICED_MAX_LENGTH];
 } BloomStripePages;
+
+/*
+ * Shared state of a parallel sliced build: the full stripes the
+ * participants wrote, then (see BloomSlicedSharedSize) each participant's
+ * leftover rows.
+ */
+struct BloomSlicedShared
+{
+	slock_t		mutex;
+	int			nparticipants;
+	int			sigWords;
+	int			nStripes;		/* full stripes written, under mutex */
+	BlockNumber stripes[BLOOMIDX_MAX_STRIPES];
+	int			leftovers[FLEXIBLE_ARRAY_MEMBER];	/* rows left, per participant */
+};
 
 /* Rows taken from pending pages by a merge */
 typedef struct BloomRowBatch
@@ -198,16 +214,26 @@ typedef struct BloomSlicedBuildState
 	uint64		bitsSet;
 	int			nStripes;
 	BlockNumber stripes[BLOOMIDX_MAX_STRIPES];
+
+	/* In a parallel build: full stripes go to the shared list */
+	BloomSlicedShared *shared;
 } BloomSlicedBuildState;
 
 /*
  * Write a page image to a new block of the index being built.
  */
 static BlockNumber
-BloomBuildWritePage(Relation index, Page image)
+BloomBuildWritePage(Relation index, Page image, bool parallel)
 {
-	Buffer		buffer = ReadBuffer(index, P_NEW);
-	BlockNumber blkno = BufferGetBlockNumber(buffer);
+	Buffer		buffer;
+	BlockNumber blkno;
+
+	if (parallel)
+		LockRelationForExtension(index, ExclusiveLock);
+	buffer = ReadBuffer(index, P_NEW);
+	if (parallel)
+		UnlockRelationForExtension(index, ExclusiveLock);
+	blkno = BufferGetBlockNumber(buffer);
 
 	LockBuffer(buffer, BUFFER_LOCK_EXCLUSIVE);
 	memcpy(BufferGetPage(buffer), image, BLCKSZ);
@@ -226,6 +252,7 @@ BloomSlicedFlushStripe(BloomSlicedBuildState *bs)
 	PGAlignedBlock stripeImage;
 	PGAlignedBlock image;
 	BloomStripe stripe;
+	BlockNumber blkno;
 	int			ntidPages;
 	int			b,
 				t;
@@ -244,7 +271,8 @@ BloomSlicedFlushStripe(BloomSlicedBuildState *bs)
 		memcpy(BloomPageGetSlice(image.data),
 			   bs->slices + (Size) b * BLOOMIDX_STRIPE_WORDS,
 			   sizeof(uint64) * BLOOMIDX_STRIPE_WORDS);
-		stripe->slices[b] = BloomBuildWritePage(bs->index, image.data);
+		stripe->slices[b] = BloomBuildWritePage(bs->index, image.data,
+											   bs->shared != NULL);
 	}
 
 	ntidPages = (bs->nrows + BLOOMIDX_TIDS_PER_PAGE - 1) / BLOOMIDX_TIDS_PER_PAGE;
@@ -256,11 +284,26 @@ BloomSlicedFlushStripe(BloomSlicedBuildState *bs)
 		BloomInitSlicedPage(image.data, BLOOMIDX_TIDMAP, sigBits);
 		memcpy(BloomPageGetTidMap(image.data), bs->tids + first,
 			   sizeof(ItemPointerData) * n);
-		stripe->tidPages[t] = BloomBuildWritePage(bs->index, image.data);
+		stripe->tidPages[t] = BloomBuildWritePage(bs->index, image.data,
+												 bs->shared != NULL);
 	}
 	stripe->nlive = bs->nrows;
 
-	bs->stripes[bs->nStripes++] = BloomBuildWritePage(bs->index, stripeImage.data);
+	blkno = BloomBuildWritePage(bs->index, stripeImage.data, bs->shared != NULL);
+	if (bs->shared != NULL)
+	{
+		/* A full stripe of a parallel build: into the shared list */
+		SpinLockAcquire(&bs->shared->mutex);
+		if (bs->shared->nStripes < BLOOMIDX_MAX_STRIPES)
+			bs->shared->stripes[bs->shared->nStripes++] = blkno;
+		else
+			blkno = InvalidBlockNumber;
+		SpinLockRelease(&bs->shared->mutex);
+		if (blkno == InvalidBlockNumber)
+			BloomTooManyRows(bs->index);
+	}
+	else
+		bs->stripes[bs->nStripes++] = blkno;
 
 	memset(bs->slices, 0, sizeof(uint64) * BLOOMIDX_STRIPE_WORDS * sigBits);
 	memset(bs->sliceUsed, 0, sizeof(bool) * sigBits);
@@ -268,24 +311,14 @@ BloomSlicedFlushStripe(BloomSlicedBuildState *bs)
 }
 
 /*
- * Add one heap row to the sliced index being built.
+ * Add a row, given its signature words, to the stripe being built.
  */
 static void
-BloomSlicedBuildCallback(Relation index, ItemPointer tid, Datum *values,
-						 bool *isnull, bool tupleIsAlive, void *state)
+BloomSlicedAddRow(BloomSlicedBuildState *bs, const uint64 *words, ItemPointer tid)
 {
-	BloomSlicedBuildState *bs = (BloomSlicedBuildState *) state;
-	uint64		words[BLOOMIDX_SLICED_MAX_LENGTH / 64];
 	int			r = bs->nrows;
 	int			w;
-	MemoryContext oldCtx;
 
-	oldCtx = MemoryContextSwitchTo(bs->tmpCtx);
-	bs->bitsSet += BloomFormSignatureWords(&bs->state, values, isnull, words);
-	MemoryContextSwitchTo(oldCtx);
-	MemoryContextReset(bs->tmpCtx);
-
-	/* Scatter the row's bits into the slices */
 	for (w = 0; w < bs->state.shape.sigWords; w++)
 	{
 		uint64		x = words[w];
@@ -302,10 +335,28 @@ BloomSlicedBuildCallback(Relation index, ItemPointer tid, Datum *values,
 	}
 	bs->tids[r] = *tid;
 	bs->nrows++;
-	bs->indtuples += 1;
-
 	if (bs->nrows == BLOOMIDX_STRIPE_ROWS)
 		BloomSlicedFlushStripe(bs);
+}
+
+/*
+ * Add one heap row to the sliced index being built.
+ */
+static void
+BloomSlicedBuildCallback(Relation index, ItemPointer tid, Datum *values,
+						 bool *isnull, bool tupleIsAlive, void *state)
+{
+	BloomSlicedBuildState *bs = (BloomSlicedBuildState *) state;
+	uint64		words[BLOOMIDX_SLICED_MAX_LENGTH / 64];
+	MemoryContext oldCtx;
+
+	oldCtx = MemoryContextSwitchTo(bs->tmpCtx);
+	bs->bitsSet += BloomFormSignatureWords(&bs->state, values, isnull, words);
+	MemoryContextSwitchTo(oldCtx);
+	MemoryContextReset(bs->tmpCtx);
+
+	BloomSlicedAddRow(bs, words, tid);
+	bs->indtuples += 1;
 
 	if (((uint64) bs->indtuples & 1023) == 0)
 		pgstat_progress_update_param(PROGRESS_CREATEIDX_TUPLES_DONE,
@@ -313,20 +364,14 @@ BloomSlicedBuildCallback(Relation index, ItemPointer tid, Datum *values,
 }
 
 /*
- * Build a sliced index: the rows of the table, in table order, become the
- * first row numbers; the metapage is block 0.
+ * Set up the state of a sliced build (or of one participant).
  */
-IndexBuildResult *
-BloomSlicedBuild(Relation heap, Relation index, IndexInfo *indexInfo,
-				 const BloomShape *shape)
+static BloomSlicedBuildState *
+BloomSlicedBuildStateCreate(Relation index, const BloomShape *shape,
+							BloomSlicedShared *shared)
 {
-	BloomSlicedBuildState *bs;
-	IndexBuildResult *result;
-	Buffer		metabuf;
-	BloomMetaPage meta;
-	double		reltuples;
+	BloomSlicedBuildState *bs = palloc0(sizeof(BloomSlicedBuildState));
 
-	bs = palloc0(sizeof(BloomSlicedBuildState));
 	BloomInitState(&bs->state, index, shape);
 	bs->index = index;
 	bs->tmpCtx = AllocSetContextCreate(CurrentMemoryContext,
@@ -335,39 +380,160 @@ BloomSlicedBuild(Relation heap, Relation index, IndexInfo *indexInfo,
 	bs->slices = palloc0(sizeof(uint64) * BLOOMIDX_STRIPE_WORDS * shape->sigBits);
 	bs->sliceUsed = palloc0(sizeof(bool) * shape->sigBits);
 	bs->tids = palloc(sizeof(ItemPointerData) * BLOOMIDX_STRIPE_ROWS);
+	bs->shared = shared;
+	return bs;
+}
 
-	metabuf = ReadBuffer(index, P_NEW);
-	Assert(BufferGetBlockNumber(metabuf) == BLOOMIDX_METAPAGE_BLKNO);
-	LockBuffer(metabuf, BUFFER_LOCK_EXCLUSIVE);
-	BloomInitMetaPage(BufferGetPage(metabuf), shape);
-	MarkBufferDirty(metabuf);
-	LockBuffer(metabuf, BUFFER_LOCK_UNLOCK);
+/*
+ * Size of the shared state of a parallel sliced build with nparticipants
+ * participants (leader included): the list of full stripes, then each
+ * participant's leftover rows (a partial stripe, as signature words and
+ * TIDs).
+ */
+Size
+BloomSlicedSharedSize(const BloomShape *shape, int nparticipants)
+{
+	Size		perParticipant = MAXALIGN(sizeof(ItemPointerData) * BLOOMIDX_STRIPE_ROWS) +
+		sizeof(uint64) * shape->sigWords * BLOOMIDX_STRIPE_ROWS;
 
-	reltuples = table_index_build_scan(heap, index, indexInfo, true, true,
-									   BloomSlicedBuildCallback, bs, NULL);
+	return add_size(MAXALIGN(offsetof(BloomSlicedShared, leftovers) +
+							 sizeof(int) * nparticipants),
+					mul_size(perParticipant, nparticipants));
+}
+
+/* Leftover TIDs and signature words of participant p */
+static ItemPointer
+BloomLeftoverTids(BloomSlicedShared *shared, int p)
+{
+	Size		perParticipant = MAXALIGN(sizeof(ItemPointerData) * BLOOMIDX_STRIPE_ROWS) +
+		sizeof(uint64) * shared->sigWords * BLOOMIDX_STRIPE_ROWS;
+
+	return (ItemPointer) ((char *) shared +
+						  MAXALIGN(offsetof(BloomSlicedShared, leftovers) +
+								   sizeof(int) * shared->nparticipants) +
+						  perParticipant * p);
+}
+
+static uint64 *
+BloomLeftoverWords(BloomSlicedShared *shared, int p)
+{
+	return (uint64 *) ((char *) BloomLeftoverTids(shared, p) +
+					   MAXALIGN(sizeof(ItemPointerData) * BLOOMIDX_STRIPE_ROWS));
+}
+
+/*
+ * Initialize the shared state of a parallel sliced build.
+ */
+void
+BloomSlicedSharedInit(BloomSlicedShared *shared, const BloomShape *shape,
+					  int nparticipants)
+{
+	memset(shared, 0, offsetof(BloomSlicedShared, leftovers) +
+		   sizeof(int) * nparticipants);
+	SpinLockInit(&shared->mutex);
+	shared->nparticipants = nparticipants;
+	shared->sigWords = shape->sigWords;
+}
+
+/*
+ * One participant's share of a parallel sliced build: its part of the
+ * heap scan, written as full stripes; its last, partial stripe is left in
+ * shared memory, as signatures and TIDs, for the leader to combine.
+ */
+void
+BloomSlicedBuildParticipant(Relation heap, Relation index, IndexInfo *indexInfo,
+							const BloomShape *shape, TableScanDesc scan,
+							bool progress, BloomSlicedShared *shared,
+							int participant, double *reltuples,
+							double *indtuples, uint64 *bitsSet)
+{
+	BloomSlicedBuildState *bs = BloomSlicedBuildStateCreate(index, shape, shared);
+	ItemPointer tids = BloomLeftoverTids(shared, participant);
+	uint64	   *words = BloomLeftoverWords(shared, participant);
+	int			b,
+				r;
+
+	*reltuples = table_index_build_scan(heap, index, indexInfo, true, progress,
+										BloomSlicedBuildCallback, bs, scan);
+
+	/* The rows of the partial stripe: their bits back from the slices */
+	memcpy(tids, bs->tids, sizeof(ItemPointerData) * bs->nrows);
+	memset(words, 0, sizeof(uint64) * shape->sigWords * bs->nrows);
+	for (b = 0; b < shape->sigBits; b++)
+	{
+		const uint64 *slice = bs->slices + (Size) b * BLOOMIDX_STRIPE_WORDS;
+
+		if (!bs->sliceUsed[b])
+			continue;
+		for (r = 0; r < bs->nrows; r++)
+		{
+			if (slice[r / 64] & (UINT64CONST(1) << (r % 64)))
+				words[(Size) r * shape->sigWords + b / 64] |= UINT64CONST(1) << (b % 64);
+		}
+	}
+	shared->leftovers[participant] = bs->nrows;
+	*indtuples = bs->indtuples;
+	*bitsSet = bs->bitsSet;
+	MemoryContextDelete(bs->tmpCtx);
+}
+
+/*
+ * Build a sliced index: the rows of the table, in table order, become the
+ * first row numbers; the metapage is block 0.  With a parallel build's
+ * shared state, the full stripes the participants wrote come first, then
+ * their leftover rows, combined into the last stripes.
+ */
+void
+BloomSlicedBuild(Relation heap, Relation index, IndexInfo *indexInfo,
+				 const BloomShape *shape, BloomSlicedShared *shared,
+				 double *reltuples, double *indtuples, uint64 *bitsSet)
+{
+	BloomSlicedBuildState *bs = BloomSlicedBuildStateCreate(index, shape, NULL);
+	Buffer		metabuf;
+	BloomMetaPage meta;
+	uint64		rows;
+
+	if (shared == NULL)
+	{
+		*reltuples = table_index_build_scan(heap, index, indexInfo, true, true,
+											BloomSlicedBuildCallback, bs, NULL);
+		*indtuples = bs->indtuples;
+		*bitsSet = bs->bitsSet;
+		rows = 0;
+	}
+	else
+	{
+		int			p,
+					r;
+
+		memcpy(bs->stripes, shared->stripes, sizeof(BlockNumber) * shared->nStripes);
+		bs->nStripes = shared->nStripes;
+		rows = (uint64) shared->nStripes * BLOOMIDX_STRIPE_ROWS;
+		for (p = 0; p < shared->nparticipants; p++)
+		{
+			ItemPointer tids = BloomLeftoverTids(shared, p);
+			uint64	   *words = BloomLeftoverWords(shared, p);
+
+			for (r = 0; r < shared->leftovers[p]; r++)
+				BloomSlicedAddRow(bs, words + (Size) r * shape->sigWords, &tids[r]);
+			rows += shared->leftovers[p];
+		}
+	}
 	if (bs->nrows > 0)
 		BloomSlicedFlushStripe(bs);
+	if (shared == NULL)
+		rows = (uint64) *indtuples;
 
+	metabuf = ReadBuffer(index, BLOOMIDX_METAPAGE_BLKNO);
 	LockBuffer(metabuf, BUFFER_LOCK_EXCLUSIVE);
 	meta = BloomPageGetMeta(BufferGetPage(metabuf));
-	meta->mergedRows = (uint64) bs->indtuples;
+	meta->mergedRows = rows;
 	meta->nStripes = bs->nStripes;
 	memcpy(meta->stripes, bs->stripes, sizeof(BlockNumber) * bs->nStripes);
-	meta->statTuples = (uint64) bs->indtuples;
-	meta->statBitsSet = bs->bitsSet;
 	MarkBufferDirty(metabuf);
 	UnlockReleaseBuffer(metabuf);
 
-	if (RelationNeedsWAL(index))
-		log_newpage_range(index, MAIN_FORKNUM, 0,
-						  RelationGetNumberOfBlocks(index), true);
-
 	MemoryContextDelete(bs->tmpCtx);
-
-	result = (IndexBuildResult *) palloc(sizeof(IndexBuildResult));
-	result->heap_tuples = reltuples;
-	result->index_tuples = bs->indtuples;
-	return result;
 }
 
 /* ---------------------------------------------------------------------
@@ -938,20 +1104,11 @@ bloomidx_merge(PG_FUNCTION_ARGS)
 				 errhint("bloomidx_merge() cannot be run during recovery.")));
 
 	index = relation_open(indexoid, RowExclusiveLock);
-	if (index->rd_rel->relkind != RELKIND_INDEX ||
-		index->rd_indam->amgetbitmap != bloomidx_getbitmap)
-		ereport(ERROR,
-				(errcode(ERRCODE_WRONG_OBJECT_TYPE),
-				 errmsg("\"%s\" is not a bloomidx index",
-						RelationGetRelationName(index))));
+	BloomCheckIndexRelation(index);
 	/* Like VACUUM, this is for the owner */
 	if (!pg_class_ownercheck(indexoid, GetUserId()))
 		aclcheck_error(ACLCHECK_NOT_OWNER, OBJECT_INDEX,
 					   RelationGetRelationName(index));
-	if (RELATION_IS_OTHER_TEMP(index))
-		ereport(ERROR,
-				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
-				 errmsg("cannot access temporary indexes of other sessions")));
 
 	state = BloomGetState(index);
 	if (state->shape.layout != BLOOMIDX_LAYOUT_SLICED)
