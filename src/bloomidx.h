@@ -12,6 +12,7 @@
 #define BLOOMIDX_H
 
 #include "access/amapi.h"
+#include "access/generic_xlog.h"
 #include "access/genam.h"
 #include "access/itup.h"
 #include "fmgr.h"
@@ -175,6 +176,11 @@ extern IndexBulkDeleteResult *bloomidx_bulkdelete(IndexVacuumInfo *info,
 												  void *callback_state);
 extern IndexBulkDeleteResult *bloomidx_vacuumcleanup(IndexVacuumInfo *info,
 													 IndexBulkDeleteResult *stats);
+extern GenericXLogState *BloomPageRemoveDead(Relation index, Buffer buffer,
+											 Page *page, int sigBytes,
+											 IndexBulkDeleteCallback callback,
+											 void *callback_state,
+											 IndexBulkDeleteResult *stats);
 
 /* cost.c */
 extern void bloomidx_costestimate(PlannerInfo *root, IndexPath *path,

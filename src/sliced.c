@@ -1645,27 +1645,14 @@ BloomSlicedBulkDelete(IndexVacuumInfo *info, IndexBulkDeleteResult *stats,
 												RBM_NORMAL, info->strategy);
 		Page		page;
 		GenericXLogState *xlogState = NULL;
-		int			j;
 
 		vacuum_delay_point();
 		LockBuffer(buffer, BUFFER_LOCK_EXCLUSIVE);
 		page = BufferGetPage(buffer);
 		if (BloomPageIsData(index, page, snap->pending[i], state->tuplesPerPage))
-		{
-			for (j = BloomPageGetNTuples(page) - 1; j >= 0; j--)
-			{
-				if (!callback(BloomPageGetTid(page, state->shape.sigBytes, j),
-							  callback_state))
-					continue;
-				if (xlogState == NULL)
-				{
-					xlogState = GenericXLogStart(index);
-					page = GenericXLogRegisterBuffer(xlogState, buffer, 0);
-				}
-				BloomPageDeleteTuple(page, state->shape.sigBytes, j);
-				stats->tuples_removed += 1;
-			}
-		}
+			xlogState = BloomPageRemoveDead(index, buffer, &page,
+											state->shape.sigBytes, callback,
+											callback_state, stats);
 		if (xlogState != NULL)
 			GenericXLogFinish(xlogState);
 		UnlockReleaseBuffer(buffer);

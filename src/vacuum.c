@@ -53,6 +53,36 @@ BloomUpdateMetaAfterVacuum(Relation index, BlockNumber *freePages, int nfree,
 }
 
 /*
+ * Remove the tuples of dead rows from a data page (of the row layout, or a
+ * pending page) that is locked exclusively.  Changes go into a WAL record
+ * started at the first one, which is returned for the caller to finish
+ * (NULL if nothing changed); *page is then the page to go on changing.
+ */
+GenericXLogState *
+BloomPageRemoveDead(Relation index, Buffer buffer, Page *page, int sigBytes,
+					IndexBulkDeleteCallback callback, void *callback_state,
+					IndexBulkDeleteResult *stats)
+{
+	GenericXLogState *xlogState = NULL;
+	int			i;
+
+	/* Walk backwards so that moving the last slot down is safe */
+	for (i = BloomPageGetNTuples(*page) - 1; i >= 0; i--)
+	{
+		if (!callback(BloomPageGetTid(*page, sigBytes, i), callback_state))
+			continue;
+		if (xlogState == NULL)
+		{
+			xlogState = GenericXLogStart(index);
+			*page = GenericXLogRegisterBuffer(xlogState, buffer, 0);
+		}
+		BloomPageDeleteTuple(*page, sigBytes, i);
+		stats->tuples_removed += 1;
+	}
+	return xlogState;
+}
+
+/*
  * Remove the signatures of dead rows (ambulkdelete).
  *
  * Each page is compacted in place.  A page left empty is marked deleted, to
@@ -102,19 +132,8 @@ bloomidx_bulkdelete(IndexVacuumInfo *info, IndexBulkDeleteResult *stats,
 			continue;
 		}
 
-		/* Walk backwards so that moving the last slot down is safe */
-		for (i = BloomPageGetNTuples(page) - 1; i >= 0; i--)
-		{
-			if (!callback(BloomPageGetTid(page, sigBytes, i), callback_state))
-				continue;
-			if (xlogState == NULL)
-			{
-				xlogState = GenericXLogStart(index);
-				page = GenericXLogRegisterBuffer(xlogState, buffer, 0);
-			}
-			BloomPageDeleteTuple(page, sigBytes, i);
-			stats->tuples_removed += 1;
-		}
+		xlogState = BloomPageRemoveDead(index, buffer, &page, sigBytes,
+										callback, callback_state, stats);
 
 		if (BloomPageGetNTuples(page) == 0)
 		{
