@@ -12,9 +12,15 @@
 # As root: runs `apt-get update` once and `apt-get install -y` only if
 # something is missing.  As another user with something missing: fails and
 # says which packages to install (rerun as root).  Safe to run repeatedly.
+#
+# With arguments (`scripts/deps.sh LABEL PACKAGE...`), it does the same for
+# those packages instead, without their recommended packages: other tools'
+# dependencies (bench/deps.sh), reported under LABEL.
 set -euo pipefail
 
 PG_MAJOR=${BX_PG_MAJOR:-15}
+label=deps
+install_opts=()
 packages=(
     "postgresql-$PG_MAJOR"
     "postgresql-server-dev-$PG_MAJOR"
@@ -23,6 +29,13 @@ packages=(
     make
     gcc
 )
+
+if [[ $# -gt 0 ]]; then
+    label="$1 deps"
+    shift
+    packages=("$@")
+    install_opts=(--no-install-recommends)
+fi
 
 # True when Debian package $1 is installed (not merely known to dpkg).
 is_installed() {
@@ -35,21 +48,21 @@ for p in "${packages[@]}"; do
 done
 
 if [[ ${#missing[@]} -eq 0 ]]; then
-    echo "==> deps: all present (${packages[*]})"
+    echo "==> $label: all present (${packages[*]})"
     exit 0
 fi
 
 if [[ $(id -u) -ne 0 ]]; then
     echo "error: missing Debian packages: ${missing[*]}" >&2
-    echo "       rerun as root (sudo bash scripts/deps.sh), or: apt-get install -y ${missing[*]}" >&2
+    echo "       rerun as root (sudo bash $0), or: apt-get install -y ${missing[*]}" >&2
     exit 1
 fi
 
-echo "==> deps: installing ${missing[*]}"
+echo "==> $label: installing ${missing[*]}"
 export DEBIAN_FRONTEND=noninteractive
 apt_opts=(-o DPkg::Lock::Timeout=600 -o Dpkg::Use-Pty=0)
 apt-get "${apt_opts[@]}" update -q
-apt-get "${apt_opts[@]}" install -y -q "${missing[@]}"
+apt-get "${apt_opts[@]}" install -y -q "${install_opts[@]}" "${missing[@]}"
 
 # Check again: apt-get can succeed without installing what we asked for.
 still=()
@@ -60,4 +73,4 @@ if [[ ${#still[@]} -ne 0 ]]; then
     echo "error: still missing after apt-get install: ${still[*]}" >&2
     exit 1
 fi
-echo "==> deps: installed ${missing[*]}"
+echo "==> $label: installed ${missing[*]}"
