@@ -133,17 +133,18 @@ def log(msg):
 
 # --- data -----------------------------------------------------------------------
 
-def make_tables(pg, rows):
-    """Create tbloom (contrib/bloom's example) and tmixed, seeded."""
-    cols = ",\n".join("  (random() * 1000000)::int AS %s" % c
-                      for c in TBLOOM_COLS)
-    t0 = time.time()
-    pg.run("""
+# The tables, seeded, as SQL with %d for the row count: bench/plan_choice.py
+# makes them from here too, so that either can reuse the other's.
+TABLE_SQL = {
+    "tbloom": """
 SELECT setseed(0.42);
 CREATE TABLE tbloom AS
 SELECT
 %s
-FROM generate_series(1, %d);
+FROM generate_series(1, %%d);
+VACUUM (FREEZE, ANALYZE) tbloom;
+""" % ",\n".join("  (random() * 1000000)::int AS %s" % c for c in TBLOOM_COLS),
+    "tmixed": """
 SELECT setseed(0.43);
 CREATE TABLE tmixed AS
 SELECT
@@ -154,10 +155,16 @@ SELECT
   round((random() * 1000000)::numeric, 2) AS n,
   random() < 0.5 AS f
 FROM generate_series(1, %d);
-VACUUM (FREEZE, ANALYZE) tbloom;
 VACUUM (FREEZE, ANALYZE) tmixed;
-CHECKPOINT;
-""" % (cols, rows, rows))
+""",
+}
+
+
+def make_tables(pg, rows):
+    """Create tbloom (contrib/bloom's example) and tmixed, seeded."""
+    t0 = time.time()
+    pg.run(TABLE_SQL["tbloom"] % rows + TABLE_SQL["tmixed"] % rows
+           + "CHECKPOINT;\n")
     log("tables made in %.1f s" % (time.time() - t0))
 
 

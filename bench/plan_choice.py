@@ -25,35 +25,9 @@ import subprocess
 import sys
 import time
 
-TBLOOM_COLS = ["i1", "i2", "i3", "i4", "i5", "i6"]
-MIXED_COLS = ["t", "u", "b", "d", "n", "f"]
-TOLERANCE = 1.10            # "within 10%"
+from bench import MIXED_COLS, TABLE_SQL, TBLOOM_COLS
 
-# Tables as bench/bench.py makes them (same seeds), so either can reuse the
-# other's.
-TABLE_SQL = {
-    "tbloom": """
-SELECT setseed(0.42);
-CREATE TABLE tbloom AS
-SELECT
-%s
-FROM generate_series(1, %%d);
-VACUUM (FREEZE, ANALYZE) tbloom;
-""" % ",\n".join("  (random() * 1000000)::int AS %s" % c for c in TBLOOM_COLS),
-    "tmixed": """
-SELECT setseed(0.43);
-CREATE TABLE tmixed AS
-SELECT
-  'item-' || (random() * 1000000)::int AS t,
-  md5(random()::text)::uuid AS u,
-  (random() * 1e12)::bigint AS b,
-  date '2000-01-01' + (random() * 10000)::int AS d,
-  round((random() * 1000000)::numeric, 2) AS n,
-  random() < 0.5 AS f
-FROM generate_series(1, %d);
-VACUUM (FREEZE, ANALYZE) tmixed;
-""",
-}
+TOLERANCE = 1.10            # "within 10%"
 
 
 def cols_opts(bits, ncols):
