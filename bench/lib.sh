@@ -1,7 +1,8 @@
 # shellcheck shell=bash
 #
-# bench/lib.sh: helpers shared by bench/run.sh and bench/profile.sh (source it
-# after scripts/lib.sh, with REPO set to the repository root).
+# bench/lib.sh: helpers shared by bench/run.sh, bench/plan_choice.sh and
+# bench/profile.sh (source it after scripts/lib.sh, with REPO set to the
+# repository root).
 
 # Copy the source to build into $1: the committed HEAD by default, so that
 # half-written files in a shared working tree cannot break or skew a run
@@ -21,4 +22,33 @@ bench_copy_source() {
             SOURCE_DESC+=" at $(git -C "$REPO" -c safe.directory='*' describe --always --dirty)"
         fi
     fi
+}
+
+# Build the source in $1 with PG_CFLAGS=$2 and install it into the private
+# PostgreSQL, logging to $3; on failure show the log's tail and stop.
+bench_build() {
+    local src=$1 cflags=$2 log=$3
+    if ! { bx_as_pg make -C "$src" --no-print-directory -j"$(nproc)" PG_CONFIG="$BX_PG_CONFIG" PG_CFLAGS="$cflags" &&
+           bx_as_pg make -C "$src" --no-print-directory PG_CONFIG="$BX_PG_CONFIG" install; } \
+            >"$log" 2>&1; then
+        tail -n 40 "$log" >&2
+        bx_die "the build failed (log above)"
+    fi
+}
+
+# Start a throwaway cluster in $BX_WORK/cluster with the settings given as
+# arguments, on a Unix socket in $BX_WORK/sock, with a database "bench";
+# exports PGHOST, PGPORT, PGUSER and PGDATABASE for psql.
+bench_start_cluster() {
+    export PGHOST=$BX_WORK/sock
+    PGPORT=$(bx_pick_port)
+    export PGPORT PGUSER=$BX_PG_OS_USER
+    bx_is_root || PGUSER=$(id -un)
+    bx_log "throwaway cluster on socket $PGHOST, port $PGPORT"
+    bx_log "cluster settings: $*"
+    bx_cluster_init "$BX_WORK/cluster/data" "$BX_PG_BINDIR"
+    bx_cluster_start "$BX_WORK/cluster/data" "$BX_PG_BINDIR" "$PGHOST" "$PGPORT" \
+        "$BX_WORK/cluster/server.log" "$@"
+    bx_as_pg "$BX_PG_BINDIR/createdb" -h "$PGHOST" -p "$PGPORT" bench
+    export PGDATABASE=bench
 }

@@ -137,23 +137,8 @@ bx_pg_private_install "$BX_WORK/pg"
 bench_copy_source "$BX_WORK/src"
 bx_chown_pg "$BX_WORK"
 bx_log "build of $SOURCE_DESC"
-if ! { bx_as_pg make -C "$BX_WORK/src" --no-print-directory -j"$(nproc)" PG_CONFIG="$BX_PG_CONFIG" PG_CFLAGS="${BENCH_CFLAGS:--O2}" &&
-       bx_as_pg make -C "$BX_WORK/src" --no-print-directory PG_CONFIG="$BX_PG_CONFIG" install; } \
-        >"$BX_WORK/logs/build.log" 2>&1; then
-    tail -n 40 "$BX_WORK/logs/build.log" >&2
-    bx_die "the build failed (log above)"
-fi
-
-export PGHOST=$BX_WORK/sock
-PGPORT=$(bx_pick_port)
-export PGPORT PGUSER=$BX_PG_OS_USER
-bx_is_root || PGUSER=$(id -un)
-bx_log "throwaway cluster on socket $PGHOST, settings: ${SETTINGS[*]}"
-bx_cluster_init "$BX_WORK/cluster/data" "$BX_PG_BINDIR"
-bx_cluster_start "$BX_WORK/cluster/data" "$BX_PG_BINDIR" "$PGHOST" "$PGPORT" \
-    "$BX_WORK/cluster/server.log" "${SETTINGS[@]}"
-bx_as_pg "$BX_PG_BINDIR/createdb" -h "$PGHOST" -p "$PGPORT" bench
-export PGDATABASE=bench
+bench_build "$BX_WORK/src" "${BENCH_CFLAGS:--O2}" "$BX_WORK/logs/build.log"
+bench_start_cluster "${SETTINGS[@]}"
 PSQL=$BX_PG_BINDIR/psql
 
 rc=0

@@ -53,9 +53,7 @@ bench_copy_source "$BX_WORK/src"
 bx_chown_pg "$BX_WORK"
 cflags=${BENCH_CFLAGS:--O2 -g}
 bx_log "build (PG_CFLAGS=$cflags)"
-{ bx_as_pg make -C "$BX_WORK/src" -j"$(nproc)" PG_CONFIG="$BX_PG_CONFIG" PG_CFLAGS="$cflags" &&
-  bx_as_pg make -C "$BX_WORK/src" PG_CONFIG="$BX_PG_CONFIG" install; } >"$BX_WORK/build.log" 2>&1 ||
-    { tail -n 30 "$BX_WORK/build.log" >&2; bx_die "the build failed"; }
+bench_build "$BX_WORK/src" "$cflags" "$BX_WORK/build.log"
 
 export PGHOST=$BX_WORK/sock PGUSER=$BX_PG_OS_USER
 PGPORT=$(bx_pick_port)

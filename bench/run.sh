@@ -142,24 +142,8 @@ bx_chown_pg "$BX_WORK"
 
 cflags=${BENCH_CFLAGS:--O2}
 bx_log "build: make && make install (PG_CFLAGS=$cflags)"
-if ! { bx_as_pg make -C "$SRC" --no-print-directory -j"$(nproc)" PG_CONFIG="$BX_PG_CONFIG" PG_CFLAGS="$cflags" &&
-       bx_as_pg make -C "$SRC" --no-print-directory PG_CONFIG="$BX_PG_CONFIG" install; } \
-        >"$BX_WORK/logs/build.log" 2>&1; then
-    tail -n 40 "$BX_WORK/logs/build.log" >&2
-    bx_die "the build failed (log above)"
-fi
-
-export PGHOST=$BX_WORK/sock
-PGPORT=$(bx_pick_port)
-export PGPORT PGUSER=$BX_PG_OS_USER
-bx_is_root || PGUSER=$(id -un)
-bx_log "throwaway cluster on socket $PGHOST, port $PGPORT"
-bx_log "cluster settings: ${SETTINGS[*]}"
-bx_cluster_init "$BX_WORK/cluster/data" "$BX_PG_BINDIR"
-bx_cluster_start "$BX_WORK/cluster/data" "$BX_PG_BINDIR" "$PGHOST" "$PGPORT" \
-    "$BX_WORK/cluster/server.log" "${SETTINGS[@]}"
-bx_as_pg "$BX_PG_BINDIR/createdb" -h "$PGHOST" -p "$PGPORT" bench
-export PGDATABASE=bench
+bench_build "$SRC" "$cflags" "$BX_WORK/logs/build.log"
+bench_start_cluster "${SETTINGS[@]}"
 
 # --- measurements ---------------------------------------------------------------
 
