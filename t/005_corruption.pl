@@ -21,6 +21,10 @@ use PostgreSQL::Test::Cluster;
 use PostgreSQL::Test::Utils;
 use Test::More;
 
+use FindBin;
+use lib $FindBin::RealBin;
+use BloomidxTest;
+
 my $node = PostgreSQL::Test::Cluster->new('corruption');
 $node->init;
 $node->start;
@@ -75,45 +79,20 @@ ok(defined $tid01, 'found the TIDs of the first heap rows on data page 1');
 sub patched
 {
 	my ($image, $blkno, $offset, $bytes) = @_;
-	substr($image, $blkno * $blcksz + $offset, length($bytes), $bytes);
-	return $image;
+	return bx_patched($image, $blcksz, $blkno, $offset, $bytes);
 }
 
-# Write $image as the index file, start, run bloomidx_check (with
-# heapallindexed if asked), compare its error with $expected (a regex, or
-# '' for none), scan the index, stop, put the pristine file back.
+# Install $image as the index file and check what bloomidx_check (with
+# heapallindexed if asked) says; the pristine file is put back by the last
+# case.
 sub check_case
 {
 	my ($name, $image, $heapallindexed, $expected) = @_;
-
-	open(my $fh, '>', $file) or die "cannot write $file: $!";
-	binmode $fh;
-	print $fh $image;
-	close $fh;
-
-	my $log_offset = -s $node->logfile;
-	$node->start;
-
-	my ($ret, $stdout, $stderr) = $node->psql('postgres',
-		"\\set VERBOSITY verbose\nSELECT bloomidx_check('ct_bx', $heapallindexed);");
-	if ($expected eq '')
-	{
-		is($ret, 0, "$name: bloomidx_check passes");
-	}
-	else
-	{
-		like($stderr, $expected, "$name: bloomidx_check reports it");
-	}
-
-	# An index scan errors out or answers: it does not crash the server
-	$node->psql('postgres',
-		"SET enable_seqscan = off; SELECT count(*) FROM ct WHERE a = 7 AND b = 'b7';");
-	is($node->safe_psql('postgres', 'SELECT 1'), '1',
-		"$name: the server is up after an index scan");
-	ok(!$node->log_contains(qr/terminated by signal|server process .* was terminated/, $log_offset),
-		"$name: no backend crashed");
-
-	$node->stop;
+	bx_corruption_case(
+		node => $node, file => $file, index => 'ct_bx', name => $name,
+		image => $image, heapallindexed => $heapallindexed,
+		expected => $expected,
+		scan => "SELECT count(*) FROM ct WHERE a = 7 AND b = 'b7';");
 	return;
 }
 

@@ -19,6 +19,10 @@ use PostgreSQL::Test::Cluster;
 use PostgreSQL::Test::Utils;
 use Test::More;
 
+use FindBin;
+use lib $FindBin::RealBin;
+use BloomidxTest;
+
 my $node = PostgreSQL::Test::Cluster->new('sliced_corruption');
 $node->init;
 $node->start;
@@ -57,41 +61,19 @@ ok(defined $block{$_}, "found a $_ page") for sort keys %block;
 sub patched
 {
 	my ($blkno, $offset, $bytes) = @_;
-	my $image = $pristine;
-	substr($image, $blkno * $blcksz + $offset, length($bytes), $bytes);
-	return $image;
+	return bx_patched($pristine, $blcksz, $blkno, $offset, $bytes);
 }
 
-# Install $image, start, expect $expected (a regex) from bloomidx_check
-# with heapallindexed and from an index scan, check the server is up, stop
+# Install $image as the index file; bloomidx_check with heapallindexed and
+# an index scan must both report $expected (a regex), or pass for ''
 sub check_case
 {
 	my ($name, $image, $expected) = @_;
-
-	open(my $fh, '>', $file) or die "cannot write $file: $!";
-	binmode $fh;
-	print $fh $image;
-	close $fh;
-	my $log_offset = -s $node->logfile;
-	$node->start;
-
-	my ($ret, $stdout, $stderr) = $node->psql('postgres',
-		"\\set VERBOSITY verbose\nSELECT bloomidx_check('cs_bx', true);");
-	if ($expected eq '')
-	{
-		is($ret, 0, "$name: bloomidx_check passes");
-	}
-	else
-	{
-		like($stderr, $expected, "$name: bloomidx_check reports it");
-		($ret, $stdout, $stderr) = $node->psql('postgres',
-			"\\set VERBOSITY verbose\nSET enable_seqscan = off; SELECT count(*) FROM cs WHERE a = 7 AND b = 'b7';");
-		like($stderr, qr/XX002/, "$name: an index scan reports it");
-	}
-	is($node->safe_psql('postgres', 'SELECT 1'), '1', "$name: the server is up");
-	ok(!$node->log_contains(qr/terminated by signal|server process .* was terminated/, $log_offset),
-		"$name: no backend crashed");
-	$node->stop;
+	bx_corruption_case(
+		node => $node, file => $file, index => 'cs_bx', name => $name,
+		image => $image, heapallindexed => 'true', expected => $expected,
+		scan => "SELECT count(*) FROM cs WHERE a = 7 AND b = 'b7';",
+		scan_expected => $expected eq '' ? undef : qr/XX002/);
 	return;
 }
 

@@ -38,7 +38,7 @@ use PostgreSQL::Test::Utils;
 use Test::More;
 
 our @EXPORT = qw(bx_schema_sql bx_fill_sql bx_conditions bx_answers
-  bx_check_answers bx_compare_nodes);
+  bx_check_answers bx_compare_nodes bx_patched bx_corruption_case);
 
 # The conditions every check runs, on table columns i, t, u, n, b, d
 my @conditions = (
@@ -224,6 +224,58 @@ sub bx_compare_nodes
 		is($answers2->[$k][1], $answers1->[$k][1],
 			"$label: same answer on both nodes for $answers1->[$k][0]");
 	}
+	return;
+}
+
+# A copy of index file image $image with block $blkno's bytes at $offset
+# overwritten by $bytes, for pages of $blcksz bytes
+sub bx_patched
+{
+	my ($image, $blcksz, $blkno, $offset, $bytes) = @_;
+	substr($image, $blkno * $blcksz + $offset, length($bytes), $bytes);
+	return $image;
+}
+
+# One corruption case of a stopped $node: write $image as $index's $file,
+# start, run bloomidx_check (with heapallindexed if asked) and compare its
+# error with $expected (a regex, or '' for none), run $scan (an index
+# scan), which must fail with $scan_expected when that regex is given, check
+# that the server is up and no backend crashed, and stop.
+sub bx_corruption_case
+{
+	my (%c) = @_;
+	my $node = $c{node};
+
+	open(my $fh, '>', $c{file}) or die "cannot write $c{file}: $!";
+	binmode $fh;
+	print $fh $c{image};
+	close $fh;
+
+	my $log_offset = -s $node->logfile;
+	$node->start;
+
+	my ($ret, $stdout, $stderr) = $node->psql('postgres',
+		"\\set VERBOSITY verbose\nSELECT bloomidx_check('$c{index}', $c{heapallindexed});");
+	if ($c{expected} eq '')
+	{
+		is($ret, 0, "$c{name}: bloomidx_check passes");
+	}
+	else
+	{
+		like($stderr, $c{expected}, "$c{name}: bloomidx_check reports it");
+	}
+
+	# An index scan errors out or answers: it does not crash the server
+	($ret, $stdout, $stderr) = $node->psql('postgres',
+		"\\set VERBOSITY verbose\nSET enable_seqscan = off; $c{scan}");
+	like($stderr, $c{scan_expected}, "$c{name}: an index scan reports it")
+	  if defined $c{scan_expected};
+	is($node->safe_psql('postgres', 'SELECT 1'), '1',
+		"$c{name}: the server is up after an index scan");
+	ok(!$node->log_contains(qr/terminated by signal|server process .* was terminated/, $log_offset),
+		"$c{name}: no backend crashed");
+
+	$node->stop;
 	return;
 }
 
