@@ -157,10 +157,11 @@ extern void BloomSlicedBuild(Relation heap, Relation index,
 extern void BloomSlicedInsert(Relation index, BloomState state,
 							  const uint8 *sig, int nbitsSet, ItemPointer tid);
 extern int64 BloomSlicedMerge(Relation index, bool wait);
-extern int	BloomSlicedPendingPages(Relation index, BlockNumber *pages);
 extern void BloomSlicedSizes(Relation index, double *stripes,
 							 double *pendingPages);
-extern void BloomSlicedFreeOrphan(Relation index, BloomState state,
+extern void BloomSlicedReferenced(Relation index, const BloomShape *shape,
+								  bool *referenced, BlockNumber npages);
+extern bool BloomSlicedFreeOrphan(Relation index, BloomState state,
 								  BlockNumber blkno);
 extern int64 BloomSlicedGetBitmap(Relation index, BloomState state,
 								  BloomScanOpaque so, TIDBitmap *tbm);

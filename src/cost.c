@@ -1246,9 +1246,14 @@ bloomidx_costestimate(PlannerInfo *root, IndexPath *path, double loop_count,
 		 */
 		double		slices = Min(BloomQuerySlices(&state->shape, &query),
 								 (double) state->shape.sigBits * (1 + query.nclauses));
-		double		tidPages = stripes * BLOOMIDX_STRIPE_TIDPAGES;
+		double		tidPages;
 		double		candidates = selectivity * index->rel->tuples;
 		double		pendingRows = pendingPages * state->tuplesPerPage;
+
+		/* TID maps are compressed: what the other pages leave of the index */
+		tidPages = index->pages - stripes * (1 + state->shape.sigBits) - pendingPages;
+		tidPages = Max(tidPages, stripes);
+		tidPages = Min(tidPages, stripes * BLOOMIDX_STRIPE_TIDPAGES);
 
 		pagesFetched = stripes * (1 + slices) + pendingPages +
 			(tidPages > 0 ? tidPages * -expm1(-candidates / tidPages) : 0);

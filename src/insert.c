@@ -78,7 +78,7 @@ BloomFindFreeSlot(Relation index, BloomState state)
 			Page		page = BufferGetPage(buffer);
 
 			if (PageIsNew(page) ||
-				(BloomPageIsDeleted(page) && BloomPageIsRecyclable(page)) ||
+				BloomPageIsDeleted(page) ||
 				(BloomPageIsData(index, page, blkno, state->tuplesPerPage) &&
 				 BloomPageHasFreeSlot(page)))
 				return buffer;

@@ -11,9 +11,8 @@
 #include "postgres.h"
 
 #include "access/generic_xlog.h"
-#include "access/transam.h"
-#include "storage/procarray.h"
 #include "access/htup_details.h"
+#include "port/pg_bitutils.h"
 #include "storage/bufmgr.h"
 #include "storage/freespace.h"
 #include "storage/indexfsm.h"
@@ -72,15 +71,21 @@ BloomInitDeletedPage(Page page)
 }
 
 /*
- * Initialize a page of the sliced layout: a slice (all bits clear), a TID
- * map (all TIDs invalid) or a stripe page (no pages yet) for signatures of
- * sigBits bits.  The whole contents area counts as data for generic WAL.
+ * Initialize a page of the sliced layout with its tag: a slice (all bits
+ * clear), a TID map (no TIDs), a stripe page (no pages yet) for
+ * signatures of sigBits bits, or a stripe-list page (no stripes).  The
+ * whole contents area counts as data for generic WAL.
  */
 void
-BloomInitSlicedPage(Page page, uint16 flag, int sigBits)
+BloomInitSlicedPage(Page page, uint16 flag, int sigBits, uint32 tag)
 {
+	BloomPageOpaque opaque;
+
 	BloomInitPage(page, flag);
 	((PageHeader) page)->pd_lower = BLCKSZ - MAXALIGN(sizeof(BloomPageOpaqueData));
+	opaque = BloomPageGetOpaque(page);
+	opaque->ntuples = (uint16) (tag & 0xFFFF);
+	opaque->maxtuples = (uint16) (tag >> 16);
 	if (flag == BLOOMIDX_STRIPE)
 	{
 		BloomStripe stripe = BloomPageGetStripe(page);
@@ -92,43 +97,162 @@ BloomInitSlicedPage(Page page, uint16 flag, int sigBits)
 			stripe->slices[i] = InvalidBlockNumber;
 	}
 	else if (flag == BLOOMIDX_TIDMAP)
+		BloomPageGetTidMap(page)->offsetBits = 1;
+	else if (flag == BLOOMIDX_STRIPELIST)
 	{
-		ItemPointer tids = BloomPageGetTidMap(page);
+		BlockNumber *list = BloomPageGetStripeList(page);
 		int			i;
 
-		for (i = 0; i < BLOOMIDX_TIDS_PER_PAGE; i++)
-			ItemPointerSetInvalid(&tids[i]);
+		for (i = 0; i < BLOOMIDX_STRIPELIST_ENTRIES; i++)
+			list[i] = InvalidBlockNumber;
 	}
 }
 
 /*
- * Retire a page of the sliced layout: flag it deleted but keep its
- * contents, and stamp it with the next transaction ID.  Scans that read
- * the metapage before the page was retired may still read it; it is
- * recycled only when no such scan can remain (see BloomPageIsRecyclable).
+ * Is this a live page of the sliced layout of the given kind and tag?
  */
-void
-BloomRetirePage(Page page)
+bool
+BloomPageIsSliced(Page page, uint16 flag, uint32 tag)
 {
-	BloomPageGetOpaque(page)->flags |= BLOOMIDX_DELETED;
-	((PageHeader) page)->pd_prune_xid = ReadNextTransactionId();
+	BloomPageOpaque opaque;
+
+	if (PageIsNew(page) ||
+		PageGetSpecialSize(page) != MAXALIGN(sizeof(BloomPageOpaqueData)))
+		return false;
+	opaque = BloomPageGetOpaque(page);
+	if (opaque->page_id != BLOOMIDX_PAGE_ID ||
+		(opaque->flags & (BLOOMIDX_DELETED | BLOOMIDX_META | BLOOMIDX_SLICED_FLAGS)) != flag ||
+		BloomPageGetTag(page) != tag)
+		return false;
+	/* A TID map must not send readers past its end */
+	return flag != BLOOMIDX_TIDMAP || BloomTidMapIsSane(BloomPageGetTidMap(page));
 }
 
 /*
- * May a deleted page be reused?  Pages deleted by the row layout's VACUUM
- * have no stamp and may; retired pages only once every transaction that
- * could have seen them is gone, as for B-tree pages.
+ * Does the header of a TID map describe entries that fit in its page?
  */
 bool
-BloomPageIsRecyclable(Page page)
+BloomTidMapIsSane(BloomTidMap map)
 {
-	TransactionId xid = ((PageHeader) page)->pd_prune_xid;
+	int			width = map->blockBits + map->offsetBits;
 
-	if (PageIsNew(page))
-		return true;
-	if (!BloomPageIsDeleted(page))
-		return false;
-	return !TransactionIdIsValid(xid) || GlobalVisCheckRemovableXid(NULL, xid);
+	return map->blockBits <= 32 && map->offsetBits >= 1 && map->offsetBits <= 16 &&
+		(uint64) map->nrows * width <= BLOOMIDX_TIDMAP_BITS &&
+		map->firstRow + map->nrows <= BLOOMIDX_STRIPE_ROWS;
+}
+
+/* Bits needed to store values 0 .. x */
+static int
+BloomBitsFor(uint32 x)
+{
+	return x == 0 ? 0 : pg_leftmost_one_pos32(x) + 1;
+}
+
+/*
+ * Pack as many of the ntids TIDs as fit into a TID-map page (initialized
+ * by BloomInitSlicedPage, its tag kept), as rows firstRow onwards; returns
+ * how many, at least one.  Invalid TIDs stand for removed rows.
+ */
+int
+BloomTidMapPack(Page page, int firstRow, const ItemPointerData *tids, int ntids)
+{
+	BloomTidMap map = BloomPageGetTidMap(page);
+	BlockNumber minBlock = InvalidBlockNumber;
+	BlockNumber maxBlock = 0;
+	OffsetNumber maxOffset = FirstOffsetNumber;
+	int			n;
+	int			i;
+	int			width;
+
+	/* Take TIDs while the widths their range needs leave room for them */
+	for (n = 0; n < ntids; n++)
+	{
+		const ItemPointerData *tid = &tids[n];
+		BlockNumber lo = minBlock,
+					hi = maxBlock;
+		OffsetNumber off = maxOffset;
+
+		if (ItemPointerIsValid(tid))
+		{
+			lo = Min(lo, ItemPointerGetBlockNumber(tid));
+			hi = Max(hi, ItemPointerGetBlockNumber(tid));
+			off = Max(off, ItemPointerGetOffsetNumber(tid));
+		}
+		width = BloomBitsFor(lo == InvalidBlockNumber ? 0 : hi - lo) + BloomBitsFor(off);
+		if ((uint64) (n + 1) * width > BLOOMIDX_TIDMAP_BITS)
+			break;
+		minBlock = lo;
+		maxBlock = hi;
+		maxOffset = off;
+	}
+	Assert(n > 0 || ntids == 0);
+
+	memset(map->packed, 0, BLOOMIDX_PAGE_FREE_SPACE - offsetof(BloomTidMapData, packed));
+	map->firstRow = (uint16) firstRow;
+	map->nrows = (uint16) n;
+	map->baseBlock = minBlock == InvalidBlockNumber ? 0 : minBlock;
+	map->blockBits = BloomBitsFor(minBlock == InvalidBlockNumber ? 0 : maxBlock - minBlock);
+	map->offsetBits = BloomBitsFor(maxOffset);
+	width = map->blockBits + map->offsetBits;
+	for (i = 0; i < n; i++)
+	{
+		uint64		bit = (uint64) i * width;
+		uint64		x = 0;
+		uint8	   *p = map->packed + bit / 8;
+
+		if (ItemPointerIsValid(&tids[i]))
+			x = ((uint64) (ItemPointerGetBlockNumber(&tids[i]) - map->baseBlock)
+				 << map->offsetBits) | ItemPointerGetOffsetNumber(&tids[i]);
+		BloomStoreLE64(p, BloomLoadLE64(p) | (x << (bit % 8)));
+	}
+	return n;
+}
+
+/*
+ * All the TIDs of a TID-map page, removed rows as invalid TIDs; returns
+ * how many.
+ */
+int
+BloomTidMapUnpack(Page page, ItemPointerData *tids)
+{
+	BloomTidMap map = BloomPageGetTidMap(page);
+	int			i;
+
+	for (i = 0; i < map->nrows; i++)
+		BloomTidMapGet(map, i, &tids[i]);
+	return map->nrows;
+}
+
+/*
+ * Mark entry i of a TID-map page removed: its offset number becomes 0.
+ */
+void
+BloomTidMapKill(BloomTidMap map, int i)
+{
+	int			width = map->blockBits + map->offsetBits;
+	uint64		bit = (uint64) i * width;
+	uint8	   *p = map->packed + bit / 8;
+	uint64		mask = ((UINT64CONST(1) << map->offsetBits) - 1) << (bit % 8);
+
+	BloomStoreLE64(p, BloomLoadLE64(p) & ~mask);
+}
+
+/*
+ * What is wrong with the header of a TID-map page, or NULL.
+ */
+char *
+BloomTidMapProblem(Page page)
+{
+	BloomTidMap map = BloomPageGetTidMap(page);
+	int			width = map->blockBits + map->offsetBits;
+
+	if (BloomTidMapIsSane(map))
+		return NULL;
+	if (map->blockBits > 32 || map->offsetBits < 1 || map->offsetBits > 16)
+		return psprintf("TID map packs TIDs in %u block and %u offset bits.",
+						map->blockBits, map->offsetBits);
+	return psprintf("TID map holds %u rows from row %u in %d bits each.",
+					map->nrows, map->firstRow, width);
 }
 
 /*
@@ -153,6 +277,8 @@ BloomInitMetaPage(Page page, const BloomShape *shape)
 	for (i = 0; i < shape->nColumns; i++)
 		meta->bitsPerColumn[i] = shape->bitsPerColumn[i];
 	meta->targetFpr = shape->targetFpr;
+	for (i = 0; i < BLOOMIDX_MAX_STRIPELISTS; i++)
+		meta->stripeLists[i] = InvalidBlockNumber;
 	((PageHeader) page)->pd_lower += sizeof(BloomMetaPageData);
 }
 
@@ -300,6 +426,24 @@ BloomRecordFreeSpace(Relation index, BlockNumber blkno, Page page, int sigBytes)
 }
 
 /*
+ * Free the page in buffer (locked exclusively by the caller): make it a
+ * deleted page, WAL-logged, and tell the free space map, upper levels
+ * included, so that BloomNewBuffer finds it at once.
+ */
+void
+BloomFreePage(Relation index, Buffer buffer)
+{
+	GenericXLogState *xlogState = GenericXLogStart(index);
+	BlockNumber blkno = BufferGetBlockNumber(buffer);
+
+	BloomInitDeletedPage(GenericXLogRegisterBuffer(xlogState, buffer,
+												   GENERIC_XLOG_FULL_IMAGE));
+	GenericXLogFinish(xlogState);
+	RecordFreeIndexPage(index, blkno);
+	FreeSpaceMapVacuumRange(index, blkno, blkno + 1);
+}
+
+/*
  * Get a buffer for a new page, exclusively locked: a recycled page from the
  * free space map if there is one, else a new block at the end.
  */
@@ -328,8 +472,7 @@ BloomNewBuffer(Relation index)
 		{
 			Page		page = BufferGetPage(buffer);
 
-			if (PageIsNew(page) ||
-				(BloomPageIsDeleted(page) && BloomPageIsRecyclable(page)))
+			if (PageIsNew(page) || BloomPageIsDeleted(page))
 				return buffer;
 			LockBuffer(buffer, BUFFER_LOCK_UNLOCK);
 		}
@@ -481,19 +624,22 @@ BloomPageProblem(Page page, const BloomShape *shape)
 		return pstrdup("Page is flagged as a metapage.");
 	if (BloomPageIsDeleted(page))
 	{
-		/* Retired pages of the sliced layout keep their contents */
-		if (opaque->ntuples != 0 &&
-			!TransactionIdIsValid(((PageHeader) page)->pd_prune_xid))
+		if (opaque->ntuples != 0)
 			return psprintf("Deleted page has %u tuples.", opaque->ntuples);
 		return NULL;
 	}
-	if (BloomPageHasFlag(page, BLOOMIDX_SLICE | BLOOMIDX_TIDMAP | BLOOMIDX_STRIPE))
+	if (BloomPageHasFlag(page, BLOOMIDX_SLICED_FLAGS))
 	{
 		if (shape->layout != BLOOMIDX_LAYOUT_SLICED)
 			return pstrdup("Page of the sliced layout in an index of the row layout.");
 		if (((PageHeader) page)->pd_lower != BLCKSZ - MAXALIGN(sizeof(BloomPageOpaqueData)))
 			return psprintf("pd_lower %u does not cover the page.",
 							(unsigned) ((PageHeader) page)->pd_lower);
+		if (pg_popcount32(opaque->flags & BLOOMIDX_SLICED_FLAGS) != 1)
+			return psprintf("Page has flags 0x%04X of more than one kind of page.",
+							opaque->flags);
+		if (BloomPageHasFlag(page, BLOOMIDX_TIDMAP))
+			return BloomTidMapProblem(page);
 		return NULL;
 	}
 
@@ -555,7 +701,7 @@ BloomPageIsData(Relation index, Page page, BlockNumber blkno, int tuplesPerPage)
 				 errmsg("index \"%s\" contains corrupted page at block %u",
 						RelationGetRelationName(index), blkno),
 				 errhint("Please REINDEX it.")));
-	if (opaque->flags & (BLOOMIDX_DELETED | BLOOMIDX_SLICE | BLOOMIDX_TIDMAP | BLOOMIDX_STRIPE))
+	if (opaque->flags & (BLOOMIDX_DELETED | BLOOMIDX_SLICED_FLAGS))
 		return false;
 	if (opaque->maxtuples != tuplesPerPage || opaque->ntuples > opaque->maxtuples)
 		ereport(ERROR,

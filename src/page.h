@@ -29,6 +29,7 @@
 #define BLOOMIDX_PAGE_H
 
 #include "access/generic_xlog.h"
+#include "port/pg_bswap.h"
 #include "storage/bufpage.h"
 #include "storage/itemptr.h"
 
@@ -48,7 +49,10 @@
 #define BLOOMIDX_TIDMAP				(1 << 3)	/* sliced: row number -> TID */
 #define BLOOMIDX_STRIPE				(1 << 4)	/* sliced: a stripe's pages */
 #define BLOOMIDX_FROZEN				(1 << 5)	/* pending page being merged */
-#define BLOOMIDX_ALL_FLAGS			0x3F
+#define BLOOMIDX_STRIPELIST			(1 << 6)	/* sliced: stripe pages */
+#define BLOOMIDX_ALL_FLAGS			0x7F
+#define BLOOMIDX_SLICED_FLAGS \
+	(BLOOMIDX_SLICE | BLOOMIDX_TIDMAP | BLOOMIDX_STRIPE | BLOOMIDX_STRIPELIST)
 
 /* Special space of every page; page_id last, as pg_filedump expects */
 typedef struct BloomPageOpaqueData
@@ -70,29 +74,72 @@ typedef BloomPageOpaqueData *BloomPageOpaque;
 
 /*
  * Sliced layout.  Rows are numbered densely in the order they reach the
- * slices.  A stripe is BLOOMIDX_STRIPE_ROWS consecutive row numbers; for
- * each stripe, one slice page per signature bit holds that bit of every
- * row of the stripe, and TID-map pages hold the rows' heap TIDs.  A stripe
- * page lists the stripe's slice and TID-map pages (InvalidBlockNumber for
- * a slice with no bit set yet); the metapage lists the stripe pages.
- * New rows first go to pending pages (data pages of the row layout, listed
- * in the metapage) and are merged into the slices in batches.
+ * slices.  Stripe s is the BLOOMIDX_STRIPE_ROWS row numbers from
+ * s * BLOOMIDX_STRIPE_ROWS; for each stripe, one slice page per signature
+ * bit holds that bit of every row of the stripe, and TID-map pages hold
+ * the rows' heap TIDs, compressed.  A stripe page lists the stripe's slice
+ * pages (InvalidBlockNumber for a slice with no bit set yet) and TID-map
+ * pages.  Stripe-list pages list the stripe pages, BLOOMIDX_STRIPELIST_ENTRIES
+ * stripes each (InvalidBlockNumber for a stripe VACUUM has emptied), and
+ * the metapage lists the stripe-list pages.  New rows first go to pending
+ * pages (data pages of the row layout, listed in the metapage) and are
+ * merged into the slices in batches.
+ *
+ * Every page of a stripe (stripe page, slices, TID maps) carries the
+ * stripe's number as its tag, and a stripe-list page its own position in
+ * the metapage's list, in the special space's ntuples (low half) and
+ * maxtuples (high half), unused on those pages.  Stripe numbers are never
+ * reused, so a scan that finds a page of another tag knows the page was
+ * freed and reused under it (see sliced.c).
  */
 #define BLOOMIDX_STRIPE_WORDS		(BLOOMIDX_PAGE_FREE_SPACE / sizeof(uint64))
 #define BLOOMIDX_STRIPE_ROWS		(BLOOMIDX_STRIPE_WORDS * 64)
-#define BLOOMIDX_TIDS_PER_PAGE		(BLOOMIDX_PAGE_FREE_SPACE / sizeof(ItemPointerData))
-#define BLOOMIDX_STRIPE_TIDPAGES \
-	((BLOOMIDX_STRIPE_ROWS + BLOOMIDX_TIDS_PER_PAGE - 1) / BLOOMIDX_TIDS_PER_PAGE)
 #define BLOOMIDX_SLICED_MAX_LENGTH	1024
-#define BLOOMIDX_MAX_STRIPES		1024
 #define BLOOMIDX_PENDING_SIZE		256
+#define BLOOMIDX_STRIPELIST_ENTRIES	(BLOOMIDX_PAGE_FREE_SPACE / sizeof(BlockNumber))
+#define BLOOMIDX_MAX_STRIPELISTS	512
+#define BLOOMIDX_MAX_STRIPES \
+	((uint32) BLOOMIDX_MAX_STRIPELISTS * BLOOMIDX_STRIPELIST_ENTRIES)
+
+/*
+ * Contents of a TID-map page: the TIDs of rows firstRow .. firstRow +
+ * nrows - 1 of a stripe, each packed into blockBits + offsetBits bits,
+ * least significant bits first: the block number less baseBlock, then the
+ * offset number.  Offset 0 marks a row VACUUM removed.  TIDs that come
+ * in heap order, as a build's do, take a byte or two each instead of six.
+ * The packed array stops 8 bytes short of the page's end, so that any
+ * entry can be read with one unaligned 64-bit load.
+ */
+typedef struct BloomTidMapData
+{
+	uint16		firstRow;
+	uint16		nrows;
+	uint8		blockBits;		/* 0 .. 32 */
+	uint8		offsetBits;		/* 1 .. 16 */
+	uint16		unused;
+	BlockNumber baseBlock;
+	uint8		packed[FLEXIBLE_ARRAY_MEMBER];
+} BloomTidMapData;
+
+typedef BloomTidMapData *BloomTidMap;
+
+#define BLOOMIDX_TIDMAP_BITS \
+	((BLOOMIDX_PAGE_FREE_SPACE - offsetof(BloomTidMapData, packed) - 8) * 8)
+/* Fewest TIDs a full TID-map page holds: 48 bits each */
+#define BLOOMIDX_TIDMAP_MIN_TIDS	(BLOOMIDX_TIDMAP_BITS / 48)
+/* Most TID-map pages a stripe needs, rounded up to an even number */
+#define BLOOMIDX_STRIPE_TIDPAGES \
+	((((BLOOMIDX_STRIPE_ROWS + BLOOMIDX_TIDMAP_MIN_TIDS - 1) / \
+	   BLOOMIDX_TIDMAP_MIN_TIDS) + 1) & ~1)
 
 /* Contents of a stripe page */
 typedef struct BloomStripeData
 {
 	uint32		nlive;			/* live rows, as of the last VACUUM */
-	uint32		unused;
+	uint16		nTidPages;		/* entries in tidPages */
+	uint16		unused;
 	BlockNumber tidPages[BLOOMIDX_STRIPE_TIDPAGES];
+	uint16		tidFirstRow[BLOOMIDX_STRIPE_TIDPAGES];	/* of each TID map */
 	BlockNumber slices[FLEXIBLE_ARRAY_MEMBER];	/* one per signature bit */
 } BloomStripeData;
 
@@ -100,7 +147,8 @@ typedef BloomStripeData *BloomStripe;
 
 #define BloomPageGetStripe(page) ((BloomStripe) PageGetContents(page))
 #define BloomPageGetSlice(page) ((uint64 *) PageGetContents(page))
-#define BloomPageGetTidMap(page) ((ItemPointer) PageGetContents(page))
+#define BloomPageGetTidMap(page) ((BloomTidMap) PageGetContents(page))
+#define BloomPageGetStripeList(page) ((BlockNumber *) PageGetContents(page))
 
 typedef struct BloomMetaPageData
 {
@@ -125,10 +173,10 @@ typedef struct BloomMetaPageData
 
 	/* Sliced layout: rows merged into stripes, stripes, pending pages */
 	uint64		mergedRows;		/* row numbers 0 .. mergedRows-1 are used */
-	uint32		nStripes;		/* entries in stripes */
+	uint32		nStripes;		/* stripes 0 .. nStripes-1 are listed */
 	uint16		nPending;		/* entries in pendingPages */
 	uint16		unused;
-	BlockNumber stripes[BLOOMIDX_MAX_STRIPES];	/* InvalidBlockNumber: retired */
+	BlockNumber stripeLists[BLOOMIDX_MAX_STRIPELISTS];	/* of stripes k * ENTRIES .. */
 	BlockNumber pendingPages[BLOOMIDX_PENDING_SIZE];
 } BloomMetaPageData;
 
@@ -157,14 +205,74 @@ BloomPageGetTid(Page page, int sigBytes, int i)
 	return (ItemPointer) PageGetSpecialPointer(page) - (i + 1);
 }
 
+/* The tag of a page of the sliced layout (see above) */
+static inline uint32
+BloomPageGetTag(Page page)
+{
+	BloomPageOpaque opaque = BloomPageGetOpaque(page);
+
+	return ((uint32) opaque->maxtuples << 16) | opaque->ntuples;
+}
+
+/*
+ * Unaligned little-endian 64-bit load and store, for packed TIDs.
+ */
+static inline uint64
+BloomLoadLE64(const uint8 *p)
+{
+	uint64		x;
+
+	memcpy(&x, p, sizeof(x));
+#ifdef WORDS_BIGENDIAN
+	x = pg_bswap64(x);
+#endif
+	return x;
+}
+
+static inline void
+BloomStoreLE64(uint8 *p, uint64 x)
+{
+#ifdef WORDS_BIGENDIAN
+	x = pg_bswap64(x);
+#endif
+	memcpy(p, &x, sizeof(x));
+}
+
+/*
+ * TID of entry i of a TID-map page; an invalid TID for a row VACUUM
+ * removed.  The caller checks i < nrows.
+ */
+static inline void
+BloomTidMapGet(BloomTidMap map, int i, ItemPointer tid)
+{
+	int			width = map->blockBits + map->offsetBits;
+	uint64		bit = (uint64) i * width;
+	uint64		x = BloomLoadLE64(map->packed + bit / 8) >> (bit % 8);
+	OffsetNumber off = (OffsetNumber) (x & ((UINT64CONST(1) << map->offsetBits) - 1));
+
+	if (off == InvalidOffsetNumber)
+		ItemPointerSetInvalid(tid);
+	else
+		ItemPointerSet(tid,
+					   map->baseBlock +
+					   (BlockNumber) ((x >> map->offsetBits) &
+									  ((UINT64CONST(1) << map->blockBits) - 1)),
+					   off);
+}
+
 /* page.c */
 extern int	BloomTuplesPerPage(int sigBytes);
 extern void BloomInitMetaPage(Page page, const BloomShape *shape);
 extern void BloomInitDataPage(Page page, int sigBytes);
 extern void BloomInitDeletedPage(Page page);
-extern void BloomInitSlicedPage(Page page, uint16 flag, int sigBits);
-extern void BloomRetirePage(Page page);
-extern bool BloomPageIsRecyclable(Page page);
+extern void BloomInitSlicedPage(Page page, uint16 flag, int sigBits, uint32 tag);
+extern bool BloomPageIsSliced(Page page, uint16 flag, uint32 tag);
+extern int	BloomTidMapPack(Page page, int firstRow, const ItemPointerData *tids,
+							int ntids);
+extern int	BloomTidMapUnpack(Page page, ItemPointerData *tids);
+extern void BloomTidMapKill(BloomTidMap map, int i);
+extern bool BloomTidMapIsSane(BloomTidMap map);
+extern char *BloomTidMapProblem(Page page);
 extern bool BloomPageAddTuple(Page page, int sigBytes, const uint8 *sig,
 							  ItemPointer tid);
 extern void BloomPageDeleteTuple(Page page, int sigBytes, int i);
@@ -172,6 +280,7 @@ extern void BloomMetaGetShape(BloomMetaPage meta, BloomShape *shape);
 extern void BloomCheckMetaPage(Relation index, Page page);
 extern void BloomMetaAddFreePage(BloomMetaPage meta, BlockNumber blkno);
 extern Buffer BloomNewBuffer(Relation index);
+extern void BloomFreePage(Relation index, Buffer buffer);
 extern void BloomRecordFreeSpace(Relation index, BlockNumber blkno, Page page,
 								 int sigBytes);
 extern bool BloomPageIsData(Relation index, Page page, BlockNumber blkno,

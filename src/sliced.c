@@ -26,17 +26,20 @@
  *	  rows pending; merging them again sets the same bits again (or, if
  *	  VACUUM compacted a pending page meanwhile, more bits: more false
  *	  positives, never a missed row).
- *	- A scan copies the pending list and the stripe list from the metapage,
- *	  reads the pending pages, then reads mergedRows again: a row that left
- *	  a pending page meanwhile had been merged below it.  So merged pending
- *	  pages are freed at once.  Stripes that VACUUM empties move the other
- *	  way (their live rows go back to pending pages): a scan keeps reading
- *	  the stripes it listed first, and those pages are retired, not wiped,
- *	  and recycled only when no transaction that could still read them
- *	  remains (BloomPageIsRecyclable).
- *	- Lock order: metapage, then one data page; stripe page, then its
- *	  slice or TID-map pages.  No one holds a page lock while locking the
- *	  metapage.
+ *	- A scan copies the pending list and the stripe list, reads the
+ *	  pending pages, then reads mergedRows again: a row that left a pending
+ *	  page meanwhile had been merged below it.  So merged pending pages are
+ *	  freed at once.  Stripes that VACUUM empties move the other way (their
+ *	  live rows go back to pending pages, then the stripe leaves the list
+ *	  and its pages are freed at once): a scan keeps reading the stripes it
+ *	  listed first, and every page of a stripe carries the stripe's number,
+ *	  never reused, so a scan that finds a page freed or reused under it
+ *	  starts over, with the rows now in pending pages or newer stripes.
+ *	- Lock order: metapage, then a stripe-list page or one data page;
+ *	  stripe page, then its slice or TID-map pages.  No one holds a page
+ *	  lock while locking the metapage.  Stripe-list pages change only under
+ *	  an exclusive metapage lock, so a snapshot taken under a shared one is
+ *	  consistent.
  *
  *-------------------------------------------------------------------------
  */
@@ -68,35 +71,42 @@
 
 PG_FUNCTION_INFO_V1(bloomidx_merge);
 
-/* A copy of the metapage's lists, taken under one lock */
+/*
+ * A copy of the metapage's lists, and of the stripe lists, taken under one
+ * metapage lock.
+ */
 typedef struct BloomSlicedSnapshot
 {
 	uint64		mergedRows;
-	int			nStripes;
+	uint32		nStripes;
 	int			nPending;
-	BlockNumber stripes[BLOOMIDX_MAX_STRIPES];
 	BlockNumber pending[BLOOMIDX_PENDING_SIZE];
+	BlockNumber stripeLists[BLOOMIDX_MAX_STRIPELISTS];
+	BlockNumber *stripes;		/* nStripes stripe pages, palloc'd */
 } BloomSlicedSnapshot;
 
 /* The pages of one stripe, copied from its stripe page */
 typedef struct BloomStripePages
 {
+	uint32		stripe;			/* its number */
+	int			nTidPages;
 	BlockNumber tidPages[BLOOMIDX_STRIPE_TIDPAGES];
+	uint16		tidFirstRow[BLOOMIDX_STRIPE_TIDPAGES];
 	BlockNumber slices[BLOOMIDX_SLICED_MAX_LENGTH];
 } BloomStripePages;
 
 /*
  * Shared state of a parallel sliced build: the full stripes the
- * participants wrote, then (see BloomSlicedSharedSize) each participant's
- * leftover rows.
+ * participants wrote, by number, then (see BloomSlicedSharedSize) each
+ * participant's leftover rows.
  */
 struct BloomSlicedShared
 {
 	slock_t		mutex;
 	int			nparticipants;
 	int			sigWords;
-	int			nStripes;		/* full stripes written, under mutex */
-	BlockNumber stripes[BLOOMIDX_MAX_STRIPES];
+	uint32		nStripes;		/* stripe numbers taken, under mutex */
+	BlockNumber stripes[BLOOMIDX_MAX_STRIPES];	/* their stripe pages */
 	int			leftovers[FLEXIBLE_ARRAY_MEMBER];	/* rows left, per participant */
 };
 
@@ -124,29 +134,93 @@ BloomPendingLimit(BloomState state)
 }
 
 /*
- * Copy the metapage's lists.
+ * Complain about a page of a sliced index that is not what its list says.
  */
 static void
-BloomTakeSnapshot(Relation index, BloomSlicedSnapshot *snap)
+BloomSlicedCorrupted(Relation index, BlockNumber blkno, const char *what)
+{
+	ereport(ERROR,
+			(errcode(ERRCODE_INDEX_CORRUPTED),
+			 errmsg("index \"%s\" contains corrupted page at block %u",
+					RelationGetRelationName(index), blkno),
+			 errdetail("A %s was expected.", what),
+			 errhint("Please REINDEX it.")));
+}
+
+/*
+ * Copy the metapage's lists; with stripes, the stripe lists too.
+ */
+static void
+BloomTakeSnapshot(Relation index, BloomSlicedSnapshot *snap, bool stripes)
 {
 	Buffer		metabuf = ReadBuffer(index, BLOOMIDX_METAPAGE_BLKNO);
 	BloomMetaPage meta;
+	uint32		k;
 
 	LockBuffer(metabuf, BUFFER_LOCK_SHARE);
 	meta = BloomPageGetMeta(BufferGetPage(metabuf));
 	snap->mergedRows = meta->mergedRows;
 	snap->nStripes = Min(meta->nStripes, BLOOMIDX_MAX_STRIPES);
 	snap->nPending = Min(meta->nPending, BLOOMIDX_PENDING_SIZE);
-	memcpy(snap->stripes, meta->stripes, sizeof(BlockNumber) * snap->nStripes);
 	memcpy(snap->pending, meta->pendingPages, sizeof(BlockNumber) * snap->nPending);
+	memcpy(snap->stripeLists, meta->stripeLists, sizeof(snap->stripeLists));
+	snap->stripes = NULL;
+	if (stripes)
+	{
+		snap->stripes = palloc(sizeof(BlockNumber) * Max(snap->nStripes, 1));
+		for (k = 0; k * BLOOMIDX_STRIPELIST_ENTRIES < snap->nStripes; k++)
+		{
+			uint32		n = Min(snap->nStripes - k * BLOOMIDX_STRIPELIST_ENTRIES,
+								BLOOMIDX_STRIPELIST_ENTRIES);
+			Buffer		buffer;
+
+			if (snap->stripeLists[k] == InvalidBlockNumber)
+				BloomSlicedCorrupted(index, BLOOMIDX_METAPAGE_BLKNO,
+									 "metapage listing every stripe-list page");
+			buffer = ReadBuffer(index, snap->stripeLists[k]);
+			LockBuffer(buffer, BUFFER_LOCK_SHARE);
+			if (!BloomPageIsSliced(BufferGetPage(buffer), BLOOMIDX_STRIPELIST, k))
+				BloomSlicedCorrupted(index, snap->stripeLists[k], "stripe-list page");
+			memcpy(snap->stripes + k * BLOOMIDX_STRIPELIST_ENTRIES,
+				   BloomPageGetStripeList(BufferGetPage(buffer)),
+				   sizeof(BlockNumber) * n);
+			UnlockReleaseBuffer(buffer);
+		}
+	}
 	UnlockReleaseBuffer(metabuf);
 }
 
-/*
- * Copy the page lists of the stripe whose stripe page is blkno.
- */
 static void
-BloomReadStripe(Relation index, BlockNumber blkno, int sigBits,
+BloomFreeSnapshot(BloomSlicedSnapshot *snap)
+{
+	if (snap->stripes != NULL)
+		pfree(snap->stripes);
+	pfree(snap);
+}
+
+/*
+ * Is stripe s still listed, at stripe page blkno?  A page of a stripe
+ * that is not what it should be is corruption if so, else a page freed
+ * (and maybe reused) since the caller listed the stripe.
+ */
+static bool
+BloomStripeIsListed(Relation index, uint32 s, BlockNumber blkno)
+{
+	BloomSlicedSnapshot *snap = palloc(sizeof(BloomSlicedSnapshot));
+	bool		listed;
+
+	BloomTakeSnapshot(index, snap, true);
+	listed = s < snap->nStripes && snap->stripes[s] == blkno;
+	BloomFreeSnapshot(snap);
+	return listed;
+}
+
+/*
+ * Copy the page lists of stripe s, whose stripe page is blkno.  Returns
+ * false if the page is no longer that stripe's (see BloomStripeIsListed).
+ */
+static bool
+BloomReadStripe(Relation index, uint32 s, BlockNumber blkno, int sigBits,
 				BloomStripePages *pages)
 {
 	Buffer		buffer = ReadBuffer(index, blkno);
@@ -155,25 +229,51 @@ BloomReadStripe(Relation index, BlockNumber blkno, int sigBits,
 
 	LockBuffer(buffer, BUFFER_LOCK_SHARE);
 	page = BufferGetPage(buffer);
-	if (PageIsNew(page) || !BloomPageHasFlag(page, BLOOMIDX_STRIPE) ||
-		BloomPageGetOpaque(page)->page_id != BLOOMIDX_PAGE_ID)
-		ereport(ERROR,
-				(errcode(ERRCODE_INDEX_CORRUPTED),
-				 errmsg("index \"%s\" contains corrupted page at block %u",
-						RelationGetRelationName(index), blkno),
-				 errdetail("A stripe page was expected."),
-				 errhint("Please REINDEX it.")));
+	if (!BloomPageIsSliced(page, BLOOMIDX_STRIPE, s))
+	{
+		UnlockReleaseBuffer(buffer);
+		if (BloomStripeIsListed(index, s, blkno))
+			BloomSlicedCorrupted(index, blkno, "stripe page");
+		return false;
+	}
 	stripe = BloomPageGetStripe(page);
+	pages->stripe = s;
+	pages->nTidPages = Min(stripe->nTidPages, BLOOMIDX_STRIPE_TIDPAGES);
 	memcpy(pages->tidPages, stripe->tidPages, sizeof(pages->tidPages));
+	memcpy(pages->tidFirstRow, stripe->tidFirstRow, sizeof(pages->tidFirstRow));
 	memcpy(pages->slices, stripe->slices, sizeof(BlockNumber) * sigBits);
 	UnlockReleaseBuffer(buffer);
+	return true;
+}
+
+/*
+ * Read and share-lock page blkno of stripe pages->stripe, which should be
+ * of kind flag.  Returns InvalidBuffer if the stripe was emptied since it
+ * was listed (see BloomStripeIsListed).
+ */
+static Buffer
+BloomReadStripePage(Relation index, const BloomStripePages *pages,
+					BlockNumber stripeBlkno, BlockNumber blkno, uint16 flag,
+					BufferAccessStrategy bas)
+{
+	Buffer		buffer = ReadBufferExtended(index, MAIN_FORKNUM, blkno,
+											RBM_NORMAL, bas);
+
+	LockBuffer(buffer, BUFFER_LOCK_SHARE);
+	if (BloomPageIsSliced(BufferGetPage(buffer), flag, pages->stripe))
+		return buffer;
+	UnlockReleaseBuffer(buffer);
+	if (BloomStripeIsListed(index, pages->stripe, stripeBlkno))
+		BloomSlicedCorrupted(index, blkno,
+							 flag == BLOOMIDX_SLICE ? "slice page" : "TID-map page");
+	return InvalidBuffer;
 }
 
 /*
  * Rows in stripe s: a whole stripe, or what mergedRows leaves of it.
  */
 static int
-BloomStripeRows(uint64 mergedRows, int s)
+BloomStripeRows(uint64 mergedRows, uint32 s)
 {
 	uint64		first = (uint64) s * BLOOMIDX_STRIPE_ROWS;
 
@@ -190,8 +290,8 @@ BloomTooManyRows(Relation index)
 {
 	ereport(ERROR,
 			(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
-			 errmsg("index \"%s\" is full: the sliced layout holds at most %d stripes of %d rows",
-					RelationGetRelationName(index), BLOOMIDX_MAX_STRIPES,
+			 errmsg("index \"%s\" is full: the sliced layout numbers at most %u stripes of %d rows",
+					RelationGetRelationName(index), (uint32) BLOOMIDX_MAX_STRIPES,
 					(int) BLOOMIDX_STRIPE_ROWS),
 			 errhint("REINDEX it to renumber its rows, or use layout = row.")));
 }
@@ -212,8 +312,9 @@ typedef struct BloomSlicedBuildState
 	int			nrows;			/* rows in the stripe being filled */
 	double		indtuples;
 	uint64		bitsSet;
-	int			nStripes;
-	BlockNumber stripes[BLOOMIDX_MAX_STRIPES];
+	uint32		nStripes;		/* stripes written (serial build) */
+	uint32		maxStripes;		/* room in stripes */
+	BlockNumber *stripes;		/* their stripe pages */
 
 	/* In a parallel build: full stripes go to the shared list */
 	BloomSlicedShared *shared;
@@ -249,61 +350,67 @@ static void
 BloomSlicedFlushStripe(BloomSlicedBuildState *bs)
 {
 	int			sigBits = bs->state.shape.sigBits;
+	bool		parallel = bs->shared != NULL;
 	PGAlignedBlock stripeImage;
 	PGAlignedBlock image;
 	BloomStripe stripe;
 	BlockNumber blkno;
-	int			ntidPages;
+	uint32		s;
 	int			b,
-				t;
+				t,
+				first;
 
-	if (bs->nStripes >= BLOOMIDX_MAX_STRIPES)
+	/* The stripe's number */
+	if (parallel)
+	{
+		SpinLockAcquire(&bs->shared->mutex);
+		s = bs->shared->nStripes;
+		if (s < BLOOMIDX_MAX_STRIPES)
+			bs->shared->nStripes++;
+		SpinLockRelease(&bs->shared->mutex);
+	}
+	else
+		s = bs->nStripes;
+	if (s >= BLOOMIDX_MAX_STRIPES)
 		BloomTooManyRows(bs->index);
 
-	BloomInitSlicedPage(stripeImage.data, BLOOMIDX_STRIPE, sigBits);
+	BloomInitSlicedPage(stripeImage.data, BLOOMIDX_STRIPE, sigBits, s);
 	stripe = BloomPageGetStripe(stripeImage.data);
 
 	for (b = 0; b < sigBits; b++)
 	{
 		if (!bs->sliceUsed[b])
 			continue;
-		BloomInitSlicedPage(image.data, BLOOMIDX_SLICE, sigBits);
+		BloomInitSlicedPage(image.data, BLOOMIDX_SLICE, sigBits, s);
 		memcpy(BloomPageGetSlice(image.data),
 			   bs->slices + (Size) b * BLOOMIDX_STRIPE_WORDS,
 			   sizeof(uint64) * BLOOMIDX_STRIPE_WORDS);
-		stripe->slices[b] = BloomBuildWritePage(bs->index, image.data,
-											   bs->shared != NULL);
+		stripe->slices[b] = BloomBuildWritePage(bs->index, image.data, parallel);
 	}
 
-	ntidPages = (bs->nrows + BLOOMIDX_TIDS_PER_PAGE - 1) / BLOOMIDX_TIDS_PER_PAGE;
-	for (t = 0; t < ntidPages; t++)
+	for (t = 0, first = 0; first < bs->nrows; t++)
 	{
-		int			first = t * BLOOMIDX_TIDS_PER_PAGE;
-		int			n = Min(bs->nrows - first, (int) BLOOMIDX_TIDS_PER_PAGE);
-
-		BloomInitSlicedPage(image.data, BLOOMIDX_TIDMAP, sigBits);
-		memcpy(BloomPageGetTidMap(image.data), bs->tids + first,
-			   sizeof(ItemPointerData) * n);
-		stripe->tidPages[t] = BloomBuildWritePage(bs->index, image.data,
-												 bs->shared != NULL);
+		BloomInitSlicedPage(image.data, BLOOMIDX_TIDMAP, sigBits, s);
+		stripe->tidFirstRow[t] = first;
+		first += BloomTidMapPack(image.data, first, bs->tids + first,
+								 bs->nrows - first);
+		stripe->tidPages[t] = BloomBuildWritePage(bs->index, image.data, parallel);
 	}
+	stripe->nTidPages = t;
 	stripe->nlive = bs->nrows;
 
-	blkno = BloomBuildWritePage(bs->index, stripeImage.data, bs->shared != NULL);
-	if (bs->shared != NULL)
-	{
-		/* A full stripe of a parallel build: into the shared list */
-		SpinLockAcquire(&bs->shared->mutex);
-		if (bs->shared->nStripes < BLOOMIDX_MAX_STRIPES)
-			bs->shared->stripes[bs->shared->nStripes++] = blkno;
-		else
-			blkno = InvalidBlockNumber;
-		SpinLockRelease(&bs->shared->mutex);
-		if (blkno == InvalidBlockNumber)
-			BloomTooManyRows(bs->index);
-	}
+	blkno = BloomBuildWritePage(bs->index, stripeImage.data, parallel);
+	if (parallel)
+		bs->shared->stripes[s] = blkno;
 	else
+	{
+		if (bs->nStripes == bs->maxStripes)
+		{
+			bs->maxStripes *= 2;
+			bs->stripes = repalloc(bs->stripes, sizeof(BlockNumber) * bs->maxStripes);
+		}
 		bs->stripes[bs->nStripes++] = blkno;
+	}
 
 	memset(bs->slices, 0, sizeof(uint64) * BLOOMIDX_STRIPE_WORDS * sigBits);
 	memset(bs->sliceUsed, 0, sizeof(bool) * sigBits);
@@ -380,6 +487,8 @@ BloomSlicedBuildStateCreate(Relation index, const BloomShape *shape,
 	bs->slices = palloc0(sizeof(uint64) * BLOOMIDX_STRIPE_WORDS * shape->sigBits);
 	bs->sliceUsed = palloc0(sizeof(bool) * shape->sigBits);
 	bs->tids = palloc(sizeof(ItemPointerData) * BLOOMIDX_STRIPE_ROWS);
+	bs->maxStripes = 64;
+	bs->stripes = palloc(sizeof(BlockNumber) * bs->maxStripes);
 	bs->shared = shared;
 	return bs;
 }
@@ -492,6 +601,7 @@ BloomSlicedBuild(Relation heap, Relation index, IndexInfo *indexInfo,
 	Buffer		metabuf;
 	BloomMetaPage meta;
 	uint64		rows;
+	uint32		k;
 
 	if (shared == NULL)
 	{
@@ -506,6 +616,12 @@ BloomSlicedBuild(Relation heap, Relation index, IndexInfo *indexInfo,
 		int			p,
 					r;
 
+		/* The full stripes the participants wrote, then their leftovers */
+		if (shared->nStripes > bs->maxStripes)
+		{
+			bs->maxStripes = shared->nStripes;
+			bs->stripes = repalloc(bs->stripes, sizeof(BlockNumber) * bs->maxStripes);
+		}
 		memcpy(bs->stripes, shared->stripes, sizeof(BlockNumber) * shared->nStripes);
 		bs->nStripes = shared->nStripes;
 		rows = (uint64) shared->nStripes * BLOOMIDX_STRIPE_ROWS;
@@ -524,15 +640,27 @@ BloomSlicedBuild(Relation heap, Relation index, IndexInfo *indexInfo,
 	if (shared == NULL)
 		rows = (uint64) *indtuples;
 
+	/* The stripe lists, then the metapage */
 	metabuf = ReadBuffer(index, BLOOMIDX_METAPAGE_BLKNO);
 	LockBuffer(metabuf, BUFFER_LOCK_EXCLUSIVE);
 	meta = BloomPageGetMeta(BufferGetPage(metabuf));
+	for (k = 0; k * BLOOMIDX_STRIPELIST_ENTRIES < bs->nStripes; k++)
+	{
+		PGAlignedBlock image;
+		uint32		n = Min(bs->nStripes - k * BLOOMIDX_STRIPELIST_ENTRIES,
+							BLOOMIDX_STRIPELIST_ENTRIES);
+
+		BloomInitSlicedPage(image.data, BLOOMIDX_STRIPELIST, shape->sigBits, k);
+		memcpy(BloomPageGetStripeList(image.data),
+			   bs->stripes + k * BLOOMIDX_STRIPELIST_ENTRIES, sizeof(BlockNumber) * n);
+		meta->stripeLists[k] = BloomBuildWritePage(index, image.data, false);
+	}
 	meta->mergedRows = rows;
 	meta->nStripes = bs->nStripes;
-	memcpy(meta->stripes, bs->stripes, sizeof(BlockNumber) * bs->nStripes);
 	MarkBufferDirty(metabuf);
 	UnlockReleaseBuffer(metabuf);
 
+	pfree(bs->stripes);
 	MemoryContextDelete(bs->tmpCtx);
 }
 
@@ -722,14 +850,15 @@ BloomTakePendingPage(Relation index, BloomState state, BlockNumber blkno,
 }
 
 /*
- * Get the page a link of a (locked) stripe page points to, locked
- * exclusively and registered in a new WAL record; if there is none yet,
- * allocate it and set the link in the same record.
+ * Get the page a link of a (locked) stripe page of stripe s points to,
+ * locked exclusively and registered in a new WAL record; if there is none
+ * yet, allocate it and set the link in the same record.  With init, the
+ * page is initialized afresh either way.
  */
 static Page
 BloomStripeGetPage(Relation index, Buffer stripebuf, BlockNumber *link,
-				   uint16 flag, int sigBits, GenericXLogState **xlogState,
-				   Buffer *buffer)
+				   uint16 flag, int sigBits, uint32 s, bool init,
+				   GenericXLogState **xlogState, Buffer *buffer)
 {
 	Page		page;
 
@@ -741,7 +870,7 @@ BloomStripeGetPage(Relation index, Buffer stripebuf, BlockNumber *link,
 
 		*buffer = BloomNewBuffer(index);
 		page = GenericXLogRegisterBuffer(*xlogState, *buffer, GENERIC_XLOG_FULL_IMAGE);
-		BloomInitSlicedPage(page, flag, sigBits);
+		BloomInitSlicedPage(page, flag, sigBits, s);
 
 		/* Link it, in the same WAL record */
 		stripePage = GenericXLogRegisterBuffer(*xlogState, stripebuf, 0);
@@ -753,25 +882,100 @@ BloomStripeGetPage(Relation index, Buffer stripebuf, BlockNumber *link,
 	{
 		*buffer = ReadBuffer(index, *link);
 		LockBuffer(*buffer, BUFFER_LOCK_EXCLUSIVE);
-		page = BufferGetPage(*buffer);
-		if (PageIsNew(page) || !BloomPageHasFlag(page, flag))
-			ereport(ERROR,
-					(errcode(ERRCODE_INDEX_CORRUPTED),
-					 errmsg("index \"%s\" contains corrupted page at block %u",
-							RelationGetRelationName(index), *link),
-					 errhint("Please REINDEX it.")));
-		page = GenericXLogRegisterBuffer(*xlogState, *buffer, 0);
+		if (!BloomPageIsSliced(BufferGetPage(*buffer), flag, s))
+			BloomSlicedCorrupted(index, *link,
+								 flag == BLOOMIDX_SLICE ? "slice page" : "TID-map page");
+		page = GenericXLogRegisterBuffer(*xlogState, *buffer,
+										 init ? GENERIC_XLOG_FULL_IMAGE : 0);
+		if (init)
+			BloomInitSlicedPage(page, flag, sigBits, s);
 	}
 	return page;
 }
 
 /*
- * Write rows [first, first + n) of the batch into stripe s at row
- * numbers [r0, r0 + n) of the stripe.  The stripe page is locked
- * exclusively by the caller.
+ * Write TIDs tids[0 .. n) as rows r0 .. r0 + n - 1 of stripe s, whose
+ * stripe page is locked exclusively by the caller: the TID map holding
+ * row r0 is packed again with its rows before r0 and the new ones, and as
+ * many more as it takes follow.  Rows past r0 + n that a merge cut short
+ * by a crash left are dropped.
  */
 static void
-BloomWriteStripe(Relation index, BloomState state, Buffer stripebuf,
+BloomWriteStripeTids(Relation index, BloomState state, Buffer stripebuf,
+					 uint32 s, const ItemPointerData *tids, int n, int r0)
+{
+	int			sigBits = state->shape.sigBits;
+	BloomStripe stripe = BloomPageGetStripe(BufferGetPage(stripebuf));
+	ItemPointerData *all = palloc(sizeof(ItemPointerData) * BLOOMIDX_STRIPE_ROWS);
+	GenericXLogState *xlogState;
+	Buffer		buffer;
+	Page		page;
+	uint16		firstRows[BLOOMIDX_STRIPE_TIDPAGES];
+	int			t = 0;
+	int			t0;
+	int			first = 0;
+	int			nall = 0;
+	int			done;
+	int			i;
+
+	/* The last TID map starting at or before r0: its rows before r0 */
+	while (t + 1 < stripe->nTidPages && stripe->tidFirstRow[t + 1] <= r0)
+		t++;
+	if (t < stripe->nTidPages)
+	{
+		first = stripe->tidFirstRow[t];
+		buffer = ReadBuffer(index, stripe->tidPages[t]);
+		LockBuffer(buffer, BUFFER_LOCK_SHARE);
+		page = BufferGetPage(buffer);
+		if (!BloomPageIsSliced(page, BLOOMIDX_TIDMAP, s) ||
+			BloomPageGetTidMap(page)->firstRow != first ||
+			first + BloomPageGetTidMap(page)->nrows < r0)
+			BloomSlicedCorrupted(index, stripe->tidPages[t], "TID-map page");
+		(void) BloomTidMapUnpack(page, all);
+		UnlockReleaseBuffer(buffer);
+	}
+	else if (r0 != 0)
+		BloomSlicedCorrupted(index, BufferGetBlockNumber(stripebuf),
+							 "stripe page listing its TID maps");
+	nall = r0 - first;
+	memcpy(all + nall, tids, sizeof(ItemPointerData) * n);
+	nall += n;
+
+	/* Pack them, into the pages listed already, then new ones */
+	t0 = t;
+	for (done = 0; done < nall; t++)
+	{
+		if (t >= BLOOMIDX_STRIPE_TIDPAGES)
+			elog(ERROR, "stripe %u of bloomidx index \"%s\" needs more than %d TID maps",
+				 s, RelationGetRelationName(index), (int) BLOOMIDX_STRIPE_TIDPAGES);
+		page = BloomStripeGetPage(index, stripebuf, &stripe->tidPages[t],
+								  BLOOMIDX_TIDMAP, sigBits, s, true,
+								  &xlogState, &buffer);
+		firstRows[t] = first + done;
+		done += BloomTidMapPack(page, first + done, all + done, nall - done);
+		GenericXLogFinish(xlogState);
+		UnlockReleaseBuffer(buffer);
+	}
+
+	/* List them; pages listed past them are left to VACUUM to free */
+	xlogState = GenericXLogStart(index);
+	stripe = BloomPageGetStripe(GenericXLogRegisterBuffer(xlogState, stripebuf, 0));
+	stripe->nTidPages = t;
+	for (i = t0; i < t; i++)
+		stripe->tidFirstRow[i] = firstRows[i];
+	for (i = t; i < BLOOMIDX_STRIPE_TIDPAGES; i++)
+		stripe->tidPages[i] = InvalidBlockNumber;
+	GenericXLogFinish(xlogState);
+	pfree(all);
+}
+
+/*
+ * Write rows [first, first + n) of the batch into stripe s at row numbers
+ * [r0, r0 + n) of the stripe.  The stripe page is locked exclusively by
+ * the caller.
+ */
+static void
+BloomWriteStripe(Relation index, BloomState state, Buffer stripebuf, uint32 s,
 				 BloomRowBatch *batch, int first, int n, int r0,
 				 uint64 *sliceWords)
 {
@@ -782,8 +986,7 @@ BloomWriteStripe(Relation index, BloomState state, Buffer stripebuf,
 	int			w1 = (r0 + n - 1) / 64;
 	int			nw = w1 - w0 + 1;
 	int			i,
-				b,
-				t;
+				b;
 
 	/* Transpose the rows' signatures into the words of each slice */
 	memset(sliceWords, 0, sizeof(uint64) * nw * sigBits);
@@ -823,31 +1026,88 @@ BloomWriteStripe(Relation index, BloomState state, Buffer stripebuf,
 
 		dst = BloomPageGetSlice(BloomStripeGetPage(index, stripebuf,
 												   &stripe->slices[b],
-												   BLOOMIDX_SLICE, sigBits,
-												   &xlogState, &buffer));
+												   BLOOMIDX_SLICE, sigBits, s,
+												   false, &xlogState, &buffer));
 		for (w = 0; w < nw; w++)
 			dst[w0 + w] |= src[w];
 		GenericXLogFinish(xlogState);
 		UnlockReleaseBuffer(buffer);
 	}
 
-	for (t = r0 / BLOOMIDX_TIDS_PER_PAGE; t <= (r0 + n - 1) / BLOOMIDX_TIDS_PER_PAGE; t++)
-	{
-		int			lo = Max(r0, t * (int) BLOOMIDX_TIDS_PER_PAGE);
-		int			hi = Min(r0 + n, (t + 1) * (int) BLOOMIDX_TIDS_PER_PAGE);
-		GenericXLogState *xlogState;
-		Buffer		buffer;
-		ItemPointer map;
+	BloomWriteStripeTids(index, state, stripebuf, s, batch->tids + first, n, r0);
+}
 
-		map = BloomPageGetTidMap(BloomStripeGetPage(index, stripebuf,
-													&stripe->tidPages[t],
-													BLOOMIDX_TIDMAP, sigBits,
-													&xlogState, &buffer));
-		for (i = lo; i < hi; i++)
-			map[i - t * BLOOMIDX_TIDS_PER_PAGE] = batch->tids[first + (i - r0)];
-		GenericXLogFinish(xlogState);
-		UnlockReleaseBuffer(buffer);
+/*
+ * The stripe page of stripe s, past those the metapage counts, locked
+ * exclusively: the one a merge cut short by a crash listed already, or a
+ * new one, listed now (in a new stripe-list page if need be).  Scans do
+ * not read it until the metapage counts it.
+ */
+static Buffer
+BloomMergeStripePage(Relation index, BloomState state, uint32 s)
+{
+	uint32		k = s / BLOOMIDX_STRIPELIST_ENTRIES;
+	Buffer		metabuf = ReadBuffer(index, BLOOMIDX_METAPAGE_BLKNO);
+	Buffer		listbuf = InvalidBuffer;
+	Buffer		stripebuf;
+	BlockNumber listed = InvalidBlockNumber;
+	GenericXLogState *xlogState;
+	BloomMetaPage meta;
+	BlockNumber *list;
+	Page		page;
+
+	if (k >= BLOOMIDX_MAX_STRIPELISTS)
+		BloomTooManyRows(index);
+
+	LockBuffer(metabuf, BUFFER_LOCK_EXCLUSIVE);
+	meta = BloomPageGetMeta(BufferGetPage(metabuf));
+	if (meta->stripeLists[k] != InvalidBlockNumber)
+	{
+		listbuf = ReadBuffer(index, meta->stripeLists[k]);
+		LockBuffer(listbuf, BUFFER_LOCK_EXCLUSIVE);
+		if (!BloomPageIsSliced(BufferGetPage(listbuf), BLOOMIDX_STRIPELIST, k))
+			BloomSlicedCorrupted(index, meta->stripeLists[k], "stripe-list page");
+		listed = BloomPageGetStripeList(BufferGetPage(listbuf))[s % BLOOMIDX_STRIPELIST_ENTRIES];
 	}
+
+	if (listed != InvalidBlockNumber)
+	{
+		/* Left by a merge a crash cut short: take it up again */
+		stripebuf = ReadBuffer(index, listed);
+		LockBuffer(stripebuf, BUFFER_LOCK_EXCLUSIVE);
+		if (BloomPageIsSliced(BufferGetPage(stripebuf), BLOOMIDX_STRIPE, s))
+		{
+			UnlockReleaseBuffer(listbuf);
+			UnlockReleaseBuffer(metabuf);
+			return stripebuf;
+		}
+		/* Not a stripe page of s any more: replace it */
+		UnlockReleaseBuffer(stripebuf);
+	}
+
+	xlogState = GenericXLogStart(index);
+	if (!BufferIsValid(listbuf))
+	{
+		meta = BloomPageGetMeta(GenericXLogRegisterBuffer(xlogState, metabuf, 0));
+		listbuf = BloomNewBuffer(index);
+		page = GenericXLogRegisterBuffer(xlogState, listbuf, GENERIC_XLOG_FULL_IMAGE);
+		BloomInitSlicedPage(page, BLOOMIDX_STRIPELIST, state->shape.sigBits, k);
+		meta->stripeLists[k] = BufferGetBlockNumber(listbuf);
+	}
+	else
+		page = GenericXLogRegisterBuffer(xlogState, listbuf, 0);
+	list = BloomPageGetStripeList(page);
+
+	stripebuf = BloomNewBuffer(index);
+	BloomInitSlicedPage(GenericXLogRegisterBuffer(xlogState, stripebuf,
+												  GENERIC_XLOG_FULL_IMAGE),
+						BLOOMIDX_STRIPE, state->shape.sigBits, s);
+	list[s % BLOOMIDX_STRIPELIST_ENTRIES] = BufferGetBlockNumber(stripebuf);
+	GenericXLogFinish(xlogState);
+
+	UnlockReleaseBuffer(listbuf);
+	UnlockReleaseBuffer(metabuf);
+	return stripebuf;
 }
 
 /*
@@ -864,7 +1124,7 @@ BloomSlicedMergeLocked(Relation index)
 	BlockNumber *taken;
 	int			ntaken = 0;
 	uint64		pos;
-	int			nStripes;
+	uint32		nStripes;
 	int			done;
 	uint64	   *sliceWords;
 	Buffer		metabuf;
@@ -873,10 +1133,10 @@ BloomSlicedMergeLocked(Relation index)
 	int			i;
 
 	snap = palloc(sizeof(BloomSlicedSnapshot));
-	BloomTakeSnapshot(index, snap);
+	BloomTakeSnapshot(index, snap, true);
 	if (snap->nPending == 0)
 	{
-		pfree(snap);
+		BloomFreeSnapshot(snap);
 		return 0;
 	}
 
@@ -901,38 +1161,36 @@ BloomSlicedMergeLocked(Relation index)
 	done = 0;
 	while (done < batch.nrows)
 	{
-		int			s = (int) (pos / BLOOMIDX_STRIPE_ROWS);
+		uint64		s64 = pos / BLOOMIDX_STRIPE_ROWS;
+		uint32		s;
 		int			r0 = (int) (pos % BLOOMIDX_STRIPE_ROWS);
 		int			n = Min(batch.nrows - done, (int) BLOOMIDX_STRIPE_ROWS - r0);
 		Buffer		stripebuf;
 		GenericXLogState *stripeXlog;
 		Page		stripePage;
 
-		if (s >= BLOOMIDX_MAX_STRIPES)
+		if (s64 >= BLOOMIDX_MAX_STRIPES)
 			BloomTooManyRows(index);
+		s = (uint32) s64;
 
 		if (s >= nStripes)
 		{
-			/* A new stripe page */
 			Assert(s == nStripes);
-			stripebuf = BloomNewBuffer(index);
-			stripeXlog = GenericXLogStart(index);
-			stripePage = GenericXLogRegisterBuffer(stripeXlog, stripebuf,
-												   GENERIC_XLOG_FULL_IMAGE);
-			BloomInitSlicedPage(stripePage, BLOOMIDX_STRIPE, sigBits);
-			GenericXLogFinish(stripeXlog);
-			snap->stripes[nStripes++] = BufferGetBlockNumber(stripebuf);
+			stripebuf = BloomMergeStripePage(index, state, s);
+			nStripes++;
 		}
 		else
 		{
 			if (snap->stripes[s] == InvalidBlockNumber)
-				elog(ERROR, "stripe %d of bloomidx index \"%s\" was retired before it was full",
+				elog(ERROR, "stripe %u of bloomidx index \"%s\" was emptied before it was full",
 					 s, RelationGetRelationName(index));
 			stripebuf = ReadBuffer(index, snap->stripes[s]);
 			LockBuffer(stripebuf, BUFFER_LOCK_EXCLUSIVE);
+			if (!BloomPageIsSliced(BufferGetPage(stripebuf), BLOOMIDX_STRIPE, s))
+				BloomSlicedCorrupted(index, snap->stripes[s], "stripe page");
 		}
 
-		BloomWriteStripe(index, state, stripebuf, &batch, done, n, r0, sliceWords);
+		BloomWriteStripe(index, state, stripebuf, s, &batch, done, n, r0, sliceWords);
 
 		/* Count the stripe's new live rows */
 		stripeXlog = GenericXLogStart(index);
@@ -954,7 +1212,6 @@ BloomSlicedMergeLocked(Relation index)
 	meta->nStripes = nStripes;
 	meta->statTuples += batch.nrows;
 	meta->statBitsSet += batch.bitsSet;
-	memcpy(meta->stripes, snap->stripes, sizeof(BlockNumber) * nStripes);
 	{
 		int			kept = 0;
 
@@ -986,15 +1243,7 @@ BloomSlicedMergeLocked(Relation index)
 		LockBuffer(buffer, BUFFER_LOCK_EXCLUSIVE);
 		if (BloomPageIsData(index, BufferGetPage(buffer), taken[i],
 							state->tuplesPerPage))
-		{
-			xlogState = GenericXLogStart(index);
-			BloomInitDeletedPage(GenericXLogRegisterBuffer(xlogState, buffer,
-														   GENERIC_XLOG_FULL_IMAGE));
-			GenericXLogFinish(xlogState);
-			RecordFreeIndexPage(index, taken[i]);
-			/* The map's upper levels too, so that searches find it now */
-			FreeSpaceMapVacuumRange(index, taken[i], taken[i] + 1);
-		}
+			BloomFreePage(index, buffer);
 		UnlockReleaseBuffer(buffer);
 	}
 
@@ -1002,7 +1251,7 @@ BloomSlicedMergeLocked(Relation index)
 	pfree(taken);
 	pfree(batch.words);
 	pfree(batch.tids);
-	pfree(snap);
+	BloomFreeSnapshot(snap);
 	return batch.nrows;
 }
 
@@ -1032,57 +1281,91 @@ void
 BloomSlicedSizes(Relation index, double *stripes, double *pendingPages)
 {
 	BloomSlicedSnapshot *snap = palloc(sizeof(BloomSlicedSnapshot));
-	int			s;
+	uint32		s;
 
-	BloomTakeSnapshot(index, snap);
+	BloomTakeSnapshot(index, snap, true);
 	*stripes = 0;
 	for (s = 0; s < snap->nStripes; s++)
 		*stripes += snap->stripes[s] != InvalidBlockNumber ? 1 : 0;
 	*pendingPages = snap->nPending;
-	pfree(snap);
+	BloomFreeSnapshot(snap);
 }
 
 /*
- * Copy the pending list of a sliced index into pages (room for
- * BLOOMIDX_PENDING_SIZE entries); returns its length.
- */
-int
-BloomSlicedPendingPages(Relation index, BlockNumber *pages)
-{
-	BloomSlicedSnapshot *snap = palloc(sizeof(BloomSlicedSnapshot));
-	int			n;
-
-	BloomTakeSnapshot(index, snap);
-	n = snap->nPending;
-	memcpy(pages, snap->pending, sizeof(BlockNumber) * n);
-	pfree(snap);
-	return n;
-}
-
-/*
- * Free a pending page that a merge froze and published but a crash kept
- * from freeing (a frozen data page no longer in the pending list).  The
- * caller holds the merge lock, so no merge is between freezing and
- * publishing.
+ * Mark in referenced (npages entries) the blocks a sliced index lists:
+ * stripe lists, stripes, their slices and TID maps, pending pages.  The
+ * caller holds the merge lock, so that no merge or VACUUM changes them.
  */
 void
+BloomSlicedReferenced(Relation index, const BloomShape *shape, bool *referenced,
+					  BlockNumber npages)
+{
+	BloomSlicedSnapshot *snap = palloc(sizeof(BloomSlicedSnapshot));
+	BloomStripePages *pages = palloc(sizeof(BloomStripePages));
+	uint32		s;
+	int			i;
+
+#define BLOOM_REFERENCE(blkno) \
+	do { \
+		if ((blkno) < npages) \
+			referenced[(blkno)] = true; \
+	} while (0)
+
+	BloomTakeSnapshot(index, snap, true);
+	for (i = 0; i < snap->nPending; i++)
+		BLOOM_REFERENCE(snap->pending[i]);
+	for (i = 0; i < BLOOMIDX_MAX_STRIPELISTS; i++)
+	{
+		if (snap->stripeLists[i] != InvalidBlockNumber)
+			BLOOM_REFERENCE(snap->stripeLists[i]);
+	}
+	for (s = 0; s < snap->nStripes; s++)
+	{
+		if (snap->stripes[s] == InvalidBlockNumber)
+			continue;
+		CHECK_FOR_INTERRUPTS();
+		BLOOM_REFERENCE(snap->stripes[s]);
+		if (!BloomReadStripe(index, s, snap->stripes[s], shape->sigBits, pages))
+			continue;
+		for (i = 0; i < pages->nTidPages; i++)
+			BLOOM_REFERENCE(pages->tidPages[i]);
+		for (i = 0; i < shape->sigBits; i++)
+		{
+			if (pages->slices[i] != InvalidBlockNumber)
+				BLOOM_REFERENCE(pages->slices[i]);
+		}
+	}
+#undef BLOOM_REFERENCE
+	pfree(pages);
+	BloomFreeSnapshot(snap);
+}
+
+/*
+ * Free a page of a sliced index that nothing lists any more: a pending
+ * page that a merge froze and published, or a page of a stripe that a
+ * merge wrote, but a crash kept from freeing or listing.  The caller holds
+ * the merge lock and found the block missing from BloomSlicedReferenced.
+ */
+bool
 BloomSlicedFreeOrphan(Relation index, BloomState state, BlockNumber blkno)
 {
 	Buffer		buffer = ReadBuffer(index, blkno);
 	Page		page;
+	bool		orphan;
 
 	LockBuffer(buffer, BUFFER_LOCK_EXCLUSIVE);
 	page = BufferGetPage(buffer);
-	if (BloomPageIsData(index, page, blkno, state->tuplesPerPage) &&
-		BloomPageHasFlag(page, BLOOMIDX_FROZEN))
-	{
-		GenericXLogState *xlogState = GenericXLogStart(index);
-
-		BloomInitDeletedPage(GenericXLogRegisterBuffer(xlogState, buffer,
-													   GENERIC_XLOG_FULL_IMAGE));
-		GenericXLogFinish(xlogState);
-	}
+	if (PageIsNew(page) || BloomPageIsDeleted(page))
+		orphan = false;
+	else if (BloomPageHasFlag(page, BLOOMIDX_SLICED_FLAGS))
+		orphan = true;
+	else
+		orphan = BloomPageIsData(index, page, blkno, state->tuplesPerPage) &&
+			BloomPageHasFlag(page, BLOOMIDX_FROZEN);
+	if (orphan)
+		BloomFreePage(index, buffer);
 	UnlockReleaseBuffer(buffer);
+	return orphan;
 }
 
 /*
@@ -1128,16 +1411,32 @@ bloomidx_merge(PG_FUNCTION_ARGS)
  * ---------------------------------------------------------------------
  */
 
+/* Result of reading a slice: rows left, none left, or the stripe is gone */
+#define BLOOM_SLICE_ANY		1
+#define BLOOM_SLICE_NONE	0
+#define BLOOM_SLICE_GONE	(-1)
+
+/* Working space of a sliced scan */
+typedef struct BloomSlicedScanData
+{
+	BloomStripePages pages;
+	uint64		r[BLOOMIDX_STRIPE_WORDS];	/* rows left */
+	uint64		t[BLOOMIDX_STRIPE_WORDS];	/* one alternative's rows */
+	uint64		g[BLOOMIDX_STRIPE_WORDS];	/* a group's rows */
+	ItemPointerData *tids;		/* a batch of TIDs for the bitmap */
+	int			maxtids;
+	BufferAccessStrategy bas;
+} BloomSlicedScanData;
+
 /*
- * AND slice page blkno (or nothing, for a slice with no bit set) into the
- * first nw words of r.  Returns whether any bit of r remains.
+ * AND slice page blkno of a stripe (or nothing, for a slice with no bit
+ * set) into the first nw words of r.
  */
-static bool
-BloomAndSlice(Relation index, BlockNumber blkno, uint64 *r, int nw,
-			  BufferAccessStrategy bas)
+static int
+BloomAndSlice(Relation index, const BloomStripePages *pages, BlockNumber stripeBlkno,
+			  BlockNumber blkno, uint64 *r, int nw, BufferAccessStrategy bas)
 {
 	Buffer		buffer;
-	Page		page;
 	const uint64 *slice;
 	uint64		any = 0;
 	int			w;
@@ -1145,34 +1444,27 @@ BloomAndSlice(Relation index, BlockNumber blkno, uint64 *r, int nw,
 	if (blkno == InvalidBlockNumber)
 	{
 		memset(r, 0, sizeof(uint64) * nw);
-		return false;
+		return BLOOM_SLICE_NONE;
 	}
 
-	buffer = ReadBufferExtended(index, MAIN_FORKNUM, blkno, RBM_NORMAL, bas);
-	LockBuffer(buffer, BUFFER_LOCK_SHARE);
-	page = BufferGetPage(buffer);
-	if (PageIsNew(page) || !BloomPageHasFlag(page, BLOOMIDX_SLICE))
-		ereport(ERROR,
-				(errcode(ERRCODE_INDEX_CORRUPTED),
-				 errmsg("index \"%s\" contains corrupted page at block %u",
-						RelationGetRelationName(index), blkno),
-				 errdetail("A slice page was expected."),
-				 errhint("Please REINDEX it.")));
-	slice = BloomPageGetSlice(page);
+	buffer = BloomReadStripePage(index, pages, stripeBlkno, blkno, BLOOMIDX_SLICE, bas);
+	if (!BufferIsValid(buffer))
+		return BLOOM_SLICE_GONE;
+	slice = BloomPageGetSlice(BufferGetPage(buffer));
 	for (w = 0; w < nw; w++)
 	{
 		r[w] &= slice[w];
 		any |= r[w];
 	}
 	UnlockReleaseBuffer(buffer);
-	return any != 0;
+	return any != 0 ? BLOOM_SLICE_ANY : BLOOM_SLICE_NONE;
 }
 
 /*
  * AND the slices of every bit of mask (sigWords words) into r.
  */
-static bool
-BloomAndMask(Relation index, const BloomStripePages *pages,
+static int
+BloomAndMask(Relation index, const BloomStripePages *pages, BlockNumber stripeBlkno,
 			 const uint64 *mask, int sigWords, uint64 *r, int nw,
 			 BufferAccessStrategy bas)
 {
@@ -1185,113 +1477,158 @@ BloomAndMask(Relation index, const BloomStripePages *pages,
 		while (x != 0)
 		{
 			int			b = w * 64 + pg_rightmost_one_pos64(x);
+			int			result = BloomAndSlice(index, pages, stripeBlkno,
+											   pages->slices[b], r, nw, bas);
 
-			if (!BloomAndSlice(index, pages->slices[b], r, nw, bas))
-				return false;
+			if (result != BLOOM_SLICE_ANY)
+				return result;
 			x &= x - 1;
 		}
 	}
-	return true;
+	return BLOOM_SLICE_ANY;
 }
 
 /*
- * Add the TIDs of the rows set in r (of a stripe) to the bitmap; returns
- * how many.
+ * Add the TIDs of the rows set in r (of a stripe) to the bitmap, counting
+ * them in *ntids.  Returns false if the stripe is gone.
  */
-static int64
-BloomAddStripeTids(Relation index, const BloomStripePages *pages,
-				   const uint64 *r, int nw, TIDBitmap *tbm,
-				   BufferAccessStrategy bas, ItemPointerData *tids)
+static bool
+BloomAddStripeTids(Relation index, BloomSlicedScanData *work,
+				   BlockNumber stripeBlkno, int nw, TIDBitmap *tbm, int64 *ntids)
 {
+	const BloomStripePages *pages = &work->pages;
 	Buffer		buffer = InvalidBuffer;
+	BloomTidMap map = NULL;
+	int			t = 0;
 	int			curPage = -1;
-	const ItemPointerData *map = NULL;
-	int			ntids = 0;
-	int64		total = 0;
+	int			n = 0;
 	int			w;
 
 	for (w = 0; w < nw; w++)
 	{
-		uint64		x = r[w];
+		uint64		x = work->r[w];
 
 		while (x != 0)
 		{
 			int			row = w * 64 + pg_rightmost_one_pos64(x);
-			int			t = row / BLOOMIDX_TIDS_PER_PAGE;
-			const ItemPointerData *tid;
+			int			i;
 
 			x &= x - 1;
+			while (t + 1 < pages->nTidPages && pages->tidFirstRow[t + 1] <= row)
+				t++;
 			if (t != curPage)
 			{
 				if (BufferIsValid(buffer))
 					UnlockReleaseBuffer(buffer);
-				buffer = InvalidBuffer;
-				curPage = t;
-				if (pages->tidPages[t] == InvalidBlockNumber)
-					elog(ERROR, "row %d of a stripe of bloomidx index \"%s\" has no TID page",
-						 row, RelationGetRelationName(index));
-				buffer = ReadBufferExtended(index, MAIN_FORKNUM, pages->tidPages[t],
-											RBM_NORMAL, bas);
-				LockBuffer(buffer, BUFFER_LOCK_SHARE);
-				if (PageIsNew(BufferGetPage(buffer)) ||
-					!BloomPageHasFlag(BufferGetPage(buffer), BLOOMIDX_TIDMAP))
-					ereport(ERROR,
-							(errcode(ERRCODE_INDEX_CORRUPTED),
-							 errmsg("index \"%s\" contains corrupted page at block %u",
-									RelationGetRelationName(index), pages->tidPages[t]),
-							 errdetail("A TID-map page was expected."),
-							 errhint("Please REINDEX it.")));
+				if (t >= pages->nTidPages)
+					BloomSlicedCorrupted(index, stripeBlkno,
+										 "stripe page listing its TID maps");
+				buffer = BloomReadStripePage(index, pages, stripeBlkno,
+											 pages->tidPages[t], BLOOMIDX_TIDMAP,
+											 work->bas);
+				if (!BufferIsValid(buffer))
+					return false;
 				map = BloomPageGetTidMap(BufferGetPage(buffer));
+				curPage = t;
 			}
-			tid = &map[row % BLOOMIDX_TIDS_PER_PAGE];
-			if (!ItemPointerIsValid(tid))
+			i = row - map->firstRow;
+			if (i < 0 || i >= map->nrows)
+				BloomSlicedCorrupted(index, pages->tidPages[t],
+									 "TID-map page holding the stripe's rows");
+			BloomTidMapGet(map, i, &work->tids[n]);
+			if (!ItemPointerIsValid(&work->tids[n]))
 				continue;		/* removed by VACUUM */
-			tids[ntids++] = *tid;
-			if (ntids == BLOOMIDX_TIDS_PER_PAGE)
+			if (++n == work->maxtids)
 			{
-				tbm_add_tuples(tbm, tids, ntids, true);
-				total += ntids;
-				ntids = 0;
+				tbm_add_tuples(tbm, work->tids, n, true);
+				*ntids += n;
+				n = 0;
 			}
 		}
 	}
 	if (BufferIsValid(buffer))
 		UnlockReleaseBuffer(buffer);
-	if (ntids > 0)
-		tbm_add_tuples(tbm, tids, ntids, true);
-	return total + ntids;
+	if (n > 0)
+		tbm_add_tuples(tbm, work->tids, n, true);
+	*ntids += n;
+	return true;
 }
 
 /*
- * Bitmap scan of a sliced index: the pending pages as in the row layout,
- * then for each stripe the AND of the query's slices.
+ * The rows of stripe s (at stripe page blkno, rows rows) that the query
+ * may match, in work->r.  Returns BLOOM_SLICE_GONE if the stripe is gone.
  */
-int64
-BloomSlicedGetBitmap(Relation index, BloomState state, BloomScanOpaque so,
-					 TIDBitmap *tbm)
+static int
+BloomStripeCandidates(Relation index, const BloomShape *shape, BloomScanOpaque so,
+					  BloomSlicedScanData *work, uint32 s, BlockNumber blkno,
+					  int rows)
+{
+	int			nw = (rows + 63) / 64;
+	int			result;
+	int			a;
+
+	if (!BloomReadStripe(index, s, blkno, shape->sigBits, &work->pages))
+		return BLOOM_SLICE_GONE;
+
+	/* Start from every row of the stripe */
+	memset(work->r, 0xFF, sizeof(uint64) * nw);
+	if (rows % 64 != 0)
+		work->r[nw - 1] = (UINT64CONST(1) << (rows % 64)) - 1;
+
+	result = BloomAndMask(index, &work->pages, blkno, so->mask, shape->sigWords,
+						  work->r, nw, work->bas);
+
+	/* Each group of alternatives: the OR of its masks' ANDs */
+	for (a = 0; result == BLOOM_SLICE_ANY && a < so->nalternatives; a++)
+	{
+		BloomAlternatives *alt = &so->alternatives[a];
+		uint64		any = 0;
+		int			j,
+					w;
+
+		memset(work->g, 0, sizeof(uint64) * nw);
+		for (j = 0; j < alt->nmasks; j++)
+		{
+			int			altResult;
+
+			memcpy(work->t, work->r, sizeof(uint64) * nw);
+			altResult = BloomAndMask(index, &work->pages, blkno,
+									 alt->masks + (Size) j * shape->sigWords,
+									 shape->sigWords, work->t, nw, work->bas);
+			if (altResult == BLOOM_SLICE_GONE)
+				return BLOOM_SLICE_GONE;
+			if (altResult == BLOOM_SLICE_ANY)
+			{
+				for (w = 0; w < nw; w++)
+					work->g[w] |= work->t[w];
+			}
+		}
+		for (w = 0; w < nw; w++)
+		{
+			work->r[w] = work->g[w];
+			any |= work->r[w];
+		}
+		result = any != 0 ? BLOOM_SLICE_ANY : BLOOM_SLICE_NONE;
+	}
+	return result;
+}
+
+/*
+ * One pass of a bitmap scan of a sliced index; returns false if a stripe
+ * it listed was emptied by VACUUM under it, and the scan must start over.
+ */
+static bool
+BloomSlicedScanOnce(Relation index, BloomState state, BloomScanOpaque so,
+					TIDBitmap *tbm, BloomSlicedScanData *work, int64 *ntids)
 {
 	const BloomShape *shape = &state->shape;
-	BloomSlicedSnapshot *snap;
-	BloomSlicedSnapshot *snap2;
-	BloomStripePages *pages;
-	BufferAccessStrategy bas;
-	ItemPointerData *tids;
-	uint64	   *r;
-	uint64	   *t;
-	uint64	   *g;
-	int64		ntids = 0;
-	int			i,
-				s;
+	BloomSlicedSnapshot *snap = palloc(sizeof(BloomSlicedSnapshot));
+	BloomSlicedSnapshot *snap2 = palloc(sizeof(BloomSlicedSnapshot));
+	bool		complete = true;
+	uint32		s;
+	int			i;
 
-	snap = palloc(sizeof(BloomSlicedSnapshot));
-	BloomTakeSnapshot(index, snap);
-	pages = palloc(sizeof(BloomStripePages));
-	tids = palloc(sizeof(ItemPointerData) * Max(state->tuplesPerPage,
-												(int) BLOOMIDX_TIDS_PER_PAGE));
-	r = palloc(sizeof(uint64) * BLOOMIDX_STRIPE_WORDS);
-	t = palloc(sizeof(uint64) * BLOOMIDX_STRIPE_WORDS);
-	g = palloc(sizeof(uint64) * BLOOMIDX_STRIPE_WORDS);
-	bas = GetAccessStrategy(BAS_BULKREAD);
+	BloomTakeSnapshot(index, snap, true);
 
 	/* Pending pages: their rows are not below this snapshot's mergedRows */
 	for (i = 0; i < snap->nPending; i++)
@@ -1302,95 +1639,83 @@ BloomSlicedGetBitmap(Relation index, BloomState state, BloomScanOpaque so,
 
 		CHECK_FOR_INTERRUPTS();
 		buffer = ReadBufferExtended(index, MAIN_FORKNUM, snap->pending[i],
-									RBM_NORMAL, bas);
+									RBM_NORMAL, work->bas);
 		LockBuffer(buffer, BUFFER_LOCK_SHARE);
 		page = BufferGetPage(buffer);
 		if (!PageIsNew(page) &&
 			BloomPageGetOpaque(page)->page_id == BLOOMIDX_PAGE_ID &&
-			!BloomPageHasFlag(page, BLOOMIDX_META | BLOOMIDX_SLICE |
-							  BLOOMIDX_TIDMAP | BLOOMIDX_STRIPE) &&
+			!BloomPageHasFlag(page, BLOOMIDX_META | BLOOMIDX_DELETED |
+							  BLOOMIDX_SLICED_FLAGS) &&
 			BloomPageGetOpaque(page)->maxtuples == state->tuplesPerPage &&
 			BloomPageGetNTuples(page) <= state->tuplesPerPage)
 			nfound = BloomScanRowPage(so, page, shape->sigBytes,
-									  shape->sigWords, tids);
+									  shape->sigWords, work->tids);
 		UnlockReleaseBuffer(buffer);
 		if (nfound > 0)
 		{
-			tbm_add_tuples(tbm, tids, nfound, true);
-			ntids += nfound;
+			tbm_add_tuples(tbm, work->tids, nfound, true);
+			*ntids += nfound;
 		}
 	}
 
 	/*
 	 * Stripes.  mergedRows is read again now: rows merged while the pending
 	 * pages were read (their pages may have been freed since) are below it.
-	 * The stripes listed before stay those to read: VACUUM may have retired
-	 * one since, moving its rows to pending pages read already, but its
-	 * pages stay intact until no transaction as old as this one remains.
+	 * The stripes listed before stay those to read: VACUUM may have emptied
+	 * one since, moving its rows to pending pages read already; if it freed
+	 * a page the stripe's number on the pages tells.
 	 */
-	snap2 = palloc(sizeof(BloomSlicedSnapshot));
-	BloomTakeSnapshot(index, snap2);
-	for (s = 0; s < snap2->nStripes; s++)
+	BloomTakeSnapshot(index, snap2, true);
+	for (s = 0; s < snap2->nStripes && complete; s++)
 	{
 		int			rows = BloomStripeRows(snap2->mergedRows, s);
-		int			nw = (rows + 63) / 64;
-		BlockNumber stripe = s < snap->nStripes ? snap->stripes[s] : snap2->stripes[s];
-		bool		any;
-		int			a;
+		BlockNumber blkno = s < snap->nStripes ? snap->stripes[s] : snap2->stripes[s];
 
 		CHECK_FOR_INTERRUPTS();
 		if (rows == 0)
 			break;
-		if (stripe == InvalidBlockNumber)
+		if (blkno == InvalidBlockNumber)
 			continue;
-		BloomReadStripe(index, stripe, shape->sigBits, pages);
-
-		/* Start from every row of the stripe */
-		memset(r, 0xFF, sizeof(uint64) * nw);
-		if (rows % 64 != 0)
-			r[nw - 1] = (UINT64CONST(1) << (rows % 64)) - 1;
-
-		any = BloomAndMask(index, pages, so->mask, shape->sigWords, r, nw, bas);
-
-		/* Each group of alternatives: the OR of its masks' ANDs */
-		for (a = 0; any && a < so->nalternatives; a++)
+		switch (BloomStripeCandidates(index, shape, so, work, s, blkno, rows))
 		{
-			BloomAlternatives *alt = &so->alternatives[a];
-			int			j,
-						w;
-
-			memset(g, 0, sizeof(uint64) * nw);
-			for (j = 0; j < alt->nmasks; j++)
-			{
-				memcpy(t, r, sizeof(uint64) * nw);
-				if (BloomAndMask(index, pages,
-								 alt->masks + (Size) j * shape->sigWords,
-								 shape->sigWords, t, nw, bas))
-				{
-					for (w = 0; w < nw; w++)
-						g[w] |= t[w];
-				}
-			}
-			any = false;
-			for (w = 0; w < nw; w++)
-			{
-				r[w] = g[w];
-				any |= r[w] != 0;
-			}
+			case BLOOM_SLICE_ANY:
+				complete = BloomAddStripeTids(index, work, blkno, (rows + 63) / 64,
+											  tbm, ntids);
+				break;
+			case BLOOM_SLICE_GONE:
+				complete = false;
+				break;
 		}
-
-		if (any)
-			ntids += BloomAddStripeTids(index, pages, r, nw, tbm, bas, tids);
 	}
 
-	FreeAccessStrategy(bas);
-	pfree(g);
-	pfree(t);
-	pfree(r);
-	pfree(tids);
-	pfree(pages);
-	pfree(snap2);
-	pfree(snap);
+	BloomFreeSnapshot(snap2);
+	BloomFreeSnapshot(snap);
+	return complete;
+}
+
+/*
+ * Bitmap scan of a sliced index: the pending pages as in the row layout,
+ * then for each stripe the AND of the query's slices.  Returns the number
+ * of TIDs added (counting again those of a pass that had to start over).
+ */
+int64
+BloomSlicedGetBitmap(Relation index, BloomState state, BloomScanOpaque so,
+					 TIDBitmap *tbm)
+{
+	BloomSlicedScanData *work = palloc(sizeof(BloomSlicedScanData));
+	int64		ntids = 0;
+
+	work->maxtids = Max(state->tuplesPerPage, 1024);
+	work->tids = palloc(sizeof(ItemPointerData) * work->maxtids);
+	work->bas = GetAccessStrategy(BAS_BULKREAD);
+
+	while (!BloomSlicedScanOnce(index, state, so, tbm, work, &ntids))
+		elog(DEBUG1, "bloomidx index \"%s\": a stripe was emptied during a scan, starting over",
+			 RelationGetRelationName(index));
+
+	FreeAccessStrategy(work->bas);
+	pfree(work->tids);
+	pfree(work);
 	return ntids;
 }
 
@@ -1402,14 +1727,16 @@ BloomSlicedGetBitmap(Relation index, BloomState state, BloomScanOpaque so,
 /*
  * Read back the rows of stripe s that VACUUM has not removed: their row
  * numbers, TIDs and signature words (sigWords words each), in row order.
- * Returns how many; the arrays are palloc'd.
+ * Returns how many; the arrays are palloc'd.  The caller holds the merge
+ * lock, so that the stripe stays.
  */
 static int
 BloomReadStripeRows(Relation index, const BloomShape *shape,
-					const BloomStripePages *pages, int rows,
-					int **rowOf, ItemPointerData **tids, uint64 **words)
+					const BloomStripePages *pages, BlockNumber stripeBlkno,
+					int rows, int **rowOf, ItemPointerData **tids, uint64 **words)
 {
 	int			sigWords = shape->sigWords;
+	ItemPointerData *map = palloc(sizeof(ItemPointerData) * BLOOMIDX_STRIPE_ROWS);
 	int			nlive = 0;
 	int			t,
 				b,
@@ -1418,65 +1745,50 @@ BloomReadStripeRows(Relation index, const BloomShape *shape,
 	*rowOf = palloc(sizeof(int) * Max(rows, 1));
 	*tids = palloc(sizeof(ItemPointerData) * Max(rows, 1));
 
-	for (t = 0; t * (int) BLOOMIDX_TIDS_PER_PAGE < rows; t++)
+	for (t = 0; t < pages->nTidPages; t++)
 	{
 		Buffer		buffer;
-		Page		page;
-		const ItemPointerData *map;
-		int			n = Min(rows - t * (int) BLOOMIDX_TIDS_PER_PAGE,
-							(int) BLOOMIDX_TIDS_PER_PAGE);
+		int			first,
+					n;
 
-		if (pages->tidPages[t] == InvalidBlockNumber)
-			ereport(ERROR,
-					(errcode(ERRCODE_INDEX_CORRUPTED),
-					 errmsg("index \"%s\" is corrupted: rows %d to %d of a stripe have no TID-map page",
-							RelationGetRelationName(index),
-							t * (int) BLOOMIDX_TIDS_PER_PAGE,
-							t * (int) BLOOMIDX_TIDS_PER_PAGE + n - 1),
-					 errhint("REINDEX the index.")));
-		buffer = ReadBuffer(index, pages->tidPages[t]);
-		LockBuffer(buffer, BUFFER_LOCK_SHARE);
-		page = BufferGetPage(buffer);
-		if (PageIsNew(page) || !BloomPageHasFlag(page, BLOOMIDX_TIDMAP))
-			ereport(ERROR,
-					(errcode(ERRCODE_INDEX_CORRUPTED),
-					 errmsg("index \"%s\" is corrupted at block %u",
-							RelationGetRelationName(index), pages->tidPages[t]),
-					 errdetail("A TID-map page was expected."),
-					 errhint("REINDEX the index.")));
-		map = BloomPageGetTidMap(page);
-		for (i = 0; i < n; i++)
+		buffer = BloomReadStripePage(index, pages, stripeBlkno, pages->tidPages[t],
+									 BLOOMIDX_TIDMAP, NULL);
+		if (!BufferIsValid(buffer))
+			elog(ERROR, "stripe %u of bloomidx index \"%s\" was emptied while it was read",
+				 pages->stripe, RelationGetRelationName(index));
+		first = BloomPageGetTidMap(BufferGetPage(buffer))->firstRow;
+		n = BloomTidMapUnpack(BufferGetPage(buffer), map);
+		UnlockReleaseBuffer(buffer);
+		if (first != pages->tidFirstRow[t] || (t == 0 && first != 0) ||
+			(t > 0 && first < pages->tidFirstRow[t - 1]))
+			BloomSlicedCorrupted(index, pages->tidPages[t],
+								 "TID-map page starting where the stripe page says");
+		for (i = 0; i < n && first + i < rows; i++)
 		{
 			if (ItemPointerIsValid(&map[i]))
 			{
 				(*tids)[nlive] = map[i];
-				(*rowOf)[nlive++] = t * BLOOMIDX_TIDS_PER_PAGE + i;
+				(*rowOf)[nlive++] = first + i;
 			}
 		}
-		UnlockReleaseBuffer(buffer);
 	}
+	pfree(map);
 
 	*words = palloc0(sizeof(uint64) * sigWords * Max(nlive, 1));
 	for (b = 0; b < shape->sigBits; b++)
 	{
 		Buffer		buffer;
-		Page		page;
 		const uint64 *slice;
 
 		if (pages->slices[b] == InvalidBlockNumber)
 			continue;
 		CHECK_FOR_INTERRUPTS();
-		buffer = ReadBuffer(index, pages->slices[b]);
-		LockBuffer(buffer, BUFFER_LOCK_SHARE);
-		page = BufferGetPage(buffer);
-		if (PageIsNew(page) || !BloomPageHasFlag(page, BLOOMIDX_SLICE))
-			ereport(ERROR,
-					(errcode(ERRCODE_INDEX_CORRUPTED),
-					 errmsg("index \"%s\" is corrupted at block %u",
-							RelationGetRelationName(index), pages->slices[b]),
-					 errdetail("A slice page was expected."),
-					 errhint("REINDEX the index.")));
-		slice = BloomPageGetSlice(page);
+		buffer = BloomReadStripePage(index, pages, stripeBlkno, pages->slices[b],
+									 BLOOMIDX_SLICE, NULL);
+		if (!BufferIsValid(buffer))
+			elog(ERROR, "stripe %u of bloomidx index \"%s\" was emptied while it was read",
+				 pages->stripe, RelationGetRelationName(index));
+		slice = BloomPageGetSlice(BufferGetPage(buffer));
 		for (i = 0; i < nlive; i++)
 		{
 			int			r = (*rowOf)[i];
@@ -1492,8 +1804,9 @@ BloomReadStripeRows(Relation index, const BloomShape *shape,
 /*
  * Call fn for every row in the slices of a sliced index that VACUUM has
  * not removed, with its TID, its signature (sigBytes bytes) and the block
- * of its stripe page, and return the number of rows.  The caller holds the merge lock (LockPage on the
- * metapage's block), so that rows do not move while it reads.
+ * of its stripe page, and return the number of rows.  The caller holds
+ * the merge lock (LockPage on the metapage's block), so that rows do not
+ * move while it reads.
  */
 uint64
 BloomSlicedForEachRow(Relation index, const BloomShape *shape,
@@ -1502,9 +1815,9 @@ BloomSlicedForEachRow(Relation index, const BloomShape *shape,
 	BloomSlicedSnapshot *snap = palloc(sizeof(BloomSlicedSnapshot));
 	BloomStripePages *pages = palloc(sizeof(BloomStripePages));
 	uint64		total = 0;
-	int			s;
+	uint32		s;
 
-	BloomTakeSnapshot(index, snap);
+	BloomTakeSnapshot(index, snap, true);
 	for (s = 0; s < snap->nStripes; s++)
 	{
 		int			rows = BloomStripeRows(snap->mergedRows, s);
@@ -1518,8 +1831,11 @@ BloomSlicedForEachRow(Relation index, const BloomShape *shape,
 			break;
 		if (snap->stripes[s] == InvalidBlockNumber)
 			continue;
-		BloomReadStripe(index, snap->stripes[s], shape->sigBits, pages);
-		nlive = BloomReadStripeRows(index, shape, pages, rows, &rowOf, &tids, &words);
+		if (!BloomReadStripe(index, s, snap->stripes[s], shape->sigBits, pages))
+			elog(ERROR, "stripe %u of bloomidx index \"%s\" was emptied while it was read",
+				 s, RelationGetRelationName(index));
+		nlive = BloomReadStripeRows(index, shape, pages, snap->stripes[s], rows,
+									&rowOf, &tids, &words);
 		for (i = 0; i < nlive; i++)
 		{
 			uint8		sig[BLOOMIDX_SLICED_MAX_LENGTH / 8];
@@ -1533,7 +1849,7 @@ BloomSlicedForEachRow(Relation index, const BloomShape *shape,
 		pfree(words);
 	}
 	pfree(pages);
-	pfree(snap);
+	BloomFreeSnapshot(snap);
 	return total;
 }
 
@@ -1544,10 +1860,11 @@ BloomSlicedForEachRow(Relation index, const BloomShape *shape,
 
 /*
  * Move the live rows of a mostly dead stripe back to the pending pages,
- * reading their signatures back from the slices, and retire the stripe.
+ * reading their signatures back from the slices, take the stripe out of
+ * its list and free its pages.
  */
 static void
-BloomReclaimStripe(Relation index, BloomState state, int s, BlockNumber stripeBlkno,
+BloomReclaimStripe(Relation index, BloomState state, uint32 s, BlockNumber stripeBlkno,
 				   const BloomStripePages *pages, int rows)
 {
 	const BloomShape *shape = &state->shape;
@@ -1558,10 +1875,13 @@ BloomReclaimStripe(Relation index, BloomState state, int s, BlockNumber stripeBl
 	int			nlive;
 	int			i;
 	Buffer		metabuf;
+	Buffer		listbuf;
 	GenericXLogState *xlogState;
 	BloomMetaPage meta;
+	uint32		k = s / BLOOMIDX_STRIPELIST_ENTRIES;
 
-	nlive = BloomReadStripeRows(index, shape, pages, rows, &rowOf, &tids, &words);
+	nlive = BloomReadStripeRows(index, shape, pages, stripeBlkno, rows,
+								&rowOf, &tids, &words);
 
 	/* Back to the pending pages */
 	for (i = 0; i < nlive; i++)
@@ -1576,16 +1896,23 @@ BloomReclaimStripe(Relation index, BloomState state, int s, BlockNumber stripeBl
 		(void) BloomPendingAdd(index, state, sig, nbits, &tids[i]);
 	}
 
-	/* Take the stripe out of the list, then retire its pages */
+	/* Take the stripe out of its list */
 	metabuf = ReadBuffer(index, BLOOMIDX_METAPAGE_BLKNO);
 	LockBuffer(metabuf, BUFFER_LOCK_EXCLUSIVE);
+	meta = BloomPageGetMeta(BufferGetPage(metabuf));
+	listbuf = ReadBuffer(index, meta->stripeLists[k]);
+	LockBuffer(listbuf, BUFFER_LOCK_EXCLUSIVE);
+	if (!BloomPageIsSliced(BufferGetPage(listbuf), BLOOMIDX_STRIPELIST, k))
+		BloomSlicedCorrupted(index, meta->stripeLists[k], "stripe-list page");
 	xlogState = GenericXLogStart(index);
-	meta = BloomPageGetMeta(GenericXLogRegisterBuffer(xlogState, metabuf, 0));
-	meta->stripes[s] = InvalidBlockNumber;
+	BloomPageGetStripeList(GenericXLogRegisterBuffer(xlogState, listbuf, 0))
+		[s % BLOOMIDX_STRIPELIST_ENTRIES] = InvalidBlockNumber;
 	GenericXLogFinish(xlogState);
+	UnlockReleaseBuffer(listbuf);
 	UnlockReleaseBuffer(metabuf);
 
-	for (i = -1; i < shape->sigBits + (int) BLOOMIDX_STRIPE_TIDPAGES; i++)
+	/* Free its pages; a scan still reading them finds out by their tags */
+	for (i = -1; i < shape->sigBits + pages->nTidPages; i++)
 	{
 		BlockNumber blkno;
 		Buffer		buffer;
@@ -1600,9 +1927,9 @@ BloomReclaimStripe(Relation index, BloomState state, int s, BlockNumber stripeBl
 			continue;
 		buffer = ReadBuffer(index, blkno);
 		LockBuffer(buffer, BUFFER_LOCK_EXCLUSIVE);
-		xlogState = GenericXLogStart(index);
-		BloomRetirePage(GenericXLogRegisterBuffer(xlogState, buffer, 0));
-		GenericXLogFinish(xlogState);
+		if (BloomPageHasFlag(BufferGetPage(buffer), BLOOMIDX_SLICED_FLAGS) &&
+			BloomPageGetTag(BufferGetPage(buffer)) == s)
+			BloomFreePage(index, buffer);
 		UnlockReleaseBuffer(buffer);
 	}
 
@@ -1613,9 +1940,9 @@ BloomReclaimStripe(Relation index, BloomState state, int s, BlockNumber stripeBl
 
 /*
  * Remove dead rows from a sliced index (ambulkdelete): merge the pending
- * rows, compact pending pages added since, invalidate dead TIDs in the TID
- * maps, and move the live rows of mostly dead full stripes back through
- * the pending pages.
+ * rows, compact pending pages added since, mark dead rows in the TID maps,
+ * move the live rows of full stripes at least half dead back through the
+ * pending pages, and merge those.
  */
 IndexBulkDeleteResult *
 BloomSlicedBulkDelete(IndexVacuumInfo *info, IndexBulkDeleteResult *stats,
@@ -1625,8 +1952,10 @@ BloomSlicedBulkDelete(IndexVacuumInfo *info, IndexBulkDeleteResult *stats,
 	BloomState	state = BloomGetState(index);
 	BloomSlicedSnapshot *snap;
 	BloomStripePages *pages;
-	int			i,
-				s;
+	ItemPointerData *map;
+	bool		reclaimed = false;
+	uint32		s;
+	int			i;
 
 	if (stats == NULL)
 		stats = (IndexBulkDeleteResult *) palloc0(sizeof(IndexBulkDeleteResult));
@@ -1636,7 +1965,8 @@ BloomSlicedBulkDelete(IndexVacuumInfo *info, IndexBulkDeleteResult *stats,
 
 	snap = palloc(sizeof(BloomSlicedSnapshot));
 	pages = palloc(sizeof(BloomStripePages));
-	BloomTakeSnapshot(index, snap);
+	map = palloc(sizeof(ItemPointerData) * BLOOMIDX_STRIPE_ROWS);
+	BloomTakeSnapshot(index, snap, true);
 
 	/* Pending pages added since the merge */
 	for (i = 0; i < snap->nPending; i++)
@@ -1658,7 +1988,7 @@ BloomSlicedBulkDelete(IndexVacuumInfo *info, IndexBulkDeleteResult *stats,
 		UnlockReleaseBuffer(buffer);
 	}
 
-	/* Stripes: invalidate dead TIDs, count the live ones */
+	/* Stripes: mark dead rows, count the live ones */
 	for (s = 0; s < snap->nStripes; s++)
 	{
 		int			rows = BloomStripeRows(snap->mergedRows, s);
@@ -1671,27 +2001,29 @@ BloomSlicedBulkDelete(IndexVacuumInfo *info, IndexBulkDeleteResult *stats,
 			break;
 		if (snap->stripes[s] == InvalidBlockNumber)
 			continue;
-		BloomReadStripe(index, snap->stripes[s], state->shape.sigBits, pages);
+		if (!BloomReadStripe(index, s, snap->stripes[s], state->shape.sigBits, pages))
+			elog(ERROR, "stripe %u of bloomidx index \"%s\" was emptied during VACUUM",
+				 s, RelationGetRelationName(index));
 
-		for (t = 0; t * (int) BLOOMIDX_TIDS_PER_PAGE < rows; t++)
+		for (t = 0; t < pages->nTidPages; t++)
 		{
 			Buffer		buffer;
 			Page		page;
-			ItemPointer map;
-			int			n = Min(rows - t * (int) BLOOMIDX_TIDS_PER_PAGE,
-								(int) BLOOMIDX_TIDS_PER_PAGE);
+			BloomTidMap tidmap;
+			int			n;
 			int			j;
 
-			if (pages->tidPages[t] == InvalidBlockNumber)
-				continue;
 			vacuum_delay_point();
 			buffer = ReadBufferExtended(index, MAIN_FORKNUM, pages->tidPages[t],
 										RBM_NORMAL, info->strategy);
 			LockBuffer(buffer, BUFFER_LOCK_EXCLUSIVE);
 			page = BufferGetPage(buffer);
-			map = BloomPageGetTidMap(page);
+			if (!BloomPageIsSliced(page, BLOOMIDX_TIDMAP, s))
+				BloomSlicedCorrupted(index, pages->tidPages[t], "TID-map page");
+			tidmap = BloomPageGetTidMap(page);
+			n = BloomTidMapUnpack(page, map);
 			xlogState = NULL;
-			for (j = 0; j < n; j++)
+			for (j = 0; j < n && tidmap->firstRow + j < rows; j++)
 			{
 				if (!ItemPointerIsValid(&map[j]))
 					continue;
@@ -1704,9 +2036,9 @@ BloomSlicedBulkDelete(IndexVacuumInfo *info, IndexBulkDeleteResult *stats,
 				{
 					xlogState = GenericXLogStart(index);
 					page = GenericXLogRegisterBuffer(xlogState, buffer, 0);
-					map = BloomPageGetTidMap(page);
+					tidmap = BloomPageGetTidMap(page);
 				}
-				ItemPointerSetInvalid(&map[j]);
+				BloomTidMapKill(tidmap, j);
 				stats->tuples_removed += 1;
 			}
 			if (xlogState != NULL)
@@ -1721,13 +2053,21 @@ BloomSlicedBulkDelete(IndexVacuumInfo *info, IndexBulkDeleteResult *stats,
 		GenericXLogFinish(xlogState);
 		UnlockReleaseBuffer(stripebuf);
 
-		/* A full stripe that is mostly dead gives its live rows back */
-		if (rows == BLOOMIDX_STRIPE_ROWS && nlive < rows / 4)
+		/* A full stripe at least half dead gives its live rows back */
+		if (rows == BLOOMIDX_STRIPE_ROWS && nlive <= rows / 2)
+		{
 			BloomReclaimStripe(index, state, s, snap->stripes[s], pages, rows);
+			reclaimed = true;
+		}
 	}
 
+	/* The rows moved back, into the stripes again */
+	if (reclaimed)
+		BloomSlicedMergeLocked(index);
+
 	UnlockPage(index, BLOOMIDX_METAPAGE_BLKNO, ExclusiveLock);
+	pfree(map);
 	pfree(pages);
-	pfree(snap);
+	BloomFreeSnapshot(snap);
 	return stats;
 }

@@ -179,8 +179,7 @@ bloomidx_vacuumcleanup(IndexVacuumInfo *info, IndexBulkDeleteResult *stats)
 	BlockNumber npages;
 	BlockNumber blkno;
 	bool		sliced;
-	BlockNumber *pending = NULL;
-	int			npending = 0;
+	bool	   *referenced = NULL;
 
 	if (info->analyze_only)
 		return stats;
@@ -193,22 +192,25 @@ bloomidx_vacuumcleanup(IndexVacuumInfo *info, IndexBulkDeleteResult *stats)
 
 	/*
 	 * VACUUM merges the pending rows of a sliced index, as GIN's does.  The
-	 * walk below then holds the merge lock, so that a frozen pending page
-	 * that is not listed any more is one a crash kept its merge from
-	 * freeing.
+	 * walk below then holds the merge lock, so that a page of the sliced
+	 * layout (or a frozen pending page) that nothing lists is one a crash
+	 * kept a merge from listing or freeing.
 	 */
 	if (sliced)
 	{
 		BloomSlicedMerge(index, true);
 		LockPage(index, BLOOMIDX_METAPAGE_BLKNO, ExclusiveLock);
-		pending = palloc(sizeof(BlockNumber) * BLOOMIDX_PENDING_SIZE);
-		npending = BloomSlicedPendingPages(index, pending);
 	}
 
 	npages = RelationGetNumberOfBlocks(index);
 	stats->num_pages = npages;
 	stats->pages_free = 0;
 	stats->num_index_tuples = 0;
+	if (sliced)
+	{
+		referenced = palloc0(sizeof(bool) * npages);
+		BloomSlicedReferenced(index, &state->shape, referenced, npages);
+	}
 
 	for (blkno = BLOOMIDX_METAPAGE_BLKNO + 1; blkno < npages; blkno++)
 	{
@@ -222,22 +224,16 @@ bloomidx_vacuumcleanup(IndexVacuumInfo *info, IndexBulkDeleteResult *stats)
 		LockBuffer(buffer, BUFFER_LOCK_SHARE);
 		page = BufferGetPage(buffer);
 
-		if (sliced && BloomPageIsData(index, page, blkno, state->tuplesPerPage) &&
-			BloomPageHasFlag(page, BLOOMIDX_FROZEN))
+		if (sliced && !referenced[blkno] && !PageIsNew(page) &&
+			!BloomPageIsDeleted(page) &&
+			(BloomPageHasFlag(page, BLOOMIDX_SLICED_FLAGS) ||
+			 (BloomPageIsData(index, page, blkno, state->tuplesPerPage) &&
+			  BloomPageHasFlag(page, BLOOMIDX_FROZEN))))
 		{
-			bool		listed = false;
-			int			i;
-
-			for (i = 0; i < npending && !listed; i++)
-				listed = pending[i] == blkno;
-			if (!listed)
-			{
-				UnlockReleaseBuffer(buffer);
-				BloomSlicedFreeOrphan(index, state, blkno);
-				RecordFreeIndexPage(index, blkno);
+			UnlockReleaseBuffer(buffer);
+			if (BloomSlicedFreeOrphan(index, state, blkno))
 				stats->pages_free++;
-				continue;
-			}
+			continue;
 		}
 		if (BloomPageIsData(index, page, blkno, state->tuplesPerPage))
 		{
@@ -246,16 +242,20 @@ bloomidx_vacuumcleanup(IndexVacuumInfo *info, IndexBulkDeleteResult *stats)
 			if (state->shape.layout == BLOOMIDX_LAYOUT_ROW)
 				BloomRecordFreeSpace(index, blkno, page, state->shape.sigBytes);
 		}
-		else if (!PageIsNew(page) && BloomPageHasFlag(page, BLOOMIDX_TIDMAP) &&
-				 !BloomPageIsDeleted(page))
+		else if (BloomPageHasFlag(page, BLOOMIDX_TIDMAP) && !BloomPageIsDeleted(page))
 		{
-			ItemPointer map = BloomPageGetTidMap(page);
+			BloomTidMap map = BloomPageGetTidMap(page);
 			int			i;
 
-			for (i = 0; i < BLOOMIDX_TIDS_PER_PAGE; i++)
-				stats->num_index_tuples += ItemPointerIsValid(&map[i]) ? 1 : 0;
+			for (i = 0; BloomTidMapIsSane(map) && i < map->nrows; i++)
+			{
+				ItemPointerData tid;
+
+				BloomTidMapGet(map, i, &tid);
+				stats->num_index_tuples += ItemPointerIsValid(&tid) ? 1 : 0;
+			}
 		}
-		else if (BloomPageIsRecyclable(page))
+		else if (PageIsNew(page) || BloomPageIsDeleted(page))
 		{
 			RecordFreeIndexPage(index, blkno);
 			stats->pages_free++;
@@ -265,7 +265,10 @@ bloomidx_vacuumcleanup(IndexVacuumInfo *info, IndexBulkDeleteResult *stats)
 	}
 
 	if (sliced)
+	{
 		UnlockPage(index, BLOOMIDX_METAPAGE_BLKNO, ExclusiveLock);
+		pfree(referenced);
+	}
 
 	IndexFreeSpaceMapVacuum(index);
 
