@@ -465,7 +465,10 @@ COMMENT ON AGGREGATE bloom_union_agg(bloomfilter) IS 'union of bloom filters';
 -- each column sets; the measured fraction of signature bits set (NULL when
 -- empty); the false-positive rate expected of an equality on the first 1,
 -- 2 and 3 columns at that fill (NULL beyond the index's columns; for an
--- empty index, at the fill the planner assumes); and bytes per live tuple.
+-- empty index, at the fill the planner assumes); bytes per live tuple; the
+-- layout, and for the sliced layout its stripes in use, pending pages, and
+-- the row numbers its stripes span, first_row to next_row - 1 (NULL for
+-- the row layout).
 CREATE FUNCTION bloomidx_stats(index regclass,
 	OUT version int4,
 	OUT meta_pages int8,
@@ -479,7 +482,12 @@ CREATE FUNCTION bloomidx_stats(index regclass,
 	OUT fpr_1col float8,
 	OUT fpr_2col float8,
 	OUT fpr_3col float8,
-	OUT bytes_per_row float8)
+	OUT bytes_per_row float8,
+	OUT layout text,
+	OUT stripes int8,
+	OUT pending_pages int8,
+	OUT first_row int8,
+	OUT next_row int8)
 RETURNS record
 AS 'MODULE_PATHNAME'
 LANGUAGE C STRICT VOLATILE PARALLEL SAFE;

@@ -28,7 +28,7 @@
 #      non-zero if anything failed or if no test ran.
 #
 # Environment:
-#   SUITES         subset of "regress isolation tap fuzz bench" (default: all)
+#   SUITES         subset of "regress isolation limits tap fuzz bench" (default: all)
 #   TESTS          test names: sql/NAME.sql, specs/NAME.spec, t/NAME.pl, fuzz,
 #                  or bench (the benchmark's smoke run, bench/run.sh --smoke)
 #                  (each runs in its own suite); default: all tests
@@ -44,7 +44,7 @@ REPO=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 # shellcheck source=scripts/lib.sh
 source "$REPO/scripts/lib.sh"
 
-ALL_SUITES="regress isolation tap fuzz bench"
+ALL_SUITES="regress isolation limits tap fuzz bench"
 SUITE_TIMEOUT=${SUITE_TIMEOUT:-1800}
 TOTAL_TIMEOUT=${TOTAL_TIMEOUT:-4800}
 [[ $SUITE_TIMEOUT =~ ^[0-9]+$ && $TOTAL_TIMEOUT =~ ^[0-9]+$ ]] ||
@@ -75,7 +75,7 @@ done
 wants() { [[ " $suites " == *" $1 "* ]]; }
 
 # Tests per suite: empty means "all of that suite's tests" (if TESTS is unset).
-sel_regress="" sel_isolation="" sel_tap="" sel_fuzz="" sel_bench=""
+sel_regress="" sel_isolation="" sel_limits="" sel_tap="" sel_fuzz="" sel_bench=""
 if [[ -n ${TESTS:-} ]]; then
     for t in $TESTS; do
         # Accept "name", "sql/name.sql", "specs/name.spec", "t/name.pl".
@@ -92,8 +92,9 @@ if [[ -n ${TESTS:-} ]]; then
         found=0
         [[ -f $REPO/sql/$n.sql ]] && { sel_regress+=" $n"; found=1; }
         [[ -f $REPO/specs/$n.spec ]] && { sel_isolation+=" $n"; found=1; }
+        [[ -f $REPO/limits/sql/$n.sql ]] && { sel_limits+=" $n"; found=1; }
         [[ -f $REPO/t/$n.pl ]] && { sel_tap+=" t/$n.pl"; found=1; }
-        [[ $found -eq 1 ]] || bx_die "no test named '$n' (looked for sql/$n.sql, specs/$n.spec, t/$n.pl)"
+        [[ $found -eq 1 ]] || bx_die "no test named '$n' (looked for sql/$n.sql, specs/$n.spec, limits/sql/$n.sql, t/$n.pl)"
     done
 fi
 
@@ -107,6 +108,7 @@ has_tests() {
     fi
     case $1 in
         regress) compgen -G "$REPO/sql/*.sql" >/dev/null ;;
+        limits) compgen -G "$REPO/limits/sql/*.sql" >/dev/null ;;
         isolation) compgen -G "$REPO/specs/*.spec" >/dev/null ;;
         tap) compgen -G "$REPO/t/*.pl" >/dev/null ;;
         fuzz) [[ -f $REPO/fuzz/run.sh ]] ;;
@@ -316,6 +318,59 @@ fi
 if [[ -n ${PGHOST:-} ]]; then
     bx_cluster_stop "$BX_WORK/cluster/data" "$BX_PG_BINDIR"
     unset PGHOST PGPORT
+fi
+
+# --- limits: pg_regress on a build with small format limits ------------------
+#
+# limits/sql/*.sql test what only an index of billions of rows would reach
+# (the sliced layout's stripe lists filling up), on a second build of the
+# same source with -DBLOOMIDX_SMALL_LIMITS (see src/page.h), installed into
+# a second private PostgreSQL with a cluster of its own.
+
+# build_limits: make && make install of the small-limits build.
+# shellcheck disable=SC2317 # called through bx_run_job
+build_limits() {
+    bx_as_pg make -C "$LIMITS_SRC" --no-print-directory PG_CONFIG="$BX_PG_CONFIG" \
+        PG_CFLAGS="-DBLOOMIDX_SMALL_LIMITS ${PG_CFLAGS:-}" -j"$(nproc)" &&
+        bx_as_pg make -C "$LIMITS_SRC" --no-print-directory PG_CONFIG="$BX_PG_CONFIG" install
+}
+
+if has_tests limits; then
+    bx_log "suite limits (pg_regress on a -DBLOOMIDX_SMALL_LIMITS build)"
+    log=$BX_WORK/logs/limits.log
+    main_pg_config=$BX_PG_CONFIG main_pg_bindir=$BX_PG_BINDIR
+    bx_pg_private_install "$BX_WORK/pg-limits"
+    LIMITS_SRC=$BX_WORK/src-limits
+    bx_copy_source "$REPO" "$LIMITS_SRC"
+    bx_chown_pg "$BX_WORK"
+    rc=0
+    run_step "$log" build_limits || rc=$?
+    if [[ $rc -eq 0 ]]; then
+        PGHOST=$BX_WORK/sock-limits
+        PGPORT=$(bx_pick_port)
+        mkdir -p "$PGHOST" && bx_chown_pg "$PGHOST"
+        bx_cluster_init "$BX_WORK/cluster-limits/data" "$BX_PG_BINDIR"
+        bx_cluster_start "$BX_WORK/cluster-limits/data" "$BX_PG_BINDIR" "$PGHOST" "$PGPORT" \
+            "$BX_WORK/cluster-limits/server.log" "${CLUSTER_SETTINGS[@]}"
+        limits_tests=${sel_limits# }
+        [[ -n $limits_tests ]] ||
+            limits_tests=$(cd "$REPO/limits/sql" && ls -- *.sql | sed 's/\.sql$//' | tr '\n' ' ')
+        run_step "$log" bx_as_pg env PGHOST="$PGHOST" PGPORT="$PGPORT" TMPDIR="$BX_WORK/tmp" \
+            make -C "$LIMITS_SRC" --no-print-directory PG_CONFIG="$BX_PG_CONFIG" installcheck \
+            ISOLATION= TAP_TESTS= REGRESS="$limits_tests" \
+            REGRESS_OPTS="--inputdir=limits --outputdir=limits" || rc=$?
+        bx_cluster_stop "$BX_WORK/cluster-limits/data" "$BX_PG_BINDIR"
+        unset PGHOST PGPORT
+    fi
+    read -r p f u < <(count_regress "$log")
+    record limits "$rc" "$p" "$f" "$u"
+    if [[ $rc -ne 0 || $f -ne 0 ]]; then
+        show_file "$LIMITS_SRC/limits/regression.diffs" 300
+        show_file "$BX_WORK/cluster-limits/server.log" 40
+    fi
+    BX_PG_CONFIG=$main_pg_config BX_PG_BINDIR=$main_pg_bindir
+elif wants limits; then
+    bx_log "suite limits: no tests (limits/sql/*.sql), skipped"
 fi
 
 # --- TAP: each test starts its own clusters ------------------------------------

@@ -157,8 +157,17 @@ extern void BloomSlicedBuild(Relation heap, Relation index,
 extern void BloomSlicedInsert(Relation index, BloomState state,
 							  const uint8 *sig, int nbitsSet, ItemPointer tid);
 extern int64 BloomSlicedMerge(Relation index, bool wait);
-extern void BloomSlicedSizes(Relation index, double *stripes,
-							 double *pendingPages);
+/* What the metapage of a sliced index says of its size */
+typedef struct BloomSlicedSizesData
+{
+	double		stripes;		/* stripes listed and not emptied */
+	double		pendingPages;
+	uint64		firstRow;		/* rows firstRow .. nextRow - 1 are in the */
+	uint64		nextRow;		/* stripes still listed */
+} BloomSlicedSizesData;
+
+extern void BloomSlicedSizes(Relation index, BloomSlicedSizesData *sizes);
+extern bool BloomSlicedNeedsRenumbering(Relation index);
 extern void BloomSlicedReferenced(Relation index, const BloomShape *shape,
 								  bool *referenced, BlockNumber npages);
 extern bool BloomSlicedFreeOrphan(Relation index, BloomState state,

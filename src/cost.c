@@ -1172,8 +1172,7 @@ bloomidx_costestimate(PlannerInfo *root, IndexPath *path, double loop_count,
 	double		selectivity;
 	double		pagesFetched;
 	double		wordsTested;
-	double		stripes = 0;
-	double		pendingPages = 0;
+	BloomSlicedSizesData sliced = {0};
 	ListCell   *lc;
 	int			col;
 
@@ -1215,7 +1214,7 @@ bloomidx_costestimate(PlannerInfo *root, IndexPath *path, double loop_count,
 	for (col = 0; col < state->shape.nColumns && !query.noMatch; col++)
 		BloomGetFrequentValues(indexRel, state, col, &query.frequent[col]);
 	if (state->shape.layout == BLOOMIDX_LAYOUT_SLICED)
-		BloomSlicedSizes(indexRel, &stripes, &pendingPages);
+		BloomSlicedSizes(indexRel, &sliced);
 	index_close(indexRel, NoLock);
 
 	BloomEstimateQuery(&state->shape, &model, &query, &est);
@@ -1248,17 +1247,18 @@ bloomidx_costestimate(PlannerInfo *root, IndexPath *path, double loop_count,
 								 (double) state->shape.sigBits * (1 + query.nclauses));
 		double		tidPages;
 		double		candidates = selectivity * index->rel->tuples;
-		double		pendingRows = pendingPages * state->tuplesPerPage;
+		double		pendingRows = sliced.pendingPages * state->tuplesPerPage;
 
 		/* TID maps are compressed: what the other pages leave of the index */
-		tidPages = index->pages - stripes * (1 + state->shape.sigBits) - pendingPages;
-		tidPages = Max(tidPages, stripes);
-		tidPages = Min(tidPages, stripes * BLOOMIDX_STRIPE_TIDPAGES);
+		tidPages = index->pages - sliced.stripes * (1 + state->shape.sigBits) -
+			sliced.pendingPages;
+		tidPages = Max(tidPages, sliced.stripes);
+		tidPages = Min(tidPages, sliced.stripes * BLOOMIDX_STRIPE_TIDPAGES);
 
-		pagesFetched = stripes * (1 + slices) + pendingPages +
+		pagesFetched = sliced.stripes * (1 + slices) + sliced.pendingPages +
 			(tidPages > 0 ? tidPages * -expm1(-candidates / tidPages) : 0);
 		pagesFetched = Min(pagesFetched, index->pages);
-		wordsTested = stripes * slices * BLOOMIDX_STRIPE_WORDS +
+		wordsTested = sliced.stripes * slices * BLOOMIDX_STRIPE_WORDS +
 			est.wordsTested * pendingRows;
 	}
 	else

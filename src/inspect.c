@@ -48,6 +48,7 @@
 #include "storage/bufmgr.h"
 #include "storage/lmgr.h"
 #include "utils/array.h"
+#include "utils/builtins.h"
 #include "utils/guc.h"
 #include "utils/memutils.h"
 #include "utils/rel.h"
@@ -61,7 +62,7 @@ PG_FUNCTION_INFO_V1(bloomidx_stats);
 PG_FUNCTION_INFO_V1(bloomidx_check);
 
 /* Columns of bloomidx_stats' result */
-#define BLOOMIDX_STATS_COLUMNS		13
+#define BLOOMIDX_STATS_COLUMNS		18
 
 /* What a walk over every page of an index finds */
 typedef struct BloomWalkData
@@ -251,7 +252,7 @@ BloomWalkIndex(BloomWalkData *walk)
 			continue;
 		}
 		walk->dataPages++;
-		if (BloomPageHasFlag(page, BLOOMIDX_SLICE | BLOOMIDX_TIDMAP | BLOOMIDX_STRIPE))
+		if (BloomPageHasFlag(page, BLOOMIDX_SLICED_FLAGS))
 			continue;			/* rows of the slices: read below */
 
 		ntuples = BloomPageGetNTuples(page);
@@ -332,6 +333,25 @@ bloomidx_stats(PG_FUNCTION_ARGS)
 		}
 		else
 			nulls[9 + i] = true;
+	}
+
+	/* The sliced layout's stripes and pending pages */
+	if (walk.shape.layout == BLOOMIDX_LAYOUT_SLICED)
+	{
+		BloomSlicedSizesData sizes;
+
+		BloomSlicedSizes(walk.index, &sizes);
+		values[13] = CStringGetTextDatum("sliced");
+		values[14] = Int64GetDatum((int64) sizes.stripes);
+		values[15] = Int64GetDatum((int64) sizes.pendingPages);
+		values[16] = Int64GetDatum((int64) sizes.firstRow);
+		values[17] = Int64GetDatum((int64) sizes.nextRow);
+	}
+	else
+	{
+		values[13] = CStringGetTextDatum("row");
+		for (i = 14; i < BLOOMIDX_STATS_COLUMNS; i++)
+			nulls[i] = true;
 	}
 
 	index_close(walk.index, AccessShareLock);

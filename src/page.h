@@ -81,7 +81,10 @@ typedef BloomPageOpaqueData *BloomPageOpaque;
  * pages (InvalidBlockNumber for a slice with no bit set yet) and TID-map
  * pages.  Stripe-list pages list the stripe pages, BLOOMIDX_STRIPELIST_ENTRIES
  * stripes each (InvalidBlockNumber for a stripe VACUUM has emptied), and
- * the metapage lists the stripe-list pages.  New rows first go to pending
+ * the metapage lists the stripe-list pages from the one of stripe
+ * firstStripe on; VACUUM drops the first when all its stripes are emptied,
+ * so the list limits the stripes between the oldest and the newest, not
+ * the rows ever indexed.  New rows first go to pending
  * pages (data pages of the row layout, listed in the metapage) and are
  * merged into the slices in batches.
  *
@@ -96,8 +99,14 @@ typedef BloomPageOpaqueData *BloomPageOpaque;
 #define BLOOMIDX_STRIPE_ROWS		(BLOOMIDX_STRIPE_WORDS * 64)
 #define BLOOMIDX_SLICED_MAX_LENGTH	1024
 #define BLOOMIDX_PENDING_SIZE		256
+#ifndef BLOOMIDX_SMALL_LIMITS
 #define BLOOMIDX_STRIPELIST_ENTRIES	(BLOOMIDX_PAGE_FREE_SPACE / sizeof(BlockNumber))
 #define BLOOMIDX_MAX_STRIPELISTS	512
+#else
+/* A build whose stripe lists fill up after 6 stripes, to test them */
+#define BLOOMIDX_STRIPELIST_ENTRIES	2
+#define BLOOMIDX_MAX_STRIPELISTS	3
+#endif
 #define BLOOMIDX_MAX_STRIPES \
 	((uint32) BLOOMIDX_MAX_STRIPELISTS * BLOOMIDX_STRIPELIST_ENTRIES)
 
@@ -173,10 +182,11 @@ typedef struct BloomMetaPageData
 
 	/* Sliced layout: rows merged into stripes, stripes, pending pages */
 	uint64		mergedRows;		/* row numbers 0 .. mergedRows-1 are used */
-	uint32		nStripes;		/* stripes 0 .. nStripes-1 are listed */
+	uint32		firstStripe;	/* stripes firstStripe .. nStripes-1 are */
+	uint32		nStripes;		/* listed, ENTRIES per stripe-list page */
 	uint16		nPending;		/* entries in pendingPages */
 	uint16		unused;
-	BlockNumber stripeLists[BLOOMIDX_MAX_STRIPELISTS];	/* of stripes k * ENTRIES .. */
+	BlockNumber stripeLists[BLOOMIDX_MAX_STRIPELISTS];
 	BlockNumber pendingPages[BLOOMIDX_PENDING_SIZE];
 } BloomMetaPageData;
 

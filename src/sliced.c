@@ -78,12 +78,22 @@ PG_FUNCTION_INFO_V1(bloomidx_merge);
 typedef struct BloomSlicedSnapshot
 {
 	uint64		mergedRows;
+	uint32		firstStripe;
 	uint32		nStripes;
 	int			nPending;
 	BlockNumber pending[BLOOMIDX_PENDING_SIZE];
 	BlockNumber stripeLists[BLOOMIDX_MAX_STRIPELISTS];
-	BlockNumber *stripes;		/* nStripes stripe pages, palloc'd */
+	BlockNumber *stripes;		/* of stripes firstStripe on, palloc'd */
 } BloomSlicedSnapshot;
+
+/* Stripe page of stripe s in a snapshot taken with stripes */
+static inline BlockNumber
+BloomSnapStripe(const BloomSlicedSnapshot *snap, uint32 s)
+{
+	if (s < snap->firstStripe || s >= snap->nStripes)
+		return InvalidBlockNumber;
+	return snap->stripes[s - snap->firstStripe];
+}
 
 /* The pages of one stripe, copied from its stripe page */
 typedef struct BloomStripePages
@@ -160,17 +170,21 @@ BloomTakeSnapshot(Relation index, BloomSlicedSnapshot *snap, bool stripes)
 	LockBuffer(metabuf, BUFFER_LOCK_SHARE);
 	meta = BloomPageGetMeta(BufferGetPage(metabuf));
 	snap->mergedRows = meta->mergedRows;
-	snap->nStripes = Min(meta->nStripes, BLOOMIDX_MAX_STRIPES);
+	snap->firstStripe = meta->firstStripe;
+	snap->nStripes = Max(meta->nStripes, meta->firstStripe);
+	snap->nStripes = Min(snap->nStripes, meta->firstStripe + BLOOMIDX_MAX_STRIPES);
 	snap->nPending = Min(meta->nPending, BLOOMIDX_PENDING_SIZE);
 	memcpy(snap->pending, meta->pendingPages, sizeof(BlockNumber) * snap->nPending);
 	memcpy(snap->stripeLists, meta->stripeLists, sizeof(snap->stripeLists));
 	snap->stripes = NULL;
 	if (stripes)
 	{
-		snap->stripes = palloc(sizeof(BlockNumber) * Max(snap->nStripes, 1));
-		for (k = 0; k * BLOOMIDX_STRIPELIST_ENTRIES < snap->nStripes; k++)
+		uint32		nlisted = snap->nStripes - snap->firstStripe;
+
+		snap->stripes = palloc(sizeof(BlockNumber) * Max(nlisted, 1));
+		for (k = 0; k * BLOOMIDX_STRIPELIST_ENTRIES < nlisted; k++)
 		{
-			uint32		n = Min(snap->nStripes - k * BLOOMIDX_STRIPELIST_ENTRIES,
+			uint32		n = Min(nlisted - k * BLOOMIDX_STRIPELIST_ENTRIES,
 								BLOOMIDX_STRIPELIST_ENTRIES);
 			Buffer		buffer;
 
@@ -179,7 +193,8 @@ BloomTakeSnapshot(Relation index, BloomSlicedSnapshot *snap, bool stripes)
 									 "metapage listing every stripe-list page");
 			buffer = ReadBuffer(index, snap->stripeLists[k]);
 			LockBuffer(buffer, BUFFER_LOCK_SHARE);
-			if (!BloomPageIsSliced(BufferGetPage(buffer), BLOOMIDX_STRIPELIST, k))
+			if (!BloomPageIsSliced(BufferGetPage(buffer), BLOOMIDX_STRIPELIST,
+								   snap->firstStripe / BLOOMIDX_STRIPELIST_ENTRIES + k))
 				BloomSlicedCorrupted(index, snap->stripeLists[k], "stripe-list page");
 			memcpy(snap->stripes + k * BLOOMIDX_STRIPELIST_ENTRIES,
 				   BloomPageGetStripeList(BufferGetPage(buffer)),
@@ -210,7 +225,7 @@ BloomStripeIsListed(Relation index, uint32 s, BlockNumber blkno)
 	bool		listed;
 
 	BloomTakeSnapshot(index, snap, true);
-	listed = s < snap->nStripes && snap->stripes[s] == blkno;
+	listed = BloomSnapStripe(snap, s) == blkno;
 	BloomFreeSnapshot(snap);
 	return listed;
 }
@@ -290,10 +305,10 @@ BloomTooManyRows(Relation index)
 {
 	ereport(ERROR,
 			(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
-			 errmsg("index \"%s\" is full: the sliced layout numbers at most %u stripes of %d rows",
+			 errmsg("index \"%s\" is full: the sliced layout keeps at most %u stripes of %d rows between its oldest and newest rows",
 					RelationGetRelationName(index), (uint32) BLOOMIDX_MAX_STRIPES,
 					(int) BLOOMIDX_STRIPE_ROWS),
-			 errhint("REINDEX it to renumber its rows, or use layout = row.")));
+			 errhint("VACUUM the table, which moves the oldest rows forward, or REINDEX the index.")));
 }
 
 /* ---------------------------------------------------------------------
@@ -712,6 +727,8 @@ static bool
 BloomPendingAdd(Relation index, BloomState state, const uint8 *sig,
 				int nbitsSet, ItemPointer tid)
 {
+	bool		mergedNothing = false;
+
 	for (;;)
 	{
 		Buffer		metabuf = ReadBuffer(index, BLOOMIDX_METAPAGE_BLKNO);
@@ -751,7 +768,9 @@ BloomPendingAdd(Relation index, BloomState state, const uint8 *sig,
 		{
 			/* The list is full: merge it, then start over */
 			UnlockReleaseBuffer(metabuf);
-			BloomSlicedMerge(index, true);
+			if (mergedNothing)
+				BloomTooManyRows(index);
+			mergedNothing = BloomSlicedMerge(index, true) == 0;
 			continue;
 		}
 
@@ -799,7 +818,7 @@ BloomSlicedInsert(Relation index, BloomState state, const uint8 *sig,
  */
 static bool
 BloomTakePendingPage(Relation index, BloomState state, BlockNumber blkno,
-					 BloomRowBatch *batch)
+					 BloomRowBatch *batch, uint64 room, bool *full)
 {
 	int			sigBytes = state->shape.sigBytes;
 	int			sigWords = state->shape.sigWords;
@@ -812,6 +831,13 @@ BloomTakePendingPage(Relation index, BloomState state, BlockNumber blkno,
 	page = BufferGetPage(buffer);
 	if (!BloomPageIsData(index, page, blkno, state->tuplesPerPage))
 	{
+		UnlockReleaseBuffer(buffer);
+		return false;
+	}
+	if (batch->nrows + BloomPageGetNTuples(page) > room)
+	{
+		/* No row numbers left for them (see BloomSlicedMergeLocked) */
+		*full = true;
 		UnlockReleaseBuffer(buffer);
 		return false;
 	}
@@ -1046,7 +1072,8 @@ BloomWriteStripe(Relation index, BloomState state, Buffer stripebuf, uint32 s,
 static Buffer
 BloomMergeStripePage(Relation index, BloomState state, uint32 s)
 {
-	uint32		k = s / BLOOMIDX_STRIPELIST_ENTRIES;
+	uint32		listNo = s / BLOOMIDX_STRIPELIST_ENTRIES;
+	uint32		k;
 	Buffer		metabuf = ReadBuffer(index, BLOOMIDX_METAPAGE_BLKNO);
 	Buffer		listbuf = InvalidBuffer;
 	Buffer		stripebuf;
@@ -1056,16 +1083,17 @@ BloomMergeStripePage(Relation index, BloomState state, uint32 s)
 	BlockNumber *list;
 	Page		page;
 
-	if (k >= BLOOMIDX_MAX_STRIPELISTS)
-		BloomTooManyRows(index);
-
 	LockBuffer(metabuf, BUFFER_LOCK_EXCLUSIVE);
 	meta = BloomPageGetMeta(BufferGetPage(metabuf));
+	k = listNo - meta->firstStripe / BLOOMIDX_STRIPELIST_ENTRIES;
+	if (s < meta->firstStripe || k >= BLOOMIDX_MAX_STRIPELISTS)
+		elog(ERROR, "stripe %u of bloomidx index \"%s\" is outside its stripe lists",
+			 s, RelationGetRelationName(index));
 	if (meta->stripeLists[k] != InvalidBlockNumber)
 	{
 		listbuf = ReadBuffer(index, meta->stripeLists[k]);
 		LockBuffer(listbuf, BUFFER_LOCK_EXCLUSIVE);
-		if (!BloomPageIsSliced(BufferGetPage(listbuf), BLOOMIDX_STRIPELIST, k))
+		if (!BloomPageIsSliced(BufferGetPage(listbuf), BLOOMIDX_STRIPELIST, listNo))
 			BloomSlicedCorrupted(index, meta->stripeLists[k], "stripe-list page");
 		listed = BloomPageGetStripeList(BufferGetPage(listbuf))[s % BLOOMIDX_STRIPELIST_ENTRIES];
 	}
@@ -1091,7 +1119,7 @@ BloomMergeStripePage(Relation index, BloomState state, uint32 s)
 		meta = BloomPageGetMeta(GenericXLogRegisterBuffer(xlogState, metabuf, 0));
 		listbuf = BloomNewBuffer(index);
 		page = GenericXLogRegisterBuffer(xlogState, listbuf, GENERIC_XLOG_FULL_IMAGE);
-		BloomInitSlicedPage(page, BLOOMIDX_STRIPELIST, state->shape.sigBits, k);
+		BloomInitSlicedPage(page, BLOOMIDX_STRIPELIST, state->shape.sigBits, listNo);
 		meta->stripeLists[k] = BufferGetBlockNumber(listbuf);
 	}
 	else
@@ -1112,7 +1140,8 @@ BloomMergeStripePage(Relation index, BloomState state, uint32 s)
 
 /*
  * Merge the pending rows into the slices; the caller holds the merge lock.
- * Returns the number of rows merged.
+ * Pending pages are taken in order while the stripe lists leave row
+ * numbers for their rows; returns the number of rows merged.
  */
 static int64
 BloomSlicedMergeLocked(Relation index)
@@ -1127,6 +1156,8 @@ BloomSlicedMergeLocked(Relation index)
 	uint32		nStripes;
 	int			done;
 	uint64	   *sliceWords;
+	uint64		room;
+	bool		full = false;
 	Buffer		metabuf;
 	GenericXLogState *xlogState;
 	BloomMetaPage meta;
@@ -1147,11 +1178,14 @@ BloomSlicedMergeLocked(Relation index)
 	batch.tids = palloc(sizeof(ItemPointerData) * batch.maxrows);
 	batch.bitsSet = 0;
 	taken = palloc(sizeof(BlockNumber) * snap->nPending);
-	for (i = 0; i < snap->nPending; i++)
+	room = (uint64) (snap->firstStripe + BLOOMIDX_MAX_STRIPES) * BLOOMIDX_STRIPE_ROWS -
+		snap->mergedRows;
+	for (i = 0; i < snap->nPending && !full; i++)
 	{
 		CHECK_FOR_INTERRUPTS();
-		BloomTakePendingPage(index, state, snap->pending[i], &batch);
-		taken[ntaken++] = snap->pending[i];
+		BloomTakePendingPage(index, state, snap->pending[i], &batch, room, &full);
+		if (!full)
+			taken[ntaken++] = snap->pending[i];
 	}
 
 	/* Write them into the stripes, past the rows merged so far */
@@ -1161,17 +1195,12 @@ BloomSlicedMergeLocked(Relation index)
 	done = 0;
 	while (done < batch.nrows)
 	{
-		uint64		s64 = pos / BLOOMIDX_STRIPE_ROWS;
-		uint32		s;
+		uint32		s = (uint32) (pos / BLOOMIDX_STRIPE_ROWS);
 		int			r0 = (int) (pos % BLOOMIDX_STRIPE_ROWS);
 		int			n = Min(batch.nrows - done, (int) BLOOMIDX_STRIPE_ROWS - r0);
 		Buffer		stripebuf;
 		GenericXLogState *stripeXlog;
 		Page		stripePage;
-
-		if (s64 >= BLOOMIDX_MAX_STRIPES)
-			BloomTooManyRows(index);
-		s = (uint32) s64;
 
 		if (s >= nStripes)
 		{
@@ -1181,13 +1210,15 @@ BloomSlicedMergeLocked(Relation index)
 		}
 		else
 		{
-			if (snap->stripes[s] == InvalidBlockNumber)
+			BlockNumber blkno = BloomSnapStripe(snap, s);
+
+			if (blkno == InvalidBlockNumber)
 				elog(ERROR, "stripe %u of bloomidx index \"%s\" was emptied before it was full",
 					 s, RelationGetRelationName(index));
-			stripebuf = ReadBuffer(index, snap->stripes[s]);
+			stripebuf = ReadBuffer(index, blkno);
 			LockBuffer(stripebuf, BUFFER_LOCK_EXCLUSIVE);
 			if (!BloomPageIsSliced(BufferGetPage(stripebuf), BLOOMIDX_STRIPE, s))
-				BloomSlicedCorrupted(index, snap->stripes[s], "stripe page");
+				BloomSlicedCorrupted(index, blkno, "stripe page");
 		}
 
 		BloomWriteStripe(index, state, stripebuf, s, &batch, done, n, r0, sliceWords);
@@ -1275,19 +1306,22 @@ BloomSlicedMerge(Relation index, bool wait)
 }
 
 /*
- * Sizes the cost model needs: stripes in use and pending pages.
+ * Sizes the cost model and bloomidx_stats need: stripes in use, pending
+ * pages, the row numbers the stripe lists span.
  */
 void
-BloomSlicedSizes(Relation index, double *stripes, double *pendingPages)
+BloomSlicedSizes(Relation index, BloomSlicedSizesData *sizes)
 {
 	BloomSlicedSnapshot *snap = palloc(sizeof(BloomSlicedSnapshot));
 	uint32		s;
 
 	BloomTakeSnapshot(index, snap, true);
-	*stripes = 0;
-	for (s = 0; s < snap->nStripes; s++)
-		*stripes += snap->stripes[s] != InvalidBlockNumber ? 1 : 0;
-	*pendingPages = snap->nPending;
+	sizes->stripes = 0;
+	for (s = snap->firstStripe; s < snap->nStripes; s++)
+		sizes->stripes += BloomSnapStripe(snap, s) != InvalidBlockNumber ? 1 : 0;
+	sizes->pendingPages = snap->nPending;
+	sizes->firstRow = (uint64) snap->firstStripe * BLOOMIDX_STRIPE_ROWS;
+	sizes->nextRow = Max(snap->mergedRows, sizes->firstRow);
 	BloomFreeSnapshot(snap);
 }
 
@@ -1319,13 +1353,15 @@ BloomSlicedReferenced(Relation index, const BloomShape *shape, bool *referenced,
 		if (snap->stripeLists[i] != InvalidBlockNumber)
 			BLOOM_REFERENCE(snap->stripeLists[i]);
 	}
-	for (s = 0; s < snap->nStripes; s++)
+	for (s = snap->firstStripe; s < snap->nStripes; s++)
 	{
-		if (snap->stripes[s] == InvalidBlockNumber)
+		BlockNumber blkno = BloomSnapStripe(snap, s);
+
+		if (blkno == InvalidBlockNumber)
 			continue;
 		CHECK_FOR_INTERRUPTS();
-		BLOOM_REFERENCE(snap->stripes[s]);
-		if (!BloomReadStripe(index, s, snap->stripes[s], shape->sigBits, pages))
+		BLOOM_REFERENCE(blkno);
+		if (!BloomReadStripe(index, s, blkno, shape->sigBits, pages))
 			continue;
 		for (i = 0; i < pages->nTidPages; i++)
 			BLOOM_REFERENCE(pages->tidPages[i]);
@@ -1666,10 +1702,11 @@ BloomSlicedScanOnce(Relation index, BloomState state, BloomScanOpaque so,
 	 * a page the stripe's number on the pages tells.
 	 */
 	BloomTakeSnapshot(index, snap2, true);
-	for (s = 0; s < snap2->nStripes && complete; s++)
+	for (s = snap->firstStripe; s < snap2->nStripes && complete; s++)
 	{
 		int			rows = BloomStripeRows(snap2->mergedRows, s);
-		BlockNumber blkno = s < snap->nStripes ? snap->stripes[s] : snap2->stripes[s];
+		BlockNumber blkno = s < snap->nStripes ? BloomSnapStripe(snap, s) :
+			BloomSnapStripe(snap2, s);
 
 		CHECK_FOR_INTERRUPTS();
 		if (rows == 0)
@@ -1818,9 +1855,10 @@ BloomSlicedForEachRow(Relation index, const BloomShape *shape,
 	uint32		s;
 
 	BloomTakeSnapshot(index, snap, true);
-	for (s = 0; s < snap->nStripes; s++)
+	for (s = snap->firstStripe; s < snap->nStripes; s++)
 	{
 		int			rows = BloomStripeRows(snap->mergedRows, s);
+		BlockNumber blkno = BloomSnapStripe(snap, s);
 		int		   *rowOf;
 		ItemPointerData *tids;
 		uint64	   *words;
@@ -1829,19 +1867,19 @@ BloomSlicedForEachRow(Relation index, const BloomShape *shape,
 
 		if (rows == 0)
 			break;
-		if (snap->stripes[s] == InvalidBlockNumber)
+		if (blkno == InvalidBlockNumber)
 			continue;
-		if (!BloomReadStripe(index, s, snap->stripes[s], shape->sigBits, pages))
+		if (!BloomReadStripe(index, s, blkno, shape->sigBits, pages))
 			elog(ERROR, "stripe %u of bloomidx index \"%s\" was emptied while it was read",
 				 s, RelationGetRelationName(index));
-		nlive = BloomReadStripeRows(index, shape, pages, snap->stripes[s], rows,
+		nlive = BloomReadStripeRows(index, shape, pages, blkno, rows,
 									&rowOf, &tids, &words);
 		for (i = 0; i < nlive; i++)
 		{
 			uint8		sig[BLOOMIDX_SLICED_MAX_LENGTH / 8];
 
 			BloomStoreWords(sig, words + (Size) i * shape->sigWords, shape->sigBytes);
-			fn(&tids[i], sig, snap->stripes[s], arg);
+			fn(&tids[i], sig, blkno, arg);
 		}
 		total += nlive;
 		pfree(rowOf);
@@ -1878,7 +1916,8 @@ BloomReclaimStripe(Relation index, BloomState state, uint32 s, BlockNumber strip
 	Buffer		listbuf;
 	GenericXLogState *xlogState;
 	BloomMetaPage meta;
-	uint32		k = s / BLOOMIDX_STRIPELIST_ENTRIES;
+	uint32		listNo = s / BLOOMIDX_STRIPELIST_ENTRIES;
+	uint32		k;
 
 	nlive = BloomReadStripeRows(index, shape, pages, stripeBlkno, rows,
 								&rowOf, &tids, &words);
@@ -1900,9 +1939,14 @@ BloomReclaimStripe(Relation index, BloomState state, uint32 s, BlockNumber strip
 	metabuf = ReadBuffer(index, BLOOMIDX_METAPAGE_BLKNO);
 	LockBuffer(metabuf, BUFFER_LOCK_EXCLUSIVE);
 	meta = BloomPageGetMeta(BufferGetPage(metabuf));
+	k = listNo - meta->firstStripe / BLOOMIDX_STRIPELIST_ENTRIES;
+	if (s < meta->firstStripe || k >= BLOOMIDX_MAX_STRIPELISTS ||
+		meta->stripeLists[k] == InvalidBlockNumber)
+		elog(ERROR, "stripe %u of bloomidx index \"%s\" is outside its stripe lists",
+			 s, RelationGetRelationName(index));
 	listbuf = ReadBuffer(index, meta->stripeLists[k]);
 	LockBuffer(listbuf, BUFFER_LOCK_EXCLUSIVE);
-	if (!BloomPageIsSliced(BufferGetPage(listbuf), BLOOMIDX_STRIPELIST, k))
+	if (!BloomPageIsSliced(BufferGetPage(listbuf), BLOOMIDX_STRIPELIST, listNo))
 		BloomSlicedCorrupted(index, meta->stripeLists[k], "stripe-list page");
 	xlogState = GenericXLogStart(index);
 	BloomPageGetStripeList(GenericXLogRegisterBuffer(xlogState, listbuf, 0))
@@ -1939,8 +1983,115 @@ BloomReclaimStripe(Relation index, BloomState state, uint32 s, BlockNumber strip
 }
 
 /*
- * Remove dead rows from a sliced index (ambulkdelete): merge the pending
- * rows, compact pending pages added since, mark dead rows in the TID maps,
+ * Are the stripe lists nearly full?  Then VACUUM moves the rows of the
+ * first list's stripes forward.
+ */
+static bool
+BloomSnapCrowded(const BloomSlicedSnapshot *snap)
+{
+	return snap->nStripes - snap->firstStripe >
+		BLOOMIDX_MAX_STRIPES - 2 * BLOOMIDX_STRIPELIST_ENTRIES;
+}
+
+/*
+ * Does a sliced index need a VACUUM's pass over its stripes even though
+ * no row is dead: are its stripe lists nearly full?
+ */
+bool
+BloomSlicedNeedsRenumbering(Relation index)
+{
+	BloomSlicedSnapshot *snap = palloc(sizeof(BloomSlicedSnapshot));
+	bool		crowded;
+
+	BloomTakeSnapshot(index, snap, false);
+	crowded = BloomSnapCrowded(snap);
+	BloomFreeSnapshot(snap);
+	return crowded;
+}
+
+/*
+ * Rows a sliced index can still take without a VACUUM renumbering its
+ * oldest ones: the row numbers left in its stripe lists, and room in the
+ * pending list, less the rows pending.
+ */
+static uint64
+BloomSlicedRoom(Relation index, BloomState state)
+{
+	BloomSlicedSnapshot *snap = palloc(sizeof(BloomSlicedSnapshot));
+	uint64		room;
+
+	BloomTakeSnapshot(index, snap, false);
+	room = (uint64) (snap->firstStripe + BLOOMIDX_MAX_STRIPES) * BLOOMIDX_STRIPE_ROWS -
+		snap->mergedRows;
+	if (room >= (uint64) snap->nPending * state->tuplesPerPage)
+		room -= (uint64) snap->nPending * state->tuplesPerPage;
+	else
+		room = 0;
+	room += (uint64) (BLOOMIDX_PENDING_SIZE - snap->nPending) * state->tuplesPerPage;
+	BloomFreeSnapshot(snap);
+	return room;
+}
+
+/*
+ * Drop the first stripe-list pages while every stripe they list is full
+ * and emptied: the metapage lists the stripe lists from the next one.
+ * Scans copy the stripes they read under the metapage lock, so the pages
+ * are freed at once.  The caller holds the merge lock.
+ */
+static void
+BloomDropEmptyStripeLists(Relation index)
+{
+	for (;;)
+	{
+		Buffer		metabuf = ReadBuffer(index, BLOOMIDX_METAPAGE_BLKNO);
+		Buffer		listbuf;
+		BloomMetaPage meta;
+		GenericXLogState *xlogState;
+		BlockNumber *list;
+		bool		empty = true;
+		int			i;
+
+		LockBuffer(metabuf, BUFFER_LOCK_EXCLUSIVE);
+		meta = BloomPageGetMeta(BufferGetPage(metabuf));
+		if (meta->stripeLists[0] == InvalidBlockNumber ||
+			(uint64) (meta->firstStripe + BLOOMIDX_STRIPELIST_ENTRIES) *
+			BLOOMIDX_STRIPE_ROWS > meta->mergedRows)
+		{
+			UnlockReleaseBuffer(metabuf);
+			return;
+		}
+		listbuf = ReadBuffer(index, meta->stripeLists[0]);
+		LockBuffer(listbuf, BUFFER_LOCK_EXCLUSIVE);
+		if (!BloomPageIsSliced(BufferGetPage(listbuf), BLOOMIDX_STRIPELIST,
+							   meta->firstStripe / BLOOMIDX_STRIPELIST_ENTRIES))
+			BloomSlicedCorrupted(index, meta->stripeLists[0], "stripe-list page");
+		list = BloomPageGetStripeList(BufferGetPage(listbuf));
+		for (i = 0; i < BLOOMIDX_STRIPELIST_ENTRIES && empty; i++)
+			empty = list[i] == InvalidBlockNumber;
+		if (!empty)
+		{
+			UnlockReleaseBuffer(listbuf);
+			UnlockReleaseBuffer(metabuf);
+			return;
+		}
+
+		xlogState = GenericXLogStart(index);
+		meta = BloomPageGetMeta(GenericXLogRegisterBuffer(xlogState, metabuf, 0));
+		memmove(meta->stripeLists, meta->stripeLists + 1,
+				sizeof(BlockNumber) * (BLOOMIDX_MAX_STRIPELISTS - 1));
+		meta->stripeLists[BLOOMIDX_MAX_STRIPELISTS - 1] = InvalidBlockNumber;
+		meta->firstStripe += BLOOMIDX_STRIPELIST_ENTRIES;
+		GenericXLogFinish(xlogState);
+		UnlockReleaseBuffer(metabuf);
+
+		BloomFreePage(index, listbuf);
+		UnlockReleaseBuffer(listbuf);
+	}
+}
+
+/*
+ * Remove dead rows from a sliced index (ambulkdelete): compact the pending
+ * pages and merge their rows, mark dead rows in the TID maps,
  * move the live rows of full stripes at least half dead back through the
  * pending pages, and merge those.
  */
@@ -1954,6 +2105,7 @@ BloomSlicedBulkDelete(IndexVacuumInfo *info, IndexBulkDeleteResult *stats,
 	BloomStripePages *pages;
 	ItemPointerData *map;
 	bool		reclaimed = false;
+	bool		crowded;
 	uint32		s;
 	int			i;
 
@@ -1961,14 +2113,13 @@ BloomSlicedBulkDelete(IndexVacuumInfo *info, IndexBulkDeleteResult *stats,
 		stats = (IndexBulkDeleteResult *) palloc0(sizeof(IndexBulkDeleteResult));
 
 	LockPage(index, BLOOMIDX_METAPAGE_BLKNO, ExclusiveLock);
-	BloomSlicedMergeLocked(index);
 
 	snap = palloc(sizeof(BloomSlicedSnapshot));
 	pages = palloc(sizeof(BloomStripePages));
 	map = palloc(sizeof(ItemPointerData) * BLOOMIDX_STRIPE_ROWS);
-	BloomTakeSnapshot(index, snap, true);
+	BloomTakeSnapshot(index, snap, false);
 
-	/* Pending pages added since the merge */
+	/* Pending pages: dead rows out, then the rest into the stripes */
 	for (i = 0; i < snap->nPending; i++)
 	{
 		Buffer		buffer = ReadBufferExtended(index, MAIN_FORKNUM, snap->pending[i],
@@ -1988,10 +2139,21 @@ BloomSlicedBulkDelete(IndexVacuumInfo *info, IndexBulkDeleteResult *stats,
 		UnlockReleaseBuffer(buffer);
 	}
 
-	/* Stripes: mark dead rows, count the live ones */
-	for (s = 0; s < snap->nStripes; s++)
+	BloomFreeSnapshot(snap);
+	BloomSlicedMergeLocked(index);
+	snap = palloc(sizeof(BloomSlicedSnapshot));
+	BloomTakeSnapshot(index, snap, true);
+
+	/*
+	 * Stripes: mark dead rows, count the live ones.  When the stripe lists
+	 * are nearly full, the stripes of the first list are emptied whatever
+	 * their live rows, so that the list can go.
+	 */
+	crowded = BloomSnapCrowded(snap);
+	for (s = snap->firstStripe; s < snap->nStripes; s++)
 	{
 		int			rows = BloomStripeRows(snap->mergedRows, s);
+		BlockNumber blkno = BloomSnapStripe(snap, s);
 		int			nlive = 0;
 		int			t;
 		Buffer		stripebuf;
@@ -1999,9 +2161,9 @@ BloomSlicedBulkDelete(IndexVacuumInfo *info, IndexBulkDeleteResult *stats,
 
 		if (rows == 0)
 			break;
-		if (snap->stripes[s] == InvalidBlockNumber)
+		if (blkno == InvalidBlockNumber)
 			continue;
-		if (!BloomReadStripe(index, s, snap->stripes[s], state->shape.sigBits, pages))
+		if (!BloomReadStripe(index, s, blkno, state->shape.sigBits, pages))
 			elog(ERROR, "stripe %u of bloomidx index \"%s\" was emptied during VACUUM",
 				 s, RelationGetRelationName(index));
 
@@ -2046,24 +2208,33 @@ BloomSlicedBulkDelete(IndexVacuumInfo *info, IndexBulkDeleteResult *stats,
 			UnlockReleaseBuffer(buffer);
 		}
 
-		stripebuf = ReadBuffer(index, snap->stripes[s]);
+		stripebuf = ReadBuffer(index, blkno);
 		LockBuffer(stripebuf, BUFFER_LOCK_EXCLUSIVE);
 		xlogState = GenericXLogStart(index);
 		BloomPageGetStripe(GenericXLogRegisterBuffer(xlogState, stripebuf, 0))->nlive = nlive;
 		GenericXLogFinish(xlogState);
 		UnlockReleaseBuffer(stripebuf);
 
-		/* A full stripe at least half dead gives its live rows back */
-		if (rows == BLOOMIDX_STRIPE_ROWS && nlive <= rows / 2)
+		/*
+		 * A full stripe at least half dead gives its live rows back, if they
+		 * can be numbered again.
+		 */
+		if (rows == BLOOMIDX_STRIPE_ROWS &&
+			(nlive <= rows / 2 ||
+			 (crowded && s < snap->firstStripe + BLOOMIDX_STRIPELIST_ENTRIES)) &&
+			(uint64) nlive <= BloomSlicedRoom(index, state))
 		{
-			BloomReclaimStripe(index, state, s, snap->stripes[s], pages, rows);
+			BloomReclaimStripe(index, state, s, blkno, pages, rows);
 			reclaimed = true;
 		}
 	}
 
 	/* The rows moved back, into the stripes again */
 	if (reclaimed)
+	{
+		BloomDropEmptyStripeLists(index);
 		BloomSlicedMergeLocked(index);
+	}
 
 	UnlockPage(index, BLOOMIDX_METAPAGE_BLKNO, ExclusiveLock);
 	pfree(map);

@@ -167,6 +167,13 @@ bloomidx_bulkdelete(IndexVacuumInfo *info, IndexBulkDeleteResult *stats,
 	return stats;
 }
 
+/* A bulk-delete callback for a pass that removes nothing */
+static bool
+BloomNothingDead(ItemPointer itemptr, void *state)
+{
+	return false;
+}
+
 /*
  * Count pages and tuples, and tell the free space map which pages can be
  * reused and which data pages have free slots (amvacuumcleanup).
@@ -184,11 +191,19 @@ bloomidx_vacuumcleanup(IndexVacuumInfo *info, IndexBulkDeleteResult *stats)
 	if (info->analyze_only)
 		return stats;
 
-	if (stats == NULL)
-		stats = (IndexBulkDeleteResult *) palloc0(sizeof(IndexBulkDeleteResult));
-
 	state = BloomGetState(index);
 	sliced = state->shape.layout == BLOOMIDX_LAYOUT_SLICED;
+
+	/*
+	 * A VACUUM that found no dead rows skips ambulkdelete; a sliced index
+	 * whose stripe lists are nearly full needs its pass all the same, to
+	 * move its oldest rows forward.
+	 */
+	if (stats == NULL && sliced && BloomSlicedNeedsRenumbering(index))
+		stats = BloomSlicedBulkDelete(info, NULL, BloomNothingDead, NULL);
+
+	if (stats == NULL)
+		stats = (IndexBulkDeleteResult *) palloc0(sizeof(IndexBulkDeleteResult));
 
 	/*
 	 * VACUUM merges the pending rows of a sliced index, as GIN's does.  The
