@@ -323,6 +323,8 @@ typedef struct BloomSlicedBuildState
 	MemoryContext tmpCtx;		/* reset after every row */
 	uint64	   *slices;			/* sigBits * BLOOMIDX_STRIPE_WORDS words */
 	bool	   *sliceUsed;		/* any bit set in each slice */
+	uint64	   *block;			/* signatures of up to 64 rows, not yet in slices */
+	int			nblock;			/* rows in block */
 	ItemPointerData *tids;		/* BLOOMIDX_STRIPE_ROWS */
 	int			nrows;			/* rows in the stripe being filled */
 	double		indtuples;
@@ -334,6 +336,8 @@ typedef struct BloomSlicedBuildState
 	/* In a parallel build: full stripes go to the shared list */
 	BloomSlicedShared *shared;
 } BloomSlicedBuildState;
+
+static void BloomSlicedFlushBlock(BloomSlicedBuildState *bs);
 
 /*
  * Write a page image to a new block of the index being built.
@@ -374,6 +378,9 @@ BloomSlicedFlushStripe(BloomSlicedBuildState *bs)
 	int			b,
 				t,
 				first;
+
+	if (bs->nblock > 0)
+		BloomSlicedFlushBlock(bs);
 
 	/* The stripe's number */
 	if (parallel)
@@ -433,30 +440,73 @@ BloomSlicedFlushStripe(BloomSlicedBuildState *bs)
 }
 
 /*
+ * Transpose a 64 x 64 bit matrix: bit j of a[i] becomes bit i of a[j]
+ * (Hacker's Delight, 7-3).
+ */
+static void
+BloomTranspose64(uint64 a[64])
+{
+	uint64		m = UINT64CONST(0x00000000FFFFFFFF);
+	int			j,
+				k;
+
+	for (j = 32; j != 0; j >>= 1, m ^= m << j)
+	{
+		for (k = 0; k < 64; k = ((k | j) + 1) & ~j)
+		{
+			uint64		t = ((a[k] >> j) ^ a[k | j]) & m;
+
+			a[k | j] ^= t;
+			a[k] ^= t << j;
+		}
+	}
+}
+
+/*
+ * Move the rows of the block into the slices: for each 64 bits of the
+ * signatures, one transposition gives the word of 64 rows of each slice.
+ * The block starts at a multiple of 64 rows.
+ */
+static void
+BloomSlicedFlushBlock(BloomSlicedBuildState *bs)
+{
+	int			sigBits = bs->state.shape.sigBits;
+	int			sigWords = bs->state.shape.sigWords;
+	int			word = (bs->nrows - bs->nblock) / 64;
+	uint64		m[64];
+	int			i,
+				w;
+
+	Assert((bs->nrows - bs->nblock) % 64 == 0);
+	for (w = 0; w < sigWords; w++)
+	{
+		for (i = 0; i < 64; i++)
+			m[i] = i < bs->nblock ? bs->block[i * sigWords + w] : 0;
+		BloomTranspose64(m);
+		for (i = 0; i < 64 && w * 64 + i < sigBits; i++)
+		{
+			if (m[i] == 0)
+				continue;
+			bs->slices[(Size) (w * 64 + i) * BLOOMIDX_STRIPE_WORDS + word] = m[i];
+			bs->sliceUsed[w * 64 + i] = true;
+		}
+	}
+	bs->nblock = 0;
+}
+
+/*
  * Add a row, given its signature words, to the stripe being built.
  */
 static void
 BloomSlicedAddRow(BloomSlicedBuildState *bs, const uint64 *words, ItemPointer tid)
 {
-	int			r = bs->nrows;
-	int			w;
+	int			sigWords = bs->state.shape.sigWords;
 
-	for (w = 0; w < bs->state.shape.sigWords; w++)
-	{
-		uint64		x = words[w];
-
-		while (x != 0)
-		{
-			int			b = w * 64 + pg_rightmost_one_pos64(x);
-
-			bs->slices[(Size) b * BLOOMIDX_STRIPE_WORDS + r / 64] |=
-				UINT64CONST(1) << (r % 64);
-			bs->sliceUsed[b] = true;
-			x &= x - 1;
-		}
-	}
-	bs->tids[r] = *tid;
-	bs->nrows++;
+	memcpy(bs->block + bs->nblock * sigWords, words, sizeof(uint64) * sigWords);
+	bs->nblock++;
+	bs->tids[bs->nrows++] = *tid;
+	if (bs->nblock == 64)
+		BloomSlicedFlushBlock(bs);
 	if (bs->nrows == BLOOMIDX_STRIPE_ROWS)
 		BloomSlicedFlushStripe(bs);
 }
@@ -501,6 +551,7 @@ BloomSlicedBuildStateCreate(Relation index, const BloomShape *shape,
 									   ALLOCSET_DEFAULT_SIZES);
 	bs->slices = palloc0(sizeof(uint64) * BLOOMIDX_STRIPE_WORDS * shape->sigBits);
 	bs->sliceUsed = palloc0(sizeof(bool) * shape->sigBits);
+	bs->block = palloc(sizeof(uint64) * 64 * shape->sigWords);
 	bs->tids = palloc(sizeof(ItemPointerData) * BLOOMIDX_STRIPE_ROWS);
 	bs->maxStripes = 64;
 	bs->stripes = palloc(sizeof(BlockNumber) * bs->maxStripes);
@@ -581,6 +632,8 @@ BloomSlicedBuildParticipant(Relation heap, Relation index, IndexInfo *indexInfo,
 										BloomSlicedBuildCallback, bs, scan);
 
 	/* The rows of the partial stripe: their bits back from the slices */
+	if (bs->nblock > 0)
+		BloomSlicedFlushBlock(bs);
 	memcpy(tids, bs->tids, sizeof(ItemPointerData) * bs->nrows);
 	memset(words, 0, sizeof(uint64) * shape->sigWords * bs->nrows);
 	for (b = 0; b < shape->sigBits; b++)
