@@ -18,6 +18,8 @@
 #   4. Suites, each run even if an earlier one failed:
 #        regress    pg_regress on sql/*.sql   (make installcheck, REGRESS)
 #        isolation  isolation tester on specs/*.spec (make installcheck, ISOLATION)
+#        limits     pg_regress on limits/sql/*.sql, against a second build
+#                   with -DBLOOMIDX_SMALL_LIMITS on a cluster of its own
 #        tap        prove on t/*.pl           (make installcheck, TAP_TESTS);
 #                   these start their own clusters (PostgreSQL::Test::Cluster)
 #      regress and isolation share one throwaway cluster that listens only on
