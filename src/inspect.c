@@ -101,20 +101,6 @@ typedef struct BloomHeapCheckData
 } BloomHeapCheckData;
 
 /*
- * Raise the error for a corrupted page of an index.
- */
-static void
-BloomReportCorruption(Relation index, BlockNumber blkno, const char *problem)
-{
-	ereport(ERROR,
-			(errcode(ERRCODE_INDEX_CORRUPTED),
-			 errmsg("index \"%s\" is corrupted at block %u",
-					RelationGetRelationName(index), blkno),
-			 errdetail_internal("%s", problem),
-			 errhint("REINDEX the index.")));
-}
-
-/*
  * Fingerprint of one (heap TID, signature) pair: a 64-bit hash of the
  * signature seeded with the TID.
  */

@@ -109,6 +109,21 @@ BloomInitSlicedPage(Page page, uint16 flag, int sigBits, uint32 tag)
 }
 
 /*
+ * Raise the error for a corrupted page of an index: XX002, naming the
+ * block, problem saying what is wrong.
+ */
+void
+BloomReportCorruption(Relation index, BlockNumber blkno, const char *problem)
+{
+	ereport(ERROR,
+			(errcode(ERRCODE_INDEX_CORRUPTED),
+			 errmsg("index \"%s\" is corrupted at block %u",
+					RelationGetRelationName(index), blkno),
+			 errdetail_internal("%s", problem),
+			 errhint("REINDEX the index.")));
+}
+
+/*
  * Is this a live page of the sliced layout of the given kind and tag?
  */
 bool
@@ -203,7 +218,7 @@ BloomTidMapPack(Page page, int firstRow, const ItemPointerData *tids, int ntids)
 		if (ItemPointerIsValid(&tids[i]))
 			x = ((uint64) (ItemPointerGetBlockNumber(&tids[i]) - map->baseBlock)
 				 << map->offsetBits) | ItemPointerGetOffsetNumber(&tids[i]);
-		BloomStoreLE64(p, BloomLoadLE64(p) | (x << (bit % 8)));
+		BloomStoreWord(p, BloomLoadWord(p) | (x << (bit % 8)));
 	}
 	return n;
 }
@@ -234,7 +249,7 @@ BloomTidMapKill(BloomTidMap map, int i)
 	uint8	   *p = map->packed + bit / 8;
 	uint64		mask = ((UINT64CONST(1) << map->offsetBits) - 1) << (bit % 8);
 
-	BloomStoreLE64(p, BloomLoadLE64(p) & ~mask);
+	BloomStoreWord(p, BloomLoadWord(p) & ~mask);
 }
 
 /*

@@ -29,11 +29,11 @@
 #define BLOOMIDX_PAGE_H
 
 #include "access/generic_xlog.h"
-#include "port/pg_bswap.h"
 #include "storage/bufpage.h"
 #include "storage/itemptr.h"
 
 #include "bloomidx.h"
+#include "signature.h"
 
 #define BLOOMIDX_MAGIC				0x58494c42	/* "BLIX" */
 #define BLOOMIDX_FORMAT_VERSION		1
@@ -225,30 +225,6 @@ BloomPageGetTag(Page page)
 }
 
 /*
- * Unaligned little-endian 64-bit load and store, for packed TIDs.
- */
-static inline uint64
-BloomLoadLE64(const uint8 *p)
-{
-	uint64		x;
-
-	memcpy(&x, p, sizeof(x));
-#ifdef WORDS_BIGENDIAN
-	x = pg_bswap64(x);
-#endif
-	return x;
-}
-
-static inline void
-BloomStoreLE64(uint8 *p, uint64 x)
-{
-#ifdef WORDS_BIGENDIAN
-	x = pg_bswap64(x);
-#endif
-	memcpy(p, &x, sizeof(x));
-}
-
-/*
  * TID of entry i of a TID-map page; an invalid TID for a row VACUUM
  * removed.  The caller checks i < nrows.
  */
@@ -257,7 +233,7 @@ BloomTidMapGet(BloomTidMap map, int i, ItemPointer tid)
 {
 	int			width = map->blockBits + map->offsetBits;
 	uint64		bit = (uint64) i * width;
-	uint64		x = BloomLoadLE64(map->packed + bit / 8) >> (bit % 8);
+	uint64		x = BloomLoadWord(map->packed + bit / 8) >> (bit % 8);
 	OffsetNumber off = (OffsetNumber) (x & ((UINT64CONST(1) << map->offsetBits) - 1));
 
 	if (off == InvalidOffsetNumber)
@@ -289,6 +265,8 @@ extern void BloomPageDeleteTuple(Page page, int sigBytes, int i);
 extern void BloomMetaGetShape(BloomMetaPage meta, BloomShape *shape);
 extern void BloomCheckMetaPage(Relation index, Page page);
 extern void BloomMetaAddFreePage(BloomMetaPage meta, BlockNumber blkno);
+extern void BloomReportCorruption(Relation index, BlockNumber blkno,
+								  const char *problem) pg_attribute_noreturn();
 extern Buffer BloomNewBuffer(Relation index);
 extern void BloomFreePage(Relation index, Buffer buffer);
 extern void BloomRecordFreeSpace(Relation index, BlockNumber blkno, Page page,

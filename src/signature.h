@@ -145,6 +145,16 @@ BloomLoadWord(const uint8 *p)
 	return w;
 }
 
+/* The inverse of BloomLoadWord: store w as bits 8 * p .. 8 * p + 63 */
+static inline void
+BloomStoreWord(uint8 *p, uint64 w)
+{
+#ifdef WORDS_BIGENDIAN
+	w = pg_bswap64(w);
+#endif
+	memcpy(p, &w, sizeof(w));
+}
+
 /*
  * Store 64-bit words (bit i of word w is bit 64 * w + i) into the first
  * nbytes bytes of a bit array, on any byte order.

@@ -149,12 +149,7 @@ BloomPendingLimit(BloomState state)
 static void
 BloomSlicedCorrupted(Relation index, BlockNumber blkno, const char *what)
 {
-	ereport(ERROR,
-			(errcode(ERRCODE_INDEX_CORRUPTED),
-			 errmsg("index \"%s\" contains corrupted page at block %u",
-					RelationGetRelationName(index), blkno),
-			 errdetail("A %s was expected.", what),
-			 errhint("Please REINDEX it.")));
+	BloomReportCorruption(index, blkno, psprintf("A %s was expected.", what));
 }
 
 /*
