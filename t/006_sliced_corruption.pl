@@ -2,15 +2,25 @@
 # Copyright and license: see the project's LICENSE.
 
 # Corruption of the sliced layout's pages.  With the server stopped, a
-# slice, TID-map or stripe page of a sliced index is damaged; after a
-# restart bloomidx_check (with heapallindexed, which reads the slices back)
-# and index scans must raise ERRCODE_INDEX_CORRUPTED (XX002) naming the
-# block, without crashing the server, and the pristine file put back is
-# sound again.
+# slice, TID-map, stripe or stripe-list page of a sliced index is damaged;
+# after a restart bloomidx_check (with heapallindexed, which reads the
+# slices back) and index scans must raise ERRCODE_INDEX_CORRUPTED (XX002)
+# naming the block, without crashing the server, and the pristine file put
+# back is sound again.
 #
 # Pages are told apart by the flags of their special space (the last four
 # uint16 of a page: ntuples, maxtuples, flags, page_id): slice 0x04, TID
-# map 0x08, stripe 0x10.
+# map 0x08, stripe 0x10, stripe list 0x40.  On those pages ntuples (low
+# half) and maxtuples (high half) hold the page's tag: the number of its
+# stripe (of its place in the metapage's list, for a stripe-list page).
+# A TID-map page starts, after the 24-byte page header, with uint16
+# firstRow, uint16 nrows, uint8 blockBits, uint8 offsetBits, and packs
+# nrows TIDs of blockBits + offsetBits bits each.
+#
+# The index holds 5,000 rows: one stripe (number 0) and one stripe-list
+# page.  The rows are numbered in heap order, so the row of id 7, which the
+# index scan's query matches, is row 6: the first TID map holds it, and
+# every slice whose bit 6 is set is one that query reads.
 
 use strict;
 use warnings;
@@ -54,7 +64,19 @@ sub first_page_flagged
 	return undef;
 }
 my %block = (slice => first_page_flagged(0x04), tidmap => first_page_flagged(0x08),
-	stripe => first_page_flagged(0x10));
+	stripe => first_page_flagged(0x10), 'stripe-list' => first_page_flagged(0x40));
+
+# A slice page that the index scan reads: one with bit 6 (the row of id 7)
+# set in its first byte of contents
+for my $blkno (1 .. length($pristine) / $blcksz - 1)
+{
+	next unless unpack('S', substr($pristine, ($blkno + 1) * $blcksz - 4, 2)) == 0x04;
+	if (ord(substr($pristine, $blkno * $blcksz + 24, 1)) & (1 << 6))
+	{
+		$block{'scanned slice'} = $blkno;
+		last;
+	}
+}
 ok(defined $block{$_}, "found a $_ page") for sort keys %block;
 
 # Overwrite bytes of block $blkno at $offset in a copy of the pristine file
@@ -64,26 +86,73 @@ sub patched
 	return bx_patched($pristine, $blcksz, $blkno, $offset, $bytes);
 }
 
-# Install $image as the index file; bloomidx_check with heapallindexed and
-# an index scan must both report $expected (a regex), or pass for ''
+# Install $image as the index file; bloomidx_check with heapallindexed must
+# report $expected (a regex), or pass for '', and an index scan must report
+# $scan_expected if given, else any XX002 (unless $expected is '')
 sub check_case
 {
-	my ($name, $image, $expected) = @_;
+	my ($name, $image, $expected, $scan_expected) = @_;
+	$scan_expected //= $expected eq '' ? undef : qr/XX002/;
 	bx_corruption_case(
 		node => $node, file => $file, index => 'cs_bx', name => $name,
 		image => $image, heapallindexed => 'true', expected => $expected,
 		scan => "SELECT count(*) FROM cs WHERE a = 7 AND b = 'b7';",
-		scan_expected => $expected eq '' ? undef : qr/XX002/);
+		scan_expected => $scan_expected);
 	return;
 }
 
 my $at = sub { qr/XX002: index "cs_bx" (?:is corrupted at|contains corrupted page at) block $_[0]\b/ };
+
+# The error naming block $blkno, with a detail matching $detail
+my $at_with = sub {
+	my ($blkno, $detail) = @_;
+	my $at_block = $at->($blkno);
+	return qr/$at_block.*\n.*DETAIL:  $detail/;
+};
+
+# The error of a page a list of the sliced layout names that is not the
+# page it should be
+my $unexpected = sub {
+	my ($blkno, $what) = @_;
+	return $at_with->($blkno, qr/A $what was expected\./);
+};
+
+# The TID map's header, and the most entries of its width a page holds
+# (the packed array ends 8 bytes short of the special space)
+my ($tid_first_row, $tid_nrows, $tid_block_bits, $tid_offset_bits) =
+  unpack('S S C C', substr($pristine, $block{tidmap} * $blcksz + 24, 6));
+my $tid_width = $tid_block_bits + $tid_offset_bits;
+my $tid_capacity = int(($blcksz - 24 - 8 - 12 - 8) * 8 / $tid_width);
+note("TID map at block $block{tidmap}: $tid_nrows rows from row $tid_first_row,"
+	  . " $tid_width bits each, room for $tid_capacity");
+
+# bloomidx_check's error for a TID map that claims $nrows rows
+my $tid_rows = sub {
+	my ($nrows) = @_;
+	return $at_with->($block{tidmap},
+		qr/TID map holds $nrows rows from row $tid_first_row in $tid_width bits each\./);
+};
 
 check_case('zeroed slice page', patched($block{slice}, 0, "\0" x $blcksz), $at->($block{slice}));
 check_case('slice page flagged as a TID map', patched($block{slice}, $blcksz - 4, pack('S', 0x08)),
 	$at->($block{slice}));
 check_case('zeroed TID-map page', patched($block{tidmap}, 0, "\0" x $blcksz), $at->($block{tidmap}));
 check_case('zeroed stripe page', patched($block{stripe}, 0, "\0" x $blcksz), $at->($block{stripe}));
+
+# The format's pages with tags and packed TIDs
+check_case('zeroed stripe-list page', patched($block{'stripe-list'}, 0, "\0" x $blcksz),
+	$unexpected->($block{'stripe-list'}, 'stripe-list page'),
+	$unexpected->($block{'stripe-list'}, 'stripe-list page'));
+check_case('TID map claiming 65535 rows', patched($block{tidmap}, 26, pack('S', 65535)),
+	$tid_rows->(65535), $unexpected->($block{tidmap}, 'TID-map page'));
+check_case('TID map claiming one row more than its page holds',
+	patched($block{tidmap}, 26, pack('S', $tid_capacity + 1)),
+	$tid_rows->($tid_capacity + 1), $unexpected->($block{tidmap}, 'TID-map page'));
+check_case('slice page tagged with another stripe',
+	patched($block{'scanned slice'}, $blcksz - 8, pack('S S', 1, 0)),
+	$unexpected->($block{'scanned slice'}, 'slice page'),
+	$unexpected->($block{'scanned slice'}, 'slice page'));
+
 check_case('pristine file put back', $pristine, '');
 
 done_testing();
