@@ -1059,27 +1059,32 @@ BloomWriteStripe(Relation index, BloomState state, Buffer stripebuf, uint32 s,
 	int			w0 = r0 / 64;
 	int			w1 = (r0 + n - 1) / 64;
 	int			nw = w1 - w0 + 1;
-	int			i,
+	int			wr,
+				i,
 				b;
 
-	/* Transpose the rows' signatures into the words of each slice */
+	/*
+	 * Transpose the rows' signatures into the words of each slice, 64 rows
+	 * (one word of the slices) at a time, as a build does.
+	 */
 	memset(sliceWords, 0, sizeof(uint64) * nw * sigBits);
-	for (i = 0; i < n; i++)
+	for (wr = w0; wr <= w1; wr++)
 	{
-		const uint64 *words = batch->words + (Size) (first + i) * sigWords;
-		int			r = r0 + i;
-		int			w;
+		int			lo = Max(r0, wr * 64);
+		int			hi = Min(r0 + n, (wr + 1) * 64);
+		int			sw;
 
-		for (w = 0; w < sigWords; w++)
+		for (sw = 0; sw < sigWords; sw++)
 		{
-			uint64		x = words[w];
+			uint64		m[64];
+			int			j;
 
-			while (x != 0)
-			{
-				b = w * 64 + pg_rightmost_one_pos64(x);
-				sliceWords[(Size) b * nw + (r / 64 - w0)] |= UINT64CONST(1) << (r % 64);
-				x &= x - 1;
-			}
+			memset(m, 0, sizeof(m));
+			for (i = lo; i < hi; i++)
+				m[i % 64] = batch->words[(Size) (first + i - r0) * sigWords + sw];
+			BloomTranspose64(m);
+			for (j = 0; j < 64 && sw * 64 + j < sigBits; j++)
+				sliceWords[(Size) (sw * 64 + j) * nw + (wr - w0)] = m[j];
 		}
 	}
 
