@@ -50,7 +50,7 @@ SELECT bloomidx_check('sl_bix', heapallindexed => true);
 
 -- The cost model knows a sliced scan reads only the query's slices: beside
 -- a row-layout index on the same columns, the planner takes the sliced one
-CREATE INDEX sl_row ON sl USING bloomidx (a, b, c);
+CREATE INDEX sl_row ON sl USING bloomidx (a, b, c) WITH (layout = 'row');
 ANALYZE sl;
 EXPLAIN (COSTS OFF) SELECT * FROM sl WHERE a = 5 AND b = 'b7';
 DROP INDEX sl_row;
@@ -89,7 +89,7 @@ SELECT * FROM sl_counts('a = 5 AND b = ''b7''');
 -- Errors
 CREATE INDEX sl_bad ON sl USING bloomidx (a) WITH (layout = columnar);
 CREATE INDEX sl_bad ON sl USING bloomidx (a) WITH (layout = sliced, length = 2048);
-CREATE INDEX sl_row ON sl USING bloomidx (a);
+CREATE INDEX sl_row ON sl USING bloomidx (a) WITH (layout = 'row');
 SELECT bloomidx_merge('sl_row');
 SELECT bloomidx_merge('sl');
 

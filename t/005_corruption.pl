@@ -33,7 +33,7 @@ $node->safe_psql('postgres', q{
 CREATE EXTENSION bloomidx;
 CREATE TABLE ct (id int, a int, b text);
 INSERT INTO ct SELECT g, g % 100, 'b' || (g % 37) FROM generate_series(1, 5000) g;
-CREATE INDEX ct_bx ON ct USING bloomidx (a, b);
+CREATE INDEX ct_bx ON ct USING bloomidx (a, b) WITH (layout = 'row');
 });
 
 my $blcksz = $node->safe_psql('postgres', 'SHOW block_size');
