@@ -86,6 +86,14 @@ typedef struct BloomSlicedSnapshot
 	BlockNumber *stripes;		/* of stripes firstStripe on, palloc'd */
 } BloomSlicedSnapshot;
 
+/* Row numbers the stripe lists have left, past mergedRows */
+static inline uint64
+BloomSnapRowsLeft(const BloomSlicedSnapshot *snap)
+{
+	return (uint64) (snap->firstStripe + BLOOMIDX_MAX_STRIPES) * BLOOMIDX_STRIPE_ROWS -
+		snap->mergedRows;
+}
+
 /* Stripe page of stripe s in a snapshot taken with stripes */
 static inline BlockNumber
 BloomSnapStripe(const BloomSlicedSnapshot *snap, uint32 s)
@@ -1231,8 +1239,7 @@ BloomSlicedMergeLocked(Relation index)
 	batch.tids = palloc(sizeof(ItemPointerData) * batch.maxrows);
 	batch.bitsSet = 0;
 	taken = palloc(sizeof(BlockNumber) * snap->nPending);
-	room = (uint64) (snap->firstStripe + BLOOMIDX_MAX_STRIPES) * BLOOMIDX_STRIPE_ROWS -
-		snap->mergedRows;
+	room = BloomSnapRowsLeft(snap);
 	for (i = 0; i < snap->nPending && !full; i++)
 	{
 		CHECK_FOR_INTERRUPTS();
@@ -1433,7 +1440,9 @@ BloomSlicedReferenced(Relation index, const BloomShape *shape, bool *referenced,
  * Free a page of a sliced index that nothing lists any more: a pending
  * page that a merge froze and published, or a page of a stripe that a
  * merge wrote, but a crash kept from freeing or listing.  The caller holds
- * the merge lock and found the block missing from BloomSlicedReferenced.
+ * the merge lock and found the block missing from BloomSlicedReferenced;
+ * a free page, or a pending page added since, is left as it is.  Returns
+ * whether the page was freed.
  */
 bool
 BloomSlicedFreeOrphan(Relation index, BloomState state, BlockNumber blkno)
@@ -2074,8 +2083,7 @@ BloomSlicedRoom(Relation index, BloomState state)
 	uint64		room;
 
 	BloomTakeSnapshot(index, snap, false);
-	room = (uint64) (snap->firstStripe + BLOOMIDX_MAX_STRIPES) * BLOOMIDX_STRIPE_ROWS -
-		snap->mergedRows;
+	room = BloomSnapRowsLeft(snap);
 	if (room >= (uint64) snap->nPending * state->tuplesPerPage)
 		room -= (uint64) snap->nPending * state->tuplesPerPage;
 	else

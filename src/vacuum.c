@@ -234,22 +234,21 @@ bloomidx_vacuumcleanup(IndexVacuumInfo *info, IndexBulkDeleteResult *stats)
 
 		vacuum_delay_point();
 
+		/*
+		 * A page of a sliced index that nothing lists is free, a pending page
+		 * added since, or an orphan to free.
+		 */
+		if (sliced && !referenced[blkno] &&
+			BloomSlicedFreeOrphan(index, state, blkno))
+		{
+			stats->pages_free++;
+			continue;
+		}
+
 		buffer = ReadBufferExtended(index, MAIN_FORKNUM, blkno, RBM_NORMAL,
 									info->strategy);
 		LockBuffer(buffer, BUFFER_LOCK_SHARE);
 		page = BufferGetPage(buffer);
-
-		if (sliced && !referenced[blkno] && !PageIsNew(page) &&
-			!BloomPageIsDeleted(page) &&
-			(BloomPageHasFlag(page, BLOOMIDX_SLICED_FLAGS) ||
-			 (BloomPageIsData(index, page, blkno, state->tuplesPerPage) &&
-			  BloomPageHasFlag(page, BLOOMIDX_FROZEN))))
-		{
-			UnlockReleaseBuffer(buffer);
-			if (BloomSlicedFreeOrphan(index, state, blkno))
-				stats->pages_free++;
-			continue;
-		}
 		if (BloomPageIsData(index, page, blkno, state->tuplesPerPage))
 		{
 			stats->num_index_tuples += BloomPageGetNTuples(page);
