@@ -41,21 +41,13 @@ $node->safe_psql('postgres',
 	  . 'CREATE SEQUENCE ct_seq START 10001; CREATE SEQUENCE cs_seq START 10001;'
 	  . 'CREATE SEQUENCE cu_seq START 10001;');
 
-# The load: the same arithmetic as bx_fill_sql, ids from a sequence
+# The load: bx_insert_sql, ids from a sequence
 my $dir = PostgreSQL::Test::Utils::tempdir;
 my %scripts;
 foreach my $t ('ct', 'cs', 'cu')
 {
-	$scripts{"insert_$t"} = qq{
-INSERT INTO $t (id, i, t, u, n, b, d)
-SELECT g, g % 50,
-	CASE WHEN g % 17 = 0 THEN NULL ELSE 'b' || (g % 23) END,
-	md5((g % 100)::text)::uuid,
-	CASE WHEN g % 13 = 0 THEN NULL ELSE (g % 40) / 8.0 END,
-	g % 1000,
-	date '2024-01-01' + (g % 60)::int
-FROM (SELECT nextval('${t}_seq') AS g FROM generate_series(1, 5)) s;
-};
+	$scripts{"insert_$t"} = bx_insert_sql($t,
+		"(SELECT nextval('${t}_seq') AS g FROM generate_series(1, 5)) s");
 	$scripts{"update_$t"} = qq{
 \\set id random(1, 10000 + $rounds * $rows_per_round)
 UPDATE $t SET t = 'b' || (id % 7), note = 'updated' WHERE id = :id;

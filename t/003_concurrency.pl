@@ -48,16 +48,8 @@ foreach my $t ([ 'cc', 'row' ], [ 'cs', 'sliced' ])
 
 	# The scripts name table cc: rename it, and the files, per layout
 	my %scripts = (
-		'bloomidx_insert@10' => q{
-INSERT INTO cc (id, i, t, u, n, b, d)
-SELECT g, g % 50,
-	CASE WHEN g % 17 = 0 THEN NULL ELSE 'b' || (g % 23) END,
-	md5((g % 100)::text)::uuid,
-	CASE WHEN g % 13 = 0 THEN NULL ELSE (g % 40) / 8.0 END,
-	g % 1000,
-	date '2024-01-01' + (g % 60)::int
-FROM (SELECT nextval('cc_seq') AS g FROM generate_series(1, 5)) s;
-		},
+		'bloomidx_insert@10' => bx_insert_sql('cc',
+			"(SELECT nextval('cc_seq') AS g FROM generate_series(1, 5)) s"),
 		'bloomidx_update@4' => qq{
 \\set id random(1, $maxid)
 UPDATE cc SET i = (i + 1) % 50, t = 'b' || ((id + 1) % 23) WHERE id = :id;

@@ -37,7 +37,7 @@ use Exporter 'import';
 use PostgreSQL::Test::Utils;
 use Test::More;
 
-our @EXPORT = qw(bx_schema_sql bx_fill_sql bx_conditions bx_answers
+our @EXPORT = qw(bx_schema_sql bx_insert_sql bx_fill_sql bx_conditions bx_answers
   bx_check_answers bx_compare_nodes bx_patched bx_corruption_case);
 
 # The conditions every check runs, on table columns i, t, u, n, b, d
@@ -116,16 +116,16 @@ END;
 
 =pod
 
-=item bx_fill_sql($table, $from, $to)
+=item bx_insert_sql($table, $ids)
 
-SQL inserting rows $from .. $to: every value is arithmetic on the id, with
-NULLs in t and n.
+SQL inserting one row for each id g that $ids, a FROM item, yields: every
+value is arithmetic on the id, with NULLs in t and n.
 
 =cut
 
-sub bx_fill_sql
+sub bx_insert_sql
 {
-	my ($table, $from, $to) = @_;
+	my ($table, $ids) = @_;
 
 	return qq{
 INSERT INTO $table (id, i, t, u, n, b, d)
@@ -135,8 +135,23 @@ SELECT g, g % 50,
 	CASE WHEN g % 13 = 0 THEN NULL ELSE (g % 40) / 8.0 END,
 	g % 1000,
 	date '2024-01-01' + (g % 60)::int
-FROM generate_series($from, $to) g;
+FROM $ids;
 };
+}
+
+=pod
+
+=item bx_fill_sql($table, $from, $to)
+
+SQL inserting rows $from .. $to (bx_insert_sql).
+
+=cut
+
+sub bx_fill_sql
+{
+	my ($table, $from, $to) = @_;
+
+	return bx_insert_sql($table, "generate_series($from, $to) g");
 }
 
 =pod
