@@ -1,0 +1,511 @@
+/* bloomidx--1.1.sql */
+
+-- complain if script is sourced in psql, rather than via CREATE EXTENSION
+\echo Use "CREATE EXTENSION bloomidx" to load this file. \quit
+
+-------------------------------------------------------------------------------
+-- Section: index access method (src/build.c ... src/validate.c)
+-------------------------------------------------------------------------------
+
+CREATE FUNCTION bloomidx_handler(internal)
+RETURNS index_am_handler
+AS 'MODULE_PATHNAME'
+LANGUAGE C;
+
+CREATE ACCESS METHOD bloomidx TYPE INDEX HANDLER bloomidx_handler;
+COMMENT ON ACCESS METHOD bloomidx IS 'bloom signature index: equality on any subset of its columns';
+
+-- Merge the pending rows of an index WITH (layout = sliced) into its slices
+CREATE FUNCTION bloomidx_merge(index regclass)
+RETURNS bigint
+AS 'MODULE_PATHNAME'
+LANGUAGE C STRICT VOLATILE PARALLEL UNSAFE;
+
+-- What the cost model expects of an equality on a typical value of each of
+-- some columns of an index: false positives (rows the recheck removes), true
+-- matches (from the table's statistics), candidates (both)
+CREATE FUNCTION bloomidx_estimate(index regclass, columns text[],
+	OUT false_positive_rate float8,
+	OUT false_positive_rows float8,
+	OUT true_rows float8,
+	OUT candidate_rows float8,
+	OUT fill float8,
+	OUT index_pages bigint)
+RETURNS record
+AS 'MODULE_PATHNAME'
+LANGUAGE C STRICT STABLE PARALLEL SAFE;
+
+-- Operator classes: one DEFAULT class for every type with a default hash
+-- operator class, hashed with the same 64-bit extended hash function, so
+-- that the index's notion of equality is the type's own.  As in the hash
+-- access method, integer, float and text/name types share families with
+-- cross-type equalities (int4_col = 42::int8 can use the index).
+
+CREATE OPERATOR FAMILY integer_ops USING bloomidx;
+CREATE OPERATOR FAMILY float_ops USING bloomidx;
+CREATE OPERATOR FAMILY text_ops USING bloomidx;
+
+CREATE OPERATOR CLASS aclitem_ops
+DEFAULT FOR TYPE aclitem USING bloomidx AS
+	OPERATOR	1	=(aclitem, aclitem),
+	FUNCTION	1	hash_aclitem_extended(aclitem, int8);
+
+CREATE OPERATOR CLASS array_ops
+DEFAULT FOR TYPE anyarray USING bloomidx AS
+	OPERATOR	1	=(anyarray, anyarray),
+	FUNCTION	1	hash_array_extended(anyarray, int8);
+
+CREATE OPERATOR CLASS bool_ops
+DEFAULT FOR TYPE bool USING bloomidx AS
+	OPERATOR	1	=(bool, bool),
+	FUNCTION	1	hashcharextended("char", int8);
+
+CREATE OPERATOR CLASS bpchar_ops
+DEFAULT FOR TYPE bpchar USING bloomidx AS
+	OPERATOR	1	=(bpchar, bpchar),
+	FUNCTION	1	hashbpcharextended(bpchar, int8);
+
+CREATE OPERATOR CLASS bytea_ops
+DEFAULT FOR TYPE bytea USING bloomidx AS
+	OPERATOR	1	=(bytea, bytea),
+	FUNCTION	1	hashvarlenaextended(internal, int8);
+
+CREATE OPERATOR CLASS char_ops
+DEFAULT FOR TYPE "char" USING bloomidx AS
+	OPERATOR	1	=("char", "char"),
+	FUNCTION	1	hashcharextended("char", int8);
+
+CREATE OPERATOR CLASS cid_ops
+DEFAULT FOR TYPE cid USING bloomidx AS
+	OPERATOR	1	=(cid, cid),
+	FUNCTION	1	hashint4extended(int4, int8);
+
+CREATE OPERATOR CLASS date_ops
+DEFAULT FOR TYPE date USING bloomidx AS
+	OPERATOR	1	=(date, date),
+	FUNCTION	1	hashint4extended(int4, int8);
+
+CREATE OPERATOR CLASS enum_ops
+DEFAULT FOR TYPE anyenum USING bloomidx AS
+	OPERATOR	1	=(anyenum, anyenum),
+	FUNCTION	1	hashenumextended(anyenum, int8);
+
+CREATE OPERATOR CLASS float4_ops
+DEFAULT FOR TYPE float4 USING bloomidx FAMILY float_ops AS
+	OPERATOR	1	=(float4, float4),
+	FUNCTION	1	hashfloat4extended(float4, int8);
+
+CREATE OPERATOR CLASS float8_ops
+DEFAULT FOR TYPE float8 USING bloomidx FAMILY float_ops AS
+	OPERATOR	1	=(float8, float8),
+	FUNCTION	1	hashfloat8extended(float8, int8);
+
+CREATE OPERATOR CLASS int2_ops
+DEFAULT FOR TYPE int2 USING bloomidx FAMILY integer_ops AS
+	OPERATOR	1	=(int2, int2),
+	FUNCTION	1	hashint2extended(int2, int8);
+
+CREATE OPERATOR CLASS int4_ops
+DEFAULT FOR TYPE int4 USING bloomidx FAMILY integer_ops AS
+	OPERATOR	1	=(int4, int4),
+	FUNCTION	1	hashint4extended(int4, int8);
+
+CREATE OPERATOR CLASS int8_ops
+DEFAULT FOR TYPE int8 USING bloomidx FAMILY integer_ops AS
+	OPERATOR	1	=(int8, int8),
+	FUNCTION	1	hashint8extended(int8, int8);
+
+CREATE OPERATOR CLASS interval_ops
+DEFAULT FOR TYPE interval USING bloomidx AS
+	OPERATOR	1	=(interval, interval),
+	FUNCTION	1	interval_hash_extended(interval, int8);
+
+CREATE OPERATOR CLASS jsonb_ops
+DEFAULT FOR TYPE jsonb USING bloomidx AS
+	OPERATOR	1	=(jsonb, jsonb),
+	FUNCTION	1	jsonb_hash_extended(jsonb, int8);
+
+CREATE OPERATOR CLASS macaddr8_ops
+DEFAULT FOR TYPE macaddr8 USING bloomidx AS
+	OPERATOR	1	=(macaddr8, macaddr8),
+	FUNCTION	1	hashmacaddr8extended(macaddr8, int8);
+
+CREATE OPERATOR CLASS macaddr_ops
+DEFAULT FOR TYPE macaddr USING bloomidx AS
+	OPERATOR	1	=(macaddr, macaddr),
+	FUNCTION	1	hashmacaddrextended(macaddr, int8);
+
+CREATE OPERATOR CLASS multirange_ops
+DEFAULT FOR TYPE anymultirange USING bloomidx AS
+	OPERATOR	1	=(anymultirange, anymultirange),
+	FUNCTION	1	hash_multirange_extended(anymultirange, int8);
+
+CREATE OPERATOR CLASS inet_ops
+DEFAULT FOR TYPE inet USING bloomidx AS
+	OPERATOR	1	=(inet, inet),
+	FUNCTION	1	hashinetextended(inet, int8);
+
+CREATE OPERATOR CLASS numeric_ops
+DEFAULT FOR TYPE numeric USING bloomidx AS
+	OPERATOR	1	=(numeric, numeric),
+	FUNCTION	1	hash_numeric_extended(numeric, int8);
+
+CREATE OPERATOR CLASS oid_ops
+DEFAULT FOR TYPE oid USING bloomidx AS
+	OPERATOR	1	=(oid, oid),
+	FUNCTION	1	hashoidextended(oid, int8);
+
+CREATE OPERATOR CLASS oidvector_ops
+DEFAULT FOR TYPE oidvector USING bloomidx AS
+	OPERATOR	1	=(oidvector, oidvector),
+	FUNCTION	1	hashoidvectorextended(oidvector, int8);
+
+CREATE OPERATOR CLASS pg_lsn_ops
+DEFAULT FOR TYPE pg_lsn USING bloomidx AS
+	OPERATOR	1	=(pg_lsn, pg_lsn),
+	FUNCTION	1	pg_lsn_hash_extended(pg_lsn, int8);
+
+CREATE OPERATOR CLASS range_ops
+DEFAULT FOR TYPE anyrange USING bloomidx AS
+	OPERATOR	1	=(anyrange, anyrange),
+	FUNCTION	1	hash_range_extended(anyrange, int8);
+
+CREATE OPERATOR CLASS record_ops
+DEFAULT FOR TYPE record USING bloomidx AS
+	OPERATOR	1	=(record, record),
+	FUNCTION	1	hash_record_extended(record, int8);
+
+CREATE OPERATOR CLASS name_ops
+DEFAULT FOR TYPE name USING bloomidx FAMILY text_ops AS
+	OPERATOR	1	=(name, name),
+	FUNCTION	1	hashnameextended(name, int8);
+
+CREATE OPERATOR CLASS text_ops
+DEFAULT FOR TYPE text USING bloomidx FAMILY text_ops AS
+	OPERATOR	1	=(text, text),
+	FUNCTION	1	hashtextextended(text, int8);
+
+CREATE OPERATOR CLASS tid_ops
+DEFAULT FOR TYPE tid USING bloomidx AS
+	OPERATOR	1	=(tid, tid),
+	FUNCTION	1	hashtidextended(tid, int8);
+
+CREATE OPERATOR CLASS time_ops
+DEFAULT FOR TYPE time USING bloomidx AS
+	OPERATOR	1	=(time, time),
+	FUNCTION	1	time_hash_extended(time, int8);
+
+CREATE OPERATOR CLASS timestamp_ops
+DEFAULT FOR TYPE timestamp USING bloomidx AS
+	OPERATOR	1	=(timestamp, timestamp),
+	FUNCTION	1	timestamp_hash_extended(timestamp, int8);
+
+CREATE OPERATOR CLASS timestamptz_ops
+DEFAULT FOR TYPE timestamptz USING bloomidx AS
+	OPERATOR	1	=(timestamptz, timestamptz),
+	FUNCTION	1	timestamp_hash_extended(timestamp, int8);
+
+CREATE OPERATOR CLASS timetz_ops
+DEFAULT FOR TYPE timetz USING bloomidx AS
+	OPERATOR	1	=(timetz, timetz),
+	FUNCTION	1	timetz_hash_extended(timetz, int8);
+
+CREATE OPERATOR CLASS uuid_ops
+DEFAULT FOR TYPE uuid USING bloomidx AS
+	OPERATOR	1	=(uuid, uuid),
+	FUNCTION	1	uuid_hash_extended(uuid, int8);
+
+CREATE OPERATOR CLASS xid8_ops
+DEFAULT FOR TYPE xid8 USING bloomidx AS
+	OPERATOR	1	=(xid8, xid8),
+	FUNCTION	1	hashint8extended(int8, int8);
+
+CREATE OPERATOR CLASS xid_ops
+DEFAULT FOR TYPE xid USING bloomidx AS
+	OPERATOR	1	=(xid, xid),
+	FUNCTION	1	hashint4extended(int4, int8);
+
+ALTER OPERATOR FAMILY integer_ops USING bloomidx ADD
+	OPERATOR	1	=(int2, int4),
+	OPERATOR	1	=(int2, int8),
+	OPERATOR	1	=(int4, int2),
+	OPERATOR	1	=(int4, int8),
+	OPERATOR	1	=(int8, int2),
+	OPERATOR	1	=(int8, int4);
+
+ALTER OPERATOR FAMILY float_ops USING bloomidx ADD
+	OPERATOR	1	=(float4, float8),
+	OPERATOR	1	=(float8, float4);
+
+ALTER OPERATOR FAMILY text_ops USING bloomidx ADD
+	OPERATOR	1	=(name, text),
+	OPERATOR	1	=(text, name);
+
+-------------------------------------------------------------------------------
+-- Section: ad hoc bloom filters (src/filter.c)
+-------------------------------------------------------------------------------
+
+-- The bloomfilter type: a varlena holding the portable byte format of
+-- src/filter_format.h, written in text as \x and hex digits, like bytea.
+
+CREATE TYPE bloomfilter;
+
+CREATE FUNCTION bloomfilter_in(cstring)
+RETURNS bloomfilter
+AS 'MODULE_PATHNAME'
+LANGUAGE C STRICT STABLE PARALLEL SAFE;
+
+CREATE FUNCTION bloomfilter_out(bloomfilter)
+RETURNS cstring
+AS 'MODULE_PATHNAME'
+LANGUAGE C STRICT IMMUTABLE PARALLEL SAFE;
+
+CREATE FUNCTION bloomfilter_recv(internal)
+RETURNS bloomfilter
+AS 'MODULE_PATHNAME'
+LANGUAGE C STRICT STABLE PARALLEL SAFE;
+
+CREATE FUNCTION bloomfilter_send(bloomfilter)
+RETURNS bytea
+AS 'MODULE_PATHNAME'
+LANGUAGE C STRICT IMMUTABLE PARALLEL SAFE;
+
+CREATE TYPE bloomfilter (
+	INPUT = bloomfilter_in,
+	OUTPUT = bloomfilter_out,
+	RECEIVE = bloomfilter_recv,
+	SEND = bloomfilter_send,
+	INTERNALLENGTH = VARIABLE,
+	STORAGE = extended
+);
+COMMENT ON TYPE bloomfilter IS 'bloom filter of values of one type, for approximate membership tests';
+
+-- Casts: to bytea the bytes are the same; from bytea they are validated
+CREATE FUNCTION bloomfilter(bytea)
+RETURNS bloomfilter
+AS 'MODULE_PATHNAME', 'bloomfilter_from_bytea'
+LANGUAGE C STRICT STABLE PARALLEL SAFE;
+
+CREATE CAST (bytea AS bloomfilter) WITH FUNCTION bloomfilter(bytea);
+CREATE CAST (bloomfilter AS bytea) WITHOUT FUNCTION;
+
+-- Constructors
+CREATE FUNCTION bloom_empty(capacity bigint, false_positive_rate float8 DEFAULT 0.01)
+RETURNS bloomfilter
+AS 'MODULE_PATHNAME'
+LANGUAGE C STRICT IMMUTABLE PARALLEL SAFE;
+COMMENT ON FUNCTION bloom_empty(bigint, float8) IS 'empty bloom filter sized for capacity values at a false-positive rate';
+
+CREATE FUNCTION bloom_empty_raw(nbits bigint, nhashes int)
+RETURNS bloomfilter
+AS 'MODULE_PATHNAME'
+LANGUAGE C STRICT IMMUTABLE PARALLEL SAFE;
+COMMENT ON FUNCTION bloom_empty_raw(bigint, int) IS 'empty bloom filter of nbits bits and nhashes hash functions';
+
+CREATE FUNCTION bloom_add(bloomfilter, anyelement)
+RETURNS bloomfilter
+AS 'MODULE_PATHNAME'
+LANGUAGE C STRICT IMMUTABLE PARALLEL SAFE;
+COMMENT ON FUNCTION bloom_add(bloomfilter, anyelement) IS 'copy of a bloom filter with a value added';
+
+-- Probes.  The one-value form takes anynonarray: with anyelement beside
+-- anyarray, PostgreSQL could not choose between the two for an array.
+CREATE FUNCTION bloom_contains(bloomfilter, anynonarray)
+RETURNS boolean
+AS 'MODULE_PATHNAME'
+LANGUAGE C STRICT IMMUTABLE PARALLEL SAFE;
+COMMENT ON FUNCTION bloom_contains(bloomfilter, anynonarray) IS 'might the bloom filter contain the value?';
+
+CREATE FUNCTION bloom_contains(bloomfilter, anyarray)
+RETURNS boolean[]
+AS 'MODULE_PATHNAME', 'bloom_contains_array'
+LANGUAGE C STRICT IMMUTABLE PARALLEL SAFE;
+COMMENT ON FUNCTION bloom_contains(bloomfilter, anyarray) IS 'for each element of the array, might the bloom filter contain it?';
+
+CREATE FUNCTION bloom_contains_any(bloomfilter, anyarray)
+RETURNS boolean
+AS 'MODULE_PATHNAME'
+LANGUAGE C STRICT IMMUTABLE PARALLEL SAFE;
+COMMENT ON FUNCTION bloom_contains_any(bloomfilter, anyarray) IS 'might the bloom filter contain any element of the array?';
+
+CREATE FUNCTION bloom_contains_all(bloomfilter, anyarray)
+RETURNS boolean
+AS 'MODULE_PATHNAME'
+LANGUAGE C STRICT IMMUTABLE PARALLEL SAFE;
+COMMENT ON FUNCTION bloom_contains_all(bloomfilter, anyarray) IS 'might the bloom filter contain every element of the array?';
+
+-- Set operations
+CREATE FUNCTION bloom_union(bloomfilter, bloomfilter)
+RETURNS bloomfilter
+AS 'MODULE_PATHNAME'
+LANGUAGE C STRICT IMMUTABLE PARALLEL SAFE;
+COMMENT ON FUNCTION bloom_union(bloomfilter, bloomfilter) IS 'bloom filter of the values of either filter';
+
+CREATE FUNCTION bloom_intersect(bloomfilter, bloomfilter)
+RETURNS bloomfilter
+AS 'MODULE_PATHNAME'
+LANGUAGE C STRICT IMMUTABLE PARALLEL SAFE;
+COMMENT ON FUNCTION bloom_intersect(bloomfilter, bloomfilter) IS 'bloom filter that may contain the values of both filters';
+
+CREATE OPERATOR | (
+	LEFTARG = bloomfilter,
+	RIGHTARG = bloomfilter,
+	FUNCTION = bloom_union,
+	COMMUTATOR = |
+);
+
+CREATE OPERATOR & (
+	LEFTARG = bloomfilter,
+	RIGHTARG = bloomfilter,
+	FUNCTION = bloom_intersect,
+	COMMUTATOR = &
+);
+
+-- Inspection
+CREATE FUNCTION bloom_cardinality(bloomfilter)
+RETURNS float8
+AS 'MODULE_PATHNAME'
+LANGUAGE C STRICT IMMUTABLE PARALLEL SAFE;
+COMMENT ON FUNCTION bloom_cardinality(bloomfilter) IS 'estimated number of distinct values added to the bloom filter';
+
+CREATE FUNCTION bloom_info(filter bloomfilter,
+	OUT format_version integer,
+	OUT element_type regtype,
+	OUT nbits bigint,
+	OUT nhashes integer,
+	OUT capacity bigint,
+	OUT target_false_positive_rate float8,
+	OUT nbits_set bigint,
+	OUT fill_ratio float8,
+	OUT estimated_cardinality float8,
+	OUT expected_false_positive_rate float8,
+	OUT size_bytes bigint)
+RETURNS record
+AS 'MODULE_PATHNAME'
+LANGUAGE C STRICT IMMUTABLE PARALLEL SAFE;
+COMMENT ON FUNCTION bloom_info(bloomfilter) IS 'shape, fill and expected false-positive rate of a bloom filter';
+
+-- Aggregates.  One state type serves all three: a set of distinct hashes
+-- (bloom_agg without a capacity) or a filter.
+CREATE FUNCTION bloom_agg_transfn(internal, anyelement)
+RETURNS internal
+AS 'MODULE_PATHNAME'
+LANGUAGE C IMMUTABLE PARALLEL SAFE;
+
+CREATE FUNCTION bloom_agg_sized_transfn(internal, anyelement, bigint, float8)
+RETURNS internal
+AS 'MODULE_PATHNAME'
+LANGUAGE C IMMUTABLE PARALLEL SAFE;
+
+CREATE FUNCTION bloom_union_agg_transfn(internal, bloomfilter)
+RETURNS internal
+AS 'MODULE_PATHNAME'
+LANGUAGE C IMMUTABLE PARALLEL SAFE;
+
+CREATE FUNCTION bloom_agg_finalfn(internal)
+RETURNS bloomfilter
+AS 'MODULE_PATHNAME'
+LANGUAGE C IMMUTABLE PARALLEL SAFE;
+
+CREATE FUNCTION bloom_agg_combinefn(internal, internal)
+RETURNS internal
+AS 'MODULE_PATHNAME'
+LANGUAGE C IMMUTABLE PARALLEL SAFE;
+
+CREATE FUNCTION bloom_agg_serialfn(internal)
+RETURNS bytea
+AS 'MODULE_PATHNAME'
+LANGUAGE C STRICT IMMUTABLE PARALLEL SAFE;
+
+CREATE FUNCTION bloom_agg_deserialfn(bytea, internal)
+RETURNS internal
+AS 'MODULE_PATHNAME'
+LANGUAGE C STRICT IMMUTABLE PARALLEL SAFE;
+
+CREATE AGGREGATE bloom_agg(anyelement) (
+	SFUNC = bloom_agg_transfn,
+	STYPE = internal,
+	FINALFUNC = bloom_agg_finalfn,
+	COMBINEFUNC = bloom_agg_combinefn,
+	SERIALFUNC = bloom_agg_serialfn,
+	DESERIALFUNC = bloom_agg_deserialfn,
+	PARALLEL = SAFE
+);
+COMMENT ON AGGREGATE bloom_agg(anyelement) IS 'bloom filter of the values, sized for the distinct values seen at a false-positive rate of 0.01';
+
+CREATE AGGREGATE bloom_agg(anyelement, capacity bigint, false_positive_rate float8) (
+	SFUNC = bloom_agg_sized_transfn,
+	STYPE = internal,
+	FINALFUNC = bloom_agg_finalfn,
+	COMBINEFUNC = bloom_agg_combinefn,
+	SERIALFUNC = bloom_agg_serialfn,
+	DESERIALFUNC = bloom_agg_deserialfn,
+	PARALLEL = SAFE
+);
+COMMENT ON AGGREGATE bloom_agg(anyelement, bigint, float8) IS 'bloom filter of the values, sized for capacity values at a false-positive rate';
+
+CREATE AGGREGATE bloom_union_agg(bloomfilter) (
+	SFUNC = bloom_union_agg_transfn,
+	STYPE = internal,
+	FINALFUNC = bloom_agg_finalfn,
+	COMBINEFUNC = bloom_agg_combinefn,
+	SERIALFUNC = bloom_agg_serialfn,
+	DESERIALFUNC = bloom_agg_deserialfn,
+	PARALLEL = SAFE
+);
+COMMENT ON AGGREGATE bloom_union_agg(bloomfilter) IS 'union of bloom filters';
+
+-------------------------------------------------------------------------------
+-- Section: inspection and verification (src/inspect.c)
+-------------------------------------------------------------------------------
+
+-- One record describing an index: its format version; its pages (the
+-- metapage, data pages, and free pages: deleted or never initialized);
+-- live index tuples and slots per page; the signature length and the bits
+-- each column sets; the measured fraction of signature bits set (NULL when
+-- empty); the false-positive rate expected of an equality on the first 1,
+-- 2 and 3 columns at that fill (NULL beyond the index's columns; for an
+-- empty index, at the fill the planner assumes); bytes per live tuple; the
+-- layout, and for the sliced layout its stripes in use, pending pages, and
+-- the row numbers its stripes span, first_row to next_row - 1 (NULL for
+-- the row layout).
+CREATE FUNCTION bloomidx_stats(index regclass,
+	OUT version int4,
+	OUT meta_pages int8,
+	OUT data_pages int8,
+	OUT free_pages int8,
+	OUT live_tuples int8,
+	OUT tuples_per_page int4,
+	OUT signature_bits int4,
+	OUT bits_per_column int4[],
+	OUT fill float8,
+	OUT fpr_1col float8,
+	OUT fpr_2col float8,
+	OUT fpr_3col float8,
+	OUT bytes_per_row float8,
+	OUT layout text,
+	OUT stripes int8,
+	OUT pending_pages int8,
+	OUT first_row int8,
+	OUT next_row int8)
+RETURNS record
+AS 'MODULE_PATHNAME'
+LANGUAGE C STRICT VOLATILE PARALLEL SAFE;
+
+-- As pgstattuple's pgstatindex: reads every page of the index
+REVOKE EXECUTE ON FUNCTION bloomidx_stats(regclass) FROM PUBLIC;
+GRANT EXECUTE ON FUNCTION bloomidx_stats(regclass) TO pg_stat_scan_tables;
+
+-- Verify an index: its metapage, every page's header, special space and
+-- tuples, the free list, that no tuple points past the end of the table,
+-- and with heapallindexed that every row of the table has its signature in
+-- the index.  Raises ERRCODE_INDEX_CORRUPTED (XX002) at the first problem,
+-- returns quietly otherwise.  Holds AccessShareLock only.
+CREATE FUNCTION bloomidx_check(index regclass,
+	heapallindexed boolean DEFAULT false)
+RETURNS void
+AS 'MODULE_PATHNAME'
+LANGUAGE C STRICT VOLATILE PARALLEL RESTRICTED;
+
+-- As amcheck: only superusers, unless they grant it
+REVOKE EXECUTE ON FUNCTION bloomidx_check(regclass, boolean) FROM PUBLIC;
