@@ -248,17 +248,10 @@ BloomTidMapGet(BloomTidMap map, int i, ItemPointer tid)
 
 /* page.c */
 extern int	BloomTuplesPerPage(int sigBytes);
+extern void BloomInitPage(Page page, uint16 flags);
 extern void BloomInitMetaPage(Page page, const BloomShape *shape);
 extern void BloomInitDataPage(Page page, int sigBytes);
 extern void BloomInitDeletedPage(Page page);
-extern void BloomInitSlicedPage(Page page, uint16 flag, int sigBits, uint32 tag);
-extern bool BloomPageIsSliced(Page page, uint16 flag, uint32 tag);
-extern int	BloomTidMapPack(Page page, int firstRow, const ItemPointerData *tids,
-							int ntids);
-extern int	BloomTidMapUnpack(Page page, ItemPointerData *tids);
-extern void BloomTidMapKill(BloomTidMap map, int i);
-extern bool BloomTidMapIsSane(BloomTidMap map);
-extern char *BloomTidMapProblem(Page page);
 extern bool BloomPageAddTuple(Page page, int sigBytes, const uint8 *sig,
 							  ItemPointer tid);
 extern void BloomPageDeleteTuple(Page page, int sigBytes, int i);
@@ -273,7 +266,20 @@ extern void BloomRecordFreeSpace(Relation index, BlockNumber blkno, Page page,
 								 int sigBytes);
 extern bool BloomPageIsData(Relation index, Page page, BlockNumber blkno,
 							int tuplesPerPage);
+extern bool BloomPageIsRowPage(Page page, int tuplesPerPage);
 extern char *BloomMetaPageProblem(Page page, bool *unsupported);
-extern char *BloomPageProblem(Page page, const BloomShape *shape);
+extern char *BloomPageProblem(Page page, const BloomShape *shape,
+							  uint16 pageKinds);
+
+/* sliced_format.c */
+extern void BloomInitSlicedPage(Page page, uint16 flag, int sigBits, uint32 tag);
+extern bool BloomPageIsSliced(Page page, uint16 flag, uint32 tag);
+extern int	BloomTidMapPack(Page page, int firstRow, const ItemPointerData *tids,
+							int ntids);
+extern int	BloomTidMapUnpack(Page page, ItemPointerData *tids);
+extern void BloomTidMapKill(BloomTidMap map, int i);
+extern bool BloomTidMapIsSane(BloomTidMap map);
+extern char *BloomTidMapProblem(Page page);
+extern int	BloomTidMapCountLive(Page page);
 
 #endif							/* BLOOMIDX_PAGE_H */

@@ -1,7 +1,7 @@
 /*-------------------------------------------------------------------------
  *
- * insert.c
- *	  Inserting a row into a bloomidx index (aminsert).
+ * row_insert.c
+ *	  Inserting a row into an index of the row layout.
  *
  * The metapage lists data pages with free slots.  An insert first tries the
  * first listed page holding only that page's lock.  If it is full, it locks
@@ -19,7 +19,7 @@
 
 #include "bloomidx.h"
 #include "page.h"
-#include "signature.h"
+#include "row.h"
 
 /*
  * Lock block blkno exclusively and return its buffer if it is a data page
@@ -91,32 +91,18 @@ BloomFindFreeSlot(Relation index, BloomState state)
 }
 
 /*
- * Insert the signature of one heap row (aminsert).
+ * Insert the signature of one heap row, with nbitsSet bits set.
  */
-bool
-bloomidx_insert(Relation index, Datum *values, bool *isnull,
-				ItemPointer ht_ctid, Relation heapRel,
-				IndexUniqueCheck checkUnique,
-				bool indexUnchanged,
-				IndexInfo *indexInfo)
+void
+BloomRowInsert(Relation index, BloomState state, const uint8 *sig,
+			   int nbitsSet, ItemPointer ht_ctid)
 {
-	BloomState	state = BloomGetState(index);
-	uint8		sig[BLOOMIDX_MAX_LENGTH / 8];
-	int			nbitsSet;
 	Buffer		metabuf;
 	BloomMetaPage meta;
 	BlockNumber blkno = InvalidBlockNumber;
 	GenericXLogState *xlogState;
 	Buffer		buffer;
 	Page		page;
-
-	/* Hashing may allocate; the executor resets this context per row */
-	nbitsSet = BloomFormSignature(state, values, isnull, sig);
-	if (state->shape.layout == BLOOMIDX_LAYOUT_SLICED)
-	{
-		BloomSlicedInsert(index, state, sig, nbitsSet, ht_ctid);
-		return false;
-	}
 
 	/* Fast path: the first page of the free list, without the meta lock */
 	metabuf = ReadBuffer(index, BLOOMIDX_METAPAGE_BLKNO);
@@ -131,7 +117,7 @@ bloomidx_insert(Relation index, Datum *values, bool *isnull,
 	{
 		BloomAddToLockedPage(GenericXLogStart(index), state, buffer, sig, ht_ctid);
 		ReleaseBuffer(metabuf);
-		return false;
+		return;
 	}
 
 	/*
@@ -150,7 +136,7 @@ bloomidx_insert(Relation index, Datum *values, bool *isnull,
 		{
 			BloomAddToLockedPage(xlogState, state, buffer, sig, ht_ctid);
 			UnlockReleaseBuffer(metabuf);
-			return false;
+			return;
 		}
 		blkno = InvalidBlockNumber;
 		meta->freeStart++;
@@ -184,6 +170,4 @@ bloomidx_insert(Relation index, Datum *values, bool *isnull,
 	GenericXLogFinish(xlogState);
 	UnlockReleaseBuffer(buffer);
 	UnlockReleaseBuffer(metabuf);
-
-	return false;
 }
