@@ -4,7 +4,8 @@
  *	  Declarations shared by the parts of the bloomidx access method.
  *
  * Prototypes are grouped by the file that defines them.  The on-disk
- * format is declared in page.h and known only to page.c.
+ * format is declared in page.h; the routine table of the layouts in
+ * layout.h.
  *
  *-------------------------------------------------------------------------
  */
@@ -105,23 +106,37 @@ typedef struct BloomScanOpaqueData
 
 typedef BloomScanOpaqueData *BloomScanOpaque;
 
+/*
+ * What a layout says of its size, for the cost model and bloomidx_stats
+ * (the sliced layout: stripes and pending pages).
+ */
+typedef struct BloomLayoutSizesData
+{
+	double		stripes;		/* stripes listed and not emptied */
+	double		pendingPages;
+	uint64		firstRow;		/* rows firstRow .. nextRow - 1 are in the */
+	uint64		nextRow;		/* stripes still listed */
+} BloomLayoutSizesData;
+
+typedef BloomLayoutSizesData BloomSlicedSizesData;
+
 /* bloomidx.c */
 extern bytea *bloomidx_options(Datum reloptions, bool validate);
 extern void BloomResolveOptions(Relation index, BloomShape *shape);
 
-/* build.c */
+/* am_build.c */
 extern IndexBuildResult *bloomidx_build(Relation heap, Relation index,
 										struct IndexInfo *indexInfo);
 extern void bloomidx_buildempty(Relation index);
 
-/* insert.c */
+/* am_insert.c */
 extern bool bloomidx_insert(Relation index, Datum *values, bool *isnull,
 							ItemPointer ht_ctid, Relation heapRel,
 							IndexUniqueCheck checkUnique,
 							bool indexUnchanged,
 							struct IndexInfo *indexInfo);
 
-/* scan.c */
+/* am_scan.c */
 extern IndexScanDesc bloomidx_beginscan(Relation r, int nkeys, int norderbys);
 extern void bloomidx_rescan(IndexScanDesc scan, ScanKey scankey, int nscankeys,
 							ScanKey orderbys, int norderbys);
@@ -130,69 +145,17 @@ extern void bloomidx_endscan(IndexScanDesc scan);
 extern FmgrInfo *BloomKeyHashFunction(Relation index, BloomState state,
 									  int col, Oid keytype, FmgrInfo *flinfo,
 									  bool missing_ok);
-extern int	BloomScanRowPage(BloomScanOpaque so, Page page, int sigBytes,
-							 int sigWords, ItemPointerData *tids);
 
-/* sliced.c */
-typedef void (*BloomRowCallback) (ItemPointer tid, const uint8 *sig,
-								  BlockNumber blkno, void *arg);
-extern uint64 BloomSlicedForEachRow(Relation index, const BloomShape *shape,
-									BloomRowCallback fn, void *arg);
-/* Shared state of a parallel sliced build (defined in sliced.c) */
-typedef struct BloomSlicedShared BloomSlicedShared;
-
-extern Size BloomSlicedSharedSize(const BloomShape *shape, int nparticipants);
-extern void BloomSlicedSharedInit(BloomSlicedShared *shared,
-								  const BloomShape *shape, int nparticipants);
-extern void BloomSlicedBuildParticipant(Relation heap, Relation index,
-										struct IndexInfo *indexInfo,
-										const BloomShape *shape,
-										TableScanDesc scan, bool progress,
-										BloomSlicedShared *shared,
-										int participant, double *reltuples,
-										double *indtuples, uint64 *bitsSet);
-extern void BloomSlicedBuild(Relation heap, Relation index,
-							 struct IndexInfo *indexInfo,
-							 const BloomShape *shape, BloomSlicedShared *shared,
-							 double *reltuples, double *indtuples,
-							 uint64 *bitsSet);
-extern void BloomSlicedInsert(Relation index, BloomState state,
-							  const uint8 *sig, int nbitsSet, ItemPointer tid);
-extern int64 BloomSlicedMerge(Relation index, bool wait);
-/* What the metapage of a sliced index says of its size */
-typedef struct BloomSlicedSizesData
-{
-	double		stripes;		/* stripes listed and not emptied */
-	double		pendingPages;
-	uint64		firstRow;		/* rows firstRow .. nextRow - 1 are in the */
-	uint64		nextRow;		/* stripes still listed */
-} BloomSlicedSizesData;
-
-extern void BloomSlicedSizes(Relation index, BloomSlicedSizesData *sizes);
-extern bool BloomSlicedNeedsRenumbering(Relation index);
-extern void BloomSlicedReferenced(Relation index, const BloomShape *shape,
-								  bool *referenced, BlockNumber npages);
-extern bool BloomSlicedFreeOrphan(Relation index, BloomState state,
-								  BlockNumber blkno);
-extern int64 BloomSlicedGetBitmap(Relation index, BloomState state,
-								  BloomScanOpaque so, TIDBitmap *tbm);
-extern IndexBulkDeleteResult *BloomSlicedBulkDelete(IndexVacuumInfo *info,
-													IndexBulkDeleteResult *stats,
-													IndexBulkDeleteCallback callback,
-													void *callback_state);
-
-/* vacuum.c */
+/* am_vacuum.c */
 extern IndexBulkDeleteResult *bloomidx_bulkdelete(IndexVacuumInfo *info,
 												  IndexBulkDeleteResult *stats,
 												  IndexBulkDeleteCallback callback,
 												  void *callback_state);
 extern IndexBulkDeleteResult *bloomidx_vacuumcleanup(IndexVacuumInfo *info,
 													 IndexBulkDeleteResult *stats);
-extern GenericXLogState *BloomPageRemoveDead(Relation index, Buffer buffer,
-											 Page *page, int sigBytes,
-											 IndexBulkDeleteCallback callback,
-											 void *callback_state,
-											 IndexBulkDeleteResult *stats);
+
+/* sliced_util.c: for the cost model */
+extern void BloomSlicedSizes(Relation index, BloomSlicedSizesData *sizes);
 
 /* cost.c */
 extern void bloomidx_costestimate(PlannerInfo *root, IndexPath *path,

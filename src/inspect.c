@@ -5,7 +5,8 @@
  *	  bloomidx_check.
  *
  * Both walk every page of the index once, checking its format with the
- * helpers of page.c (nothing here knows a page's layout).  bloomidx_check
+ * helpers of pagecheck.c, then the rows the index's layout keeps outside
+ * data pages (nothing here knows a page's layout).  bloomidx_check
  * also checks that no tuple points past the end of the table and, with
  * heapallindexed, that every row of the table has its signature in the
  * index under its TID, as amcheck's bt_index_check does for a B-tree.
@@ -55,6 +56,7 @@
 #include "utils/snapmgr.h"
 
 #include "bloomidx.h"
+#include "layout.h"
 #include "page.h"
 #include "signature.h"
 
@@ -163,6 +165,7 @@ BloomWalkIndex(BloomWalkData *walk)
 	BlockNumber blkno;
 	char	   *problem;
 	bool		unsupported;
+	const BloomLayoutRoutine *layout;
 	int			i;
 
 	if (RelationGetNumberOfBlocks(index) == 0)
@@ -179,12 +182,7 @@ BloomWalkIndex(BloomWalkData *walk)
 
 	problem = BloomMetaPageProblem(page, &unsupported);
 	if (problem != NULL && unsupported)
-		ereport(ERROR,
-				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
-				 errmsg("bloomidx index \"%s\" has a format this build cannot read",
-						RelationGetRelationName(index)),
-				 errdetail_internal("%s", problem),
-				 errhint("REINDEX the index.")));
+		BloomReportUnsupported(index, problem);
 	if (problem != NULL)
 		BloomReportCorruption(index, BLOOMIDX_METAPAGE_BLKNO, problem);
 
@@ -195,6 +193,7 @@ BloomWalkIndex(BloomWalkData *walk)
 									   meta->nColumns,
 									   RelationGetNumberOfAttributes(index)));
 	BloomMetaGetShape(meta, shape);
+	layout = BloomGetLayout(shape);
 	walk->metaVersion = meta->version;
 
 	/*
@@ -228,7 +227,7 @@ BloomWalkIndex(BloomWalkData *walk)
 		memcpy(copy.data, BufferGetPage(buffer), BLCKSZ);
 		UnlockReleaseBuffer(buffer);
 
-		problem = BloomPageProblem(page, shape);
+		problem = BloomPageProblem(page, shape, layout->pageKinds);
 		if (problem != NULL)
 			BloomReportCorruption(index, blkno, problem);
 
@@ -249,9 +248,9 @@ BloomWalkIndex(BloomWalkData *walk)
 	}
 	FreeAccessStrategy(bas);
 
-	/* The rows in the slices of the sliced layout */
-	if (shape->layout == BLOOMIDX_LAYOUT_SLICED)
-		BloomSlicedForEachRow(index, shape, BloomWalkTuple, walk);
+	/* The rows the layout keeps elsewhere than in data pages */
+	if (layout->walkrows != NULL)
+		layout->walkrows(index, shape, BloomWalkTuple, walk);
 
 	UnlockPage(index, BLOOMIDX_METAPAGE_BLKNO, ExclusiveLock);
 }
@@ -275,6 +274,8 @@ bloomidx_stats(PG_FUNCTION_ARGS)
 	Datum		bits[BLOOMIDX_MAX_COLUMNS];
 	double		fill;
 	double		fpr = 1.0;
+	const BloomLayoutRoutine *layout;
+	BloomLayoutSizesData sizes;
 	int			i;
 
 	if (get_call_result_type(fcinfo, NULL, &tupdesc) != TYPEFUNC_COMPOSITE)
@@ -321,13 +322,11 @@ bloomidx_stats(PG_FUNCTION_ARGS)
 			nulls[9 + i] = true;
 	}
 
-	/* The sliced layout's stripes and pending pages */
-	if (walk.shape.layout == BLOOMIDX_LAYOUT_SLICED)
+	/* The layout, and its stripes and pending pages if it has them */
+	layout = BloomGetLayout(&walk.shape);
+	values[13] = CStringGetTextDatum(layout->name);
+	if (layout->sizes != NULL && layout->sizes(walk.index, &sizes))
 	{
-		BloomSlicedSizesData sizes;
-
-		BloomSlicedSizes(walk.index, &sizes);
-		values[13] = CStringGetTextDatum("sliced");
 		values[14] = Int64GetDatum((int64) sizes.stripes);
 		values[15] = Int64GetDatum((int64) sizes.pendingPages);
 		values[16] = Int64GetDatum((int64) sizes.firstRow);
@@ -335,7 +334,6 @@ bloomidx_stats(PG_FUNCTION_ARGS)
 	}
 	else
 	{
-		values[13] = CStringGetTextDatum("row");
 		for (i = 14; i < BLOOMIDX_STATS_COLUMNS; i++)
 			nulls[i] = true;
 	}

@@ -39,24 +39,8 @@
 #include "utils/snapmgr.h"
 
 #include "bloomidx.h"
+#include "layout.h"
 #include "page.h"
-#include "signature.h"
-
-typedef struct BloomBuildState
-{
-	BloomStateData state;		/* shape and hash functions */
-	Relation	index;
-	MemoryContext tmpCtx;		/* reset after every row */
-	PGAlignedBlock page;		/* data page being filled */
-	bool		pageHasTuples;
-	uint8	   *sig;			/* signature of the current row */
-	double		indtuples;
-	uint64		bitsSet;		/* fill statistics */
-	bool		parallel;		/* other participants extend the index too */
-} BloomBuildState;
-
-/* Most participants of a parallel build whose last page is remembered */
-#define BLOOMIDX_MAX_PARTICIPANTS	64
 
 /* Key of the shared state in a parallel build's shared memory */
 #define PARALLEL_KEY_BLOOM_SHARED	UINT64CONST(0xB10031D800000001)
@@ -73,98 +57,20 @@ typedef struct BloomBuildShared
 	BloomShape	shape;
 
 	int			nparticipants;	/* leader included */
-	Size		slicedOffset;	/* sliced layout: its shared state */
+	Size		layoutOffset;	/* the layout's shared state */
 	Size		scanOffset;		/* the parallel heap scan */
 
 	/* Results, under mutex */
 	slock_t		mutex;
-	double		reltuples;
-	double		indtuples;
-	uint64		bitsSet;
-	int			nlastPages;
-	BlockNumber lastPages[BLOOMIDX_MAX_PARTICIPANTS];
+	BloomBuildCounts counts;
 } BloomBuildShared;
 
 #define ParallelTableScanFromBloomShared(shared) \
 	((ParallelTableScanDesc) ((char *) (shared) + (shared)->scanOffset))
-#define SlicedSharedFromBloomShared(shared) \
-	((BloomSlicedShared *) ((char *) (shared) + (shared)->slicedOffset))
+#define LayoutSharedFromBloomShared(shared) \
+	((void *) ((char *) (shared) + (shared)->layoutOffset))
 
 PGDLLEXPORT void BloomParallelBuildMain(dsm_segment *seg, shm_toc *toc);
-
-/*
- * Write the data page being filled to a new block of the index.
- */
-static BlockNumber
-BloomFlushBuildPage(BloomBuildState *buildstate)
-{
-	Buffer		buffer;
-	BlockNumber blkno;
-
-	if (buildstate->parallel)
-		LockRelationForExtension(buildstate->index, ExclusiveLock);
-	buffer = ReadBuffer(buildstate->index, P_NEW);
-	if (buildstate->parallel)
-		UnlockRelationForExtension(buildstate->index, ExclusiveLock);
-	blkno = BufferGetBlockNumber(buffer);
-	LockBuffer(buffer, BUFFER_LOCK_EXCLUSIVE);
-	memcpy(BufferGetPage(buffer), buildstate->page.data, BLCKSZ);
-	MarkBufferDirty(buffer);
-	UnlockReleaseBuffer(buffer);
-
-	BloomInitDataPage(buildstate->page.data, buildstate->state.shape.sigBytes);
-	buildstate->pageHasTuples = false;
-	return blkno;
-}
-
-/*
- * Add one heap row to the index being built.
- */
-static void
-BloomBuildCallback(Relation index, ItemPointer tid, Datum *values,
-				   bool *isnull, bool tupleIsAlive, void *state)
-{
-	BloomBuildState *buildstate = (BloomBuildState *) state;
-	int			sigBytes = buildstate->state.shape.sigBytes;
-	MemoryContext oldCtx;
-
-	oldCtx = MemoryContextSwitchTo(buildstate->tmpCtx);
-	buildstate->bitsSet += BloomFormSignature(&buildstate->state, values, isnull,
-											  buildstate->sig);
-	MemoryContextSwitchTo(oldCtx);
-	MemoryContextReset(buildstate->tmpCtx);
-
-	if (!BloomPageAddTuple(buildstate->page.data, sigBytes, buildstate->sig, tid))
-	{
-		(void) BloomFlushBuildPage(buildstate);
-		if (!BloomPageAddTuple(buildstate->page.data, sigBytes, buildstate->sig, tid))
-			elog(ERROR, "could not add a tuple to an empty bloomidx page");
-	}
-	buildstate->pageHasTuples = true;
-	buildstate->indtuples += 1;
-
-	if (((uint64) buildstate->indtuples & 1023) == 0)
-		pgstat_progress_update_param(PROGRESS_CREATEIDX_TUPLES_DONE,
-									 (int64) buildstate->indtuples);
-}
-
-/*
- * Set up a participant's build state for an index of the given shape.
- */
-static void
-BloomBuildStateInit(BloomBuildState *buildstate, Relation index,
-					const BloomShape *shape, bool parallel)
-{
-	memset(buildstate, 0, sizeof(BloomBuildState));
-	BloomInitState(&buildstate->state, index, shape);
-	buildstate->index = index;
-	buildstate->tmpCtx = AllocSetContextCreate(CurrentMemoryContext,
-											   "bloomidx build temporary context",
-											   ALLOCSET_DEFAULT_SIZES);
-	buildstate->sig = palloc0(shape->sigBytes);
-	buildstate->parallel = parallel;
-	BloomInitDataPage(buildstate->page.data, shape->sigBytes);
-}
 
 /*
  * One participant's share of a parallel build: its part of the parallel
@@ -176,40 +82,19 @@ BloomParallelScanAndBuild(BloomBuildShared *shared, Relation heap,
 						  Relation index, IndexInfo *indexInfo, bool progress,
 						  int participant)
 {
+	const BloomLayoutRoutine *layout = BloomGetLayout(&shared->shape);
 	TableScanDesc scan;
-	double		reltuples;
-	double		indtuples;
-	uint64		bitsSet;
-	BlockNumber lastPage = InvalidBlockNumber;
+	BloomBuildCounts counts;
 
 	scan = table_beginscan_parallel(heap, ParallelTableScanFromBloomShared(shared));
-	if (shared->shape.layout == BLOOMIDX_LAYOUT_SLICED)
-		BloomSlicedBuildParticipant(heap, index, indexInfo, &shared->shape,
-									scan, progress,
-									SlicedSharedFromBloomShared(shared),
-									participant, &reltuples, &indtuples,
-									&bitsSet);
-	else
-	{
-		BloomBuildState buildstate;
-
-		BloomBuildStateInit(&buildstate, index, &shared->shape, true);
-		reltuples = table_index_build_scan(heap, index, indexInfo, true,
-										   progress, BloomBuildCallback,
-										   &buildstate, scan);
-		if (buildstate.pageHasTuples)
-			lastPage = BloomFlushBuildPage(&buildstate);
-		indtuples = buildstate.indtuples;
-		bitsSet = buildstate.bitsSet;
-		MemoryContextDelete(buildstate.tmpCtx);
-	}
+	layout->buildparticipant(heap, index, indexInfo, &shared->shape, scan,
+							 progress, LayoutSharedFromBloomShared(shared),
+							 participant, &counts);
 
 	SpinLockAcquire(&shared->mutex);
-	shared->reltuples += reltuples;
-	shared->indtuples += indtuples;
-	shared->bitsSet += bitsSet;
-	if (lastPage != InvalidBlockNumber && shared->nlastPages < BLOOMIDX_MAX_PARTICIPANTS)
-		shared->lastPages[shared->nlastPages++] = lastPage;
+	shared->counts.reltuples += counts.reltuples;
+	shared->counts.indtuples += counts.indtuples;
+	shared->counts.bitsSet += counts.bitsSet;
 	SpinLockRelease(&shared->mutex);
 }
 
@@ -257,8 +142,9 @@ BloomParallelBuildMain(dsm_segment *seg, shm_toc *toc)
 static bool
 BloomParallelBuild(Relation heap, Relation index, IndexInfo *indexInfo,
 				   const BloomShape *shape, int nworkers,
-				   BloomBuildShared *results)
+				   BloomBuildCounts *counts)
 {
+	const BloomLayoutRoutine *layout = BloomGetLayout(shape);
 	ParallelContext *pcxt;
 	Snapshot	snapshot;
 	Size		size;
@@ -274,8 +160,7 @@ BloomParallelBuild(Relation heap, Relation index, IndexInfo *indexInfo,
 		snapshot = RegisterSnapshot(GetTransactionSnapshot());
 
 	size = BUFFERALIGN(sizeof(BloomBuildShared));
-	if (shape->layout == BLOOMIDX_LAYOUT_SLICED)
-		size = add_size(size, BUFFERALIGN(BloomSlicedSharedSize(shape, nworkers + 1)));
+	size = add_size(size, BUFFERALIGN(layout->buildsharedsize(shape, nworkers + 1)));
 	size = add_size(size, table_parallelscan_estimate(heap, snapshot));
 	shm_toc_estimate_chunk(&pcxt->estimator, size);
 	shm_toc_estimate_keys(&pcxt->estimator, 1);
@@ -297,14 +182,11 @@ BloomParallelBuild(Relation heap, Relation index, IndexInfo *indexInfo,
 	shared->isconcurrent = indexInfo->ii_Concurrent;
 	shared->shape = *shape;
 	shared->nparticipants = nworkers + 1;
-	shared->slicedOffset = BUFFERALIGN(sizeof(BloomBuildShared));
-	shared->scanOffset = shared->slicedOffset;
-	if (shape->layout == BLOOMIDX_LAYOUT_SLICED)
-	{
-		BloomSlicedSharedInit(SlicedSharedFromBloomShared(shared), shape,
-							  nworkers + 1);
-		shared->scanOffset += BUFFERALIGN(BloomSlicedSharedSize(shape, nworkers + 1));
-	}
+	shared->layoutOffset = BUFFERALIGN(sizeof(BloomBuildShared));
+	layout->buildsharedinit(LayoutSharedFromBloomShared(shared), shape,
+							nworkers + 1);
+	shared->scanOffset = shared->layoutOffset +
+		BUFFERALIGN(layout->buildsharedsize(shape, nworkers + 1));
 	SpinLockInit(&shared->mutex);
 	table_parallelscan_initialize(heap, ParallelTableScanFromBloomShared(shared),
 								  snapshot);
@@ -322,19 +204,11 @@ BloomParallelBuild(Relation heap, Relation index, IndexInfo *indexInfo,
 	BloomParallelScanAndBuild(shared, heap, index, indexInfo, true, nworkers);
 	WaitForParallelWorkersToFinish(pcxt);
 
-	memcpy(results, shared, sizeof(BloomBuildShared));
+	*counts = shared->counts;
 
-	/* The sliced layout's leftover rows, while the shared memory is there */
-	if (shape->layout == BLOOMIDX_LAYOUT_SLICED)
-	{
-		double		reltuples,
-					indtuples;
-		uint64		bitsSet;
-
-		BloomSlicedBuild(heap, index, indexInfo, shape,
-						 SlicedSharedFromBloomShared(shared),
-						 &reltuples, &indtuples, &bitsSet);
-	}
+	/* The layout completes the index, while the shared memory is there */
+	layout->buildfinish(heap, index, indexInfo, shape,
+						LayoutSharedFromBloomShared(shared));
 
 	if (IsMVCCSnapshot(snapshot))
 		UnregisterSnapshot(snapshot);
@@ -351,11 +225,10 @@ bloomidx_build(Relation heap, Relation index, IndexInfo *indexInfo)
 {
 	IndexBuildResult *result;
 	BloomShape	shape;
-	BloomBuildShared results;
+	BloomBuildCounts counts;
 	Buffer		metabuf;
 	BloomMetaPage meta;
 	int			nworkers;
-	int			i;
 
 	if (RelationGetNumberOfBlocks(index) != 0)
 		elog(ERROR, "index \"%s\" already contains data",
@@ -372,39 +245,19 @@ bloomidx_build(Relation heap, Relation index, IndexInfo *indexInfo)
 	LockBuffer(metabuf, BUFFER_LOCK_UNLOCK);
 
 	/* Workers, as many as a B-tree build of this table would get */
-	memset(&results, 0, sizeof(results));
+	memset(&counts, 0, sizeof(counts));
 	nworkers = plan_create_index_workers(RelationGetRelid(heap),
 										 RelationGetRelid(index));
 	nworkers = Min(nworkers, BLOOMIDX_MAX_PARTICIPANTS - 1);
-	if (nworkers > 0 &&
-		BloomParallelBuild(heap, index, indexInfo, &shape, nworkers, &results))
-		 /* built */ ;
-	else if (shape.layout == BLOOMIDX_LAYOUT_SLICED)
-		BloomSlicedBuild(heap, index, indexInfo, &shape, NULL,
-						 &results.reltuples, &results.indtuples,
-						 &results.bitsSet);
-	else
-	{
-		BloomBuildState buildstate;
+	if (nworkers <= 0 ||
+		!BloomParallelBuild(heap, index, indexInfo, &shape, nworkers, &counts))
+		BloomGetLayout(&shape)->build(heap, index, indexInfo, &shape, &counts);
 
-		BloomBuildStateInit(&buildstate, index, &shape, false);
-		results.reltuples = table_index_build_scan(heap, index, indexInfo,
-												   true, true, BloomBuildCallback,
-												   &buildstate, NULL);
-		if (buildstate.pageHasTuples)
-			results.lastPages[results.nlastPages++] = BloomFlushBuildPage(&buildstate);
-		results.indtuples = buildstate.indtuples;
-		results.bitsSet = buildstate.bitsSet;
-		MemoryContextDelete(buildstate.tmpCtx);
-	}
-
-	/* The last pages have free slots; the fill statistics */
+	/* The fill statistics */
 	LockBuffer(metabuf, BUFFER_LOCK_EXCLUSIVE);
 	meta = BloomPageGetMeta(BufferGetPage(metabuf));
-	for (i = 0; i < results.nlastPages; i++)
-		BloomMetaAddFreePage(meta, results.lastPages[i]);
-	meta->statTuples = (uint64) results.indtuples;
-	meta->statBitsSet = results.bitsSet;
+	meta->statTuples = (uint64) counts.indtuples;
+	meta->statBitsSet = counts.bitsSet;
 	MarkBufferDirty(metabuf);
 	UnlockReleaseBuffer(metabuf);
 
@@ -413,8 +266,8 @@ bloomidx_build(Relation heap, Relation index, IndexInfo *indexInfo)
 						  RelationGetNumberOfBlocks(index), true);
 
 	result = (IndexBuildResult *) palloc(sizeof(IndexBuildResult));
-	result->heap_tuples = results.reltuples;
-	result->index_tuples = results.indtuples;
+	result->heap_tuples = counts.reltuples;
+	result->index_tuples = counts.indtuples;
 	return result;
 }
 

@@ -1,13 +1,13 @@
 /*-------------------------------------------------------------------------
  *
- * scan.c
- *	  Bitmap scan of a bloomidx index.
+ * am_scan.c
+ *	  Bitmap scan of a bloomidx index: the scan callbacks.
  *
  * The scan keys become a query: one mask of the bits every matching
  * signature must have (equalities, IS NULL, one-element arrays), plus one
  * group of alternative masks per "= ANY (array)" key, of which a matching
- * signature must contain at least one.  The whole index is then read once,
- * testing each signature 64 bits at a time on the words the masks touch.
+ * signature must contain at least one.  The index's layout then finds the
+ * rows whose signatures may match.
  *
  *-------------------------------------------------------------------------
  */
@@ -26,7 +26,7 @@
 #include "utils/rel.h"
 
 #include "bloomidx.h"
-#include "page.h"
+#include "layout.h"
 #include "signature.h"
 
 /*
@@ -201,111 +201,6 @@ bloomidx_rescan(IndexScanDesc scan, ScanKey scankey, int nscankeys,
 }
 
 /*
- * Does the signature contain every bit of mask, on the given words?
- */
-static inline bool
-BloomSignatureContains(const uint8 *sig, const uint64 *mask,
-					   const int *words, int nwords)
-{
-	int			i;
-
-	for (i = 0; i < nwords; i++)
-	{
-		int			w = words[i];
-
-		if ((BloomLoadWord(sig + 8 * w) & mask[w]) != mask[w])
-			return false;
-	}
-	return true;
-}
-
-/*
- * Does the signature contain every bit of a whole mask of sigWords words?
- */
-static inline bool
-BloomSignatureContainsAll(const uint8 *sig, const uint64 *mask, int sigWords)
-{
-	int			w;
-
-	for (w = 0; w < sigWords; w++)
-	{
-		if ((BloomLoadWord(sig + 8 * w) & mask[w]) != mask[w])
-			return false;
-	}
-	return true;
-}
-
-/*
- * Does the signature satisfy the alternatives, if any?
- */
-static bool
-BloomSignatureMatchesAlternatives(BloomScanOpaque so, const uint8 *sig,
-								  int sigWords)
-{
-	int			a;
-
-	for (a = 0; a < so->nalternatives; a++)
-	{
-		BloomAlternatives *alt = &so->alternatives[a];
-		int			j;
-		bool		found = false;
-
-		for (j = 0; j < alt->nmasks && !found; j++)
-			found = BloomSignatureContainsAll(sig,
-											  alt->masks + (Size) j * sigWords,
-											  sigWords);
-		if (!found)
-			return false;
-	}
-	return true;
-}
-
-/*
- * Collect the TIDs of the candidate rows on one data page (of the row
- * layout, or pending page of the sliced layout) into tids; returns how
- * many.
- *
- * A signature is sigBytes long but tested in 8-byte words; the last word
- * may run into the next signature or the TID array, which is harmless as
- * the mask has no bits there, and never past the page.
- */
-int
-BloomScanRowPage(BloomScanOpaque so, Page page, int sigBytes, int sigWords,
-				 ItemPointerData *tids)
-{
-	int			ntuples = BloomPageGetNTuples(page);
-	const uint8 *sig = BloomPageGetSignature(page, sigBytes, 0);
-	int			nfound = 0;
-	int			i;
-
-	if (so->nwords == 1 && so->nalternatives == 0)
-	{
-		/* The common case: all the query's bits are in one word */
-		int			w = so->words[0];
-		uint64		m = so->mask[w];
-		const uint8 *p = sig + 8 * w;
-
-		for (i = 0; i < ntuples; i++, p += sigBytes)
-		{
-			if ((BloomLoadWord(p) & m) == m)
-				tids[nfound++] = *BloomPageGetTid(page, sigBytes, i);
-		}
-		return nfound;
-	}
-
-	for (i = 0; i < ntuples; i++, sig += sigBytes)
-	{
-		if (!BloomSignatureContains(sig, so->mask, so->words, so->nwords))
-			continue;
-		if (so->nalternatives > 0 &&
-			!BloomSignatureMatchesAlternatives(so, sig, sigWords))
-			continue;
-		tids[nfound++] = *BloomPageGetTid(page, sigBytes, i);
-	}
-	return nfound;
-}
-
-/*
  * Add the TIDs of all rows whose signature matches the query to the
  * bitmap, to be rechecked against the heap (amgetbitmap).
  */
@@ -315,13 +210,6 @@ bloomidx_getbitmap(IndexScanDesc scan, TIDBitmap *tbm)
 	Relation	index = scan->indexRelation;
 	BloomState	state = BloomGetState(index);
 	BloomScanOpaque so = (BloomScanOpaque) scan->opaque;
-	int			sigBytes = state->shape.sigBytes;
-	int			sigWords = state->shape.sigWords;
-	BufferAccessStrategy bas;
-	BlockNumber npages;
-	BlockNumber blkno;
-	ItemPointerData *tids;
-	int64		ntids = 0;
 
 	if (so->mask == NULL)
 		BloomPrepareQuery(scan);
@@ -330,38 +218,7 @@ bloomidx_getbitmap(IndexScanDesc scan, TIDBitmap *tbm)
 
 	pgstat_count_index_scan(index);
 
-	if (state->shape.layout == BLOOMIDX_LAYOUT_SLICED)
-		return BloomSlicedGetBitmap(index, state, so, tbm);
-
-	tids = palloc(sizeof(ItemPointerData) * state->tuplesPerPage);
-	bas = GetAccessStrategy(BAS_BULKREAD);
-	npages = RelationGetNumberOfBlocks(index);
-
-	for (blkno = BLOOMIDX_METAPAGE_BLKNO + 1; blkno < npages; blkno++)
-	{
-		Buffer		buffer;
-		Page		page;
-		int			nfound = 0;
-
-		CHECK_FOR_INTERRUPTS();
-
-		buffer = ReadBufferExtended(index, MAIN_FORKNUM, blkno, RBM_NORMAL, bas);
-		LockBuffer(buffer, BUFFER_LOCK_SHARE);
-		page = BufferGetPage(buffer);
-		if (BloomPageIsData(index, page, blkno, state->tuplesPerPage))
-			nfound = BloomScanRowPage(so, page, sigBytes, sigWords, tids);
-		UnlockReleaseBuffer(buffer);
-
-		if (nfound > 0)
-		{
-			tbm_add_tuples(tbm, tids, nfound, true);
-			ntids += nfound;
-		}
-	}
-
-	FreeAccessStrategy(bas);
-	pfree(tids);
-	return ntids;
+	return BloomGetLayout(&state->shape)->getbitmap(index, state, so, tbm);
 }
 
 /*

@@ -1,8 +1,8 @@
 /*-------------------------------------------------------------------------
  *
- * vacuum.c
- *	  VACUUM of a bloomidx index: removing dead rows' signatures, reusing
- *	  their slots, recycling emptied pages.
+ * row_vacuum.c
+ *	  VACUUM of an index of the row layout: removing dead rows' signatures,
+ *	  reusing their slots, recycling emptied pages.
  *
  *-------------------------------------------------------------------------
  */
@@ -17,7 +17,9 @@
 #include "utils/rel.h"
 
 #include "bloomidx.h"
+#include "layout.h"
 #include "page.h"
+#include "row.h"
 #include "signature.h"
 
 /*
@@ -53,36 +55,6 @@ BloomUpdateMetaAfterVacuum(Relation index, BlockNumber *freePages, int nfree,
 }
 
 /*
- * Remove the tuples of dead rows from a data page (of the row layout, or a
- * pending page) that is locked exclusively.  Changes go into a WAL record
- * started at the first one, which is returned for the caller to finish
- * (NULL if nothing changed); *page is then the page to go on changing.
- */
-GenericXLogState *
-BloomPageRemoveDead(Relation index, Buffer buffer, Page *page, int sigBytes,
-					IndexBulkDeleteCallback callback, void *callback_state,
-					IndexBulkDeleteResult *stats)
-{
-	GenericXLogState *xlogState = NULL;
-	int			i;
-
-	/* Walk backwards so that moving the last slot down is safe */
-	for (i = BloomPageGetNTuples(*page) - 1; i >= 0; i--)
-	{
-		if (!callback(BloomPageGetTid(*page, sigBytes, i), callback_state))
-			continue;
-		if (xlogState == NULL)
-		{
-			xlogState = GenericXLogStart(index);
-			*page = GenericXLogRegisterBuffer(xlogState, buffer, 0);
-		}
-		BloomPageDeleteTuple(*page, sigBytes, i);
-		stats->tuples_removed += 1;
-	}
-	return xlogState;
-}
-
-/*
  * Remove the signatures of dead rows (ambulkdelete).
  *
  * Each page is compacted in place.  A page left empty is marked deleted, to
@@ -90,8 +62,8 @@ BloomPageRemoveDead(Relation index, Buffer buffer, Page *page, int sigBytes,
  * free slots become the metapage's free list.
  */
 IndexBulkDeleteResult *
-bloomidx_bulkdelete(IndexVacuumInfo *info, IndexBulkDeleteResult *stats,
-					IndexBulkDeleteCallback callback, void *callback_state)
+BloomRowBulkDelete(IndexVacuumInfo *info, IndexBulkDeleteResult *stats,
+				   IndexBulkDeleteCallback callback, void *callback_state)
 {
 	Relation	index = info->index;
 	BloomState	state = BloomGetState(index);
@@ -102,9 +74,6 @@ bloomidx_bulkdelete(IndexVacuumInfo *info, IndexBulkDeleteResult *stats,
 	int			nfree = 0;
 	uint64		tuples = 0;
 	uint64		bitsSet = 0;
-
-	if (state->shape.layout == BLOOMIDX_LAYOUT_SLICED)
-		return BloomSlicedBulkDelete(info, stats, callback, callback_state);
 
 	if (stats == NULL)
 		stats = (IndexBulkDeleteResult *) palloc0(sizeof(IndexBulkDeleteResult));
@@ -167,65 +136,25 @@ bloomidx_bulkdelete(IndexVacuumInfo *info, IndexBulkDeleteResult *stats,
 	return stats;
 }
 
-/* A bulk-delete callback for a pass that removes nothing */
-static bool
-BloomNothingDead(ItemPointer itemptr, void *state)
-{
-	return false;
-}
-
 /*
  * Count pages and tuples, and tell the free space map which pages can be
  * reused and which data pages have free slots (amvacuumcleanup).
  */
 IndexBulkDeleteResult *
-bloomidx_vacuumcleanup(IndexVacuumInfo *info, IndexBulkDeleteResult *stats)
+BloomRowVacuumCleanup(IndexVacuumInfo *info, IndexBulkDeleteResult *stats)
 {
 	Relation	index = info->index;
-	BloomState	state;
+	BloomState	state = BloomGetState(index);
 	BlockNumber npages;
 	BlockNumber blkno;
-	bool		sliced;
-	bool	   *referenced = NULL;
-
-	if (info->analyze_only)
-		return stats;
-
-	state = BloomGetState(index);
-	sliced = state->shape.layout == BLOOMIDX_LAYOUT_SLICED;
-
-	/*
-	 * A VACUUM that found no dead rows skips ambulkdelete; a sliced index
-	 * whose stripe lists are nearly full needs its pass all the same, to
-	 * move its oldest rows forward.
-	 */
-	if (stats == NULL && sliced && BloomSlicedNeedsRenumbering(index))
-		stats = BloomSlicedBulkDelete(info, NULL, BloomNothingDead, NULL);
 
 	if (stats == NULL)
 		stats = (IndexBulkDeleteResult *) palloc0(sizeof(IndexBulkDeleteResult));
-
-	/*
-	 * VACUUM merges the pending rows of a sliced index, as GIN's does.  The
-	 * walk below then holds the merge lock, so that a page of the sliced
-	 * layout (or a frozen pending page) that nothing lists is one a crash
-	 * kept a merge from listing or freeing.
-	 */
-	if (sliced)
-	{
-		BloomSlicedMerge(index, true);
-		LockPage(index, BLOOMIDX_METAPAGE_BLKNO, ExclusiveLock);
-	}
 
 	npages = RelationGetNumberOfBlocks(index);
 	stats->num_pages = npages;
 	stats->pages_free = 0;
 	stats->num_index_tuples = 0;
-	if (sliced)
-	{
-		referenced = palloc0(sizeof(bool) * npages);
-		BloomSlicedReferenced(index, &state->shape, referenced, npages);
-	}
 
 	for (blkno = BLOOMIDX_METAPAGE_BLKNO + 1; blkno < npages; blkno++)
 	{
@@ -233,17 +162,6 @@ bloomidx_vacuumcleanup(IndexVacuumInfo *info, IndexBulkDeleteResult *stats)
 		Page		page;
 
 		vacuum_delay_point();
-
-		/*
-		 * A page of a sliced index that nothing lists is free, a pending page
-		 * added since, or an orphan to free.
-		 */
-		if (sliced && !referenced[blkno] &&
-			BloomSlicedFreeOrphan(index, state, blkno))
-		{
-			stats->pages_free++;
-			continue;
-		}
 
 		buffer = ReadBufferExtended(index, MAIN_FORKNUM, blkno, RBM_NORMAL,
 									info->strategy);
@@ -253,38 +171,15 @@ bloomidx_vacuumcleanup(IndexVacuumInfo *info, IndexBulkDeleteResult *stats)
 		{
 			stats->num_index_tuples += BloomPageGetNTuples(page);
 			/* Free slots beyond the metapage's list are found through the FSM */
-			if (state->shape.layout == BLOOMIDX_LAYOUT_ROW)
-				BloomRecordFreeSpace(index, blkno, page, state->shape.sigBytes);
-		}
-		else if (BloomPageHasFlag(page, BLOOMIDX_TIDMAP) && !BloomPageIsDeleted(page))
-		{
-			BloomTidMap map = BloomPageGetTidMap(page);
-			int			i;
-
-			for (i = 0; BloomTidMapIsSane(map) && i < map->nrows; i++)
-			{
-				ItemPointerData tid;
-
-				BloomTidMapGet(map, i, &tid);
-				stats->num_index_tuples += ItemPointerIsValid(&tid) ? 1 : 0;
-			}
+			BloomRecordFreeSpace(index, blkno, page, state->shape.sigBytes);
 		}
 		else if (PageIsNew(page) || BloomPageIsDeleted(page))
 		{
 			RecordFreeIndexPage(index, blkno);
 			stats->pages_free++;
 		}
-
 		UnlockReleaseBuffer(buffer);
 	}
-
-	if (sliced)
-	{
-		UnlockPage(index, BLOOMIDX_METAPAGE_BLKNO, ExclusiveLock);
-		pfree(referenced);
-	}
-
-	IndexFreeSpaceMapVacuum(index);
 
 	return stats;
 }

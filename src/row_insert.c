@@ -1,12 +1,14 @@
 /*-------------------------------------------------------------------------
  *
- * insert.c
- *	  Inserting a row into a bloomidx index (aminsert).
+ * row_insert.c
+ *	  Inserting a row into an index of the row layout.
  *
  * The metapage lists data pages with free slots.  An insert first tries the
  * first listed page holding only that page's lock.  If it is full, it locks
- * the metapage, walks the list, and as a last resort takes a recycled or
- * new page.  Locks are always taken metapage first, then a data page.
+ * the metapage and walks the list; as a last resort it releases the
+ * metapage, takes a recycled or new page, and then lists that page.
+ * Locks are always taken metapage first, then a data page; no one waits
+ * for the metapage while holding a data page.
  *
  *-------------------------------------------------------------------------
  */
@@ -19,7 +21,7 @@
 
 #include "bloomidx.h"
 #include "page.h"
-#include "signature.h"
+#include "row.h"
 
 /*
  * Lock block blkno exclusively and return its buffer if it is a data page
@@ -91,32 +93,18 @@ BloomFindFreeSlot(Relation index, BloomState state)
 }
 
 /*
- * Insert the signature of one heap row (aminsert).
+ * Insert the signature of one heap row, with nbitsSet bits set.
  */
-bool
-bloomidx_insert(Relation index, Datum *values, bool *isnull,
-				ItemPointer ht_ctid, Relation heapRel,
-				IndexUniqueCheck checkUnique,
-				bool indexUnchanged,
-				IndexInfo *indexInfo)
+void
+BloomRowInsert(Relation index, BloomState state, const uint8 *sig,
+			   int nbitsSet, ItemPointer ht_ctid)
 {
-	BloomState	state = BloomGetState(index);
-	uint8		sig[BLOOMIDX_MAX_LENGTH / 8];
-	int			nbitsSet;
 	Buffer		metabuf;
 	BloomMetaPage meta;
 	BlockNumber blkno = InvalidBlockNumber;
 	GenericXLogState *xlogState;
 	Buffer		buffer;
 	Page		page;
-
-	/* Hashing may allocate; the executor resets this context per row */
-	nbitsSet = BloomFormSignature(state, values, isnull, sig);
-	if (state->shape.layout == BLOOMIDX_LAYOUT_SLICED)
-	{
-		BloomSlicedInsert(index, state, sig, nbitsSet, ht_ctid);
-		return false;
-	}
 
 	/* Fast path: the first page of the free list, without the meta lock */
 	metabuf = ReadBuffer(index, BLOOMIDX_METAPAGE_BLKNO);
@@ -131,7 +119,7 @@ bloomidx_insert(Relation index, Datum *values, bool *isnull,
 	{
 		BloomAddToLockedPage(GenericXLogStart(index), state, buffer, sig, ht_ctid);
 		ReleaseBuffer(metabuf);
-		return false;
+		return;
 	}
 
 	/*
@@ -150,19 +138,35 @@ bloomidx_insert(Relation index, Datum *values, bool *isnull,
 		{
 			BloomAddToLockedPage(xlogState, state, buffer, sig, ht_ctid);
 			UnlockReleaseBuffer(metabuf);
-			return false;
+			return;
 		}
 		blkno = InvalidBlockNumber;
 		meta->freeStart++;
 	}
 
+	/* Every listed page is full: the list is used up */
+	if (meta->nFree > 0)
+	{
+		meta->nFree = 0;
+		meta->freeStart = 0;
+		GenericXLogFinish(xlogState);
+	}
+	else
+		GenericXLogAbort(xlogState);
+	LockBuffer(metabuf, BUFFER_LOCK_UNLOCK);
+
 	/*
-	 * No listed page has room: a page the free space map knows to have a
-	 * free slot (VACUUM records them all), else a recycled or new page.
+	 * A page the free space map knows to have a free slot (VACUUM records
+	 * them all), else a recycled or new page.  It is found, and the index
+	 * extended, without the metapage lock, as B-tree and hash indexes
+	 * extend theirs, so that other inserts and scans do not queue behind
+	 * the relation extension lock.  Two inserts that both find the list
+	 * used up may then both take a page; each is listed below.
 	 */
 	buffer = BloomFindFreeSlot(index, state);
 	if (!BufferIsValid(buffer))
 		buffer = BloomNewBuffer(index);
+	xlogState = GenericXLogStart(index);
 	if (PageIsNew(BufferGetPage(buffer)) || BloomPageIsDeleted(BufferGetPage(buffer)))
 	{
 		page = GenericXLogRegisterBuffer(xlogState, buffer, GENERIC_XLOG_FULL_IMAGE);
@@ -173,17 +177,22 @@ bloomidx_insert(Relation index, Datum *values, bool *isnull,
 	if (!BloomPageAddTuple(page, state->shape.sigBytes, sig, ht_ctid))
 		elog(ERROR, "bloomidx page %u has no free slot",
 			 BufferGetBlockNumber(buffer));
+	GenericXLogFinish(xlogState);
+	blkno = BufferGetBlockNumber(buffer);
+	UnlockReleaseBuffer(buffer);
 
-	meta->nFree = 0;
-	meta->freeStart = 0;
-	BloomMetaAddFreePage(meta, BufferGetBlockNumber(buffer));
-	/* Keep the fill statistics roughly current with a sample */
+	/*
+	 * List the page for the next inserts, and keep the fill statistics
+	 * roughly current with a sample.  A crash before this record leaves the
+	 * row on its page, and the page to be found through the free space map
+	 * once VACUUM records it.
+	 */
+	LockBuffer(metabuf, BUFFER_LOCK_EXCLUSIVE);
+	xlogState = GenericXLogStart(index);
+	meta = BloomPageGetMeta(GenericXLogRegisterBuffer(xlogState, metabuf, 0));
+	BloomMetaAddFreePage(meta, blkno);
 	meta->statTuples++;
 	meta->statBitsSet += nbitsSet;
-
 	GenericXLogFinish(xlogState);
-	UnlockReleaseBuffer(buffer);
 	UnlockReleaseBuffer(metabuf);
-
-	return false;
 }

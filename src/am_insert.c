@@ -1,0 +1,32 @@
+/*-------------------------------------------------------------------------
+ *
+ * am_insert.c
+ *	  Inserting a row into a bloomidx index (aminsert): the row's
+ *	  signature, handed to the index's layout.
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "postgres.h"
+
+#include "bloomidx.h"
+#include "layout.h"
+
+/*
+ * Insert the signature of one heap row (aminsert).
+ */
+bool
+bloomidx_insert(Relation index, Datum *values, bool *isnull,
+				ItemPointer ht_ctid, Relation heapRel,
+				IndexUniqueCheck checkUnique,
+				bool indexUnchanged,
+				IndexInfo *indexInfo)
+{
+	BloomState	state = BloomGetState(index);
+	uint8		sig[BLOOMIDX_MAX_LENGTH / 8];
+	int			nbitsSet;
+
+	/* Hashing may allocate; the executor resets this context per row */
+	nbitsSet = BloomFormSignature(state, values, isnull, sig);
+	BloomGetLayout(&state->shape)->insert(index, state, sig, nbitsSet, ht_ctid);
+	return false;
+}

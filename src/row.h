@@ -1,0 +1,61 @@
+/*-------------------------------------------------------------------------
+ *
+ * row.h
+ *	  Declarations shared by the files of the row layout.
+ *
+ * The row layout keeps one (signature, heap TID) pair per row in data
+ * pages (page.h); the metapage lists pages with free slots.  Its files:
+ *	row_build.c		ambuild, serial and parallel
+ *	row_insert.c	aminsert
+ *	row_scan.c		amgetbitmap, and the pages a scan reads for the
+ *					cost model
+ *	row_vacuum.c	ambulkdelete, amvacuumcleanup
+ *	row.c			the layout's routine table
+ * The data pages are read and changed through rowpage.c, shared with the
+ * sliced layout's pending pages.
+ *
+ *-------------------------------------------------------------------------
+ */
+#ifndef BLOOMIDX_ROW_H
+#define BLOOMIDX_ROW_H
+
+#include "bloomidx.h"
+#include "layout.h"
+
+/* row_build.c */
+extern void BloomRowBuild(Relation heap, Relation index,
+						  struct IndexInfo *indexInfo,
+						  const BloomShape *shape, BloomBuildCounts *counts);
+extern Size BloomRowSharedSize(const BloomShape *shape, int nparticipants);
+extern void BloomRowSharedInit(void *shared, const BloomShape *shape,
+							   int nparticipants);
+extern void BloomRowBuildParticipant(Relation heap, Relation index,
+									 struct IndexInfo *indexInfo,
+									 const BloomShape *shape,
+									 TableScanDesc scan, bool progress,
+									 void *shared, int participant,
+									 BloomBuildCounts *counts);
+extern void BloomRowBuildFinish(Relation heap, Relation index,
+								struct IndexInfo *indexInfo,
+								const BloomShape *shape, void *shared);
+
+/* row_insert.c */
+extern void BloomRowInsert(Relation index, BloomState state, const uint8 *sig,
+						   int nbitsSet, ItemPointer tid);
+
+/* row_scan.c */
+extern int64 BloomRowGetBitmap(Relation index, BloomState state,
+							   BloomScanOpaque so, TIDBitmap *tbm);
+extern void BloomRowScanPages(Relation index, BloomState state,
+							  const BloomScanPagesInput *in,
+							  BloomScanPages *out);
+
+/* row_vacuum.c */
+extern IndexBulkDeleteResult *BloomRowBulkDelete(IndexVacuumInfo *info,
+												 IndexBulkDeleteResult *stats,
+												 IndexBulkDeleteCallback callback,
+												 void *callback_state);
+extern IndexBulkDeleteResult *BloomRowVacuumCleanup(IndexVacuumInfo *info,
+													IndexBulkDeleteResult *stats);
+
+#endif							/* BLOOMIDX_ROW_H */

@@ -1,0 +1,85 @@
+/*-------------------------------------------------------------------------
+ *
+ * row_scan.c
+ *	  Bitmap scan of an index of the row layout: every data page is read
+ *	  once, in order, and each signature tested against the query.
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "postgres.h"
+
+#include "miscadmin.h"
+#include "nodes/tidbitmap.h"
+#include "optimizer/cost.h"
+#include "storage/bufmgr.h"
+#include "utils/rel.h"
+
+#include "bloomidx.h"
+#include "page.h"
+#include "row.h"
+
+/*
+ * Add the TIDs of all rows whose signature matches the query to the
+ * bitmap; returns how many.
+ */
+int64
+BloomRowGetBitmap(Relation index, BloomState state, BloomScanOpaque so,
+				  TIDBitmap *tbm)
+{
+	int			sigBytes = state->shape.sigBytes;
+	int			sigWords = state->shape.sigWords;
+	BufferAccessStrategy bas;
+	BlockNumber npages;
+	BlockNumber blkno;
+	ItemPointerData *tids;
+	int64		ntids = 0;
+
+	tids = palloc(sizeof(ItemPointerData) * state->tuplesPerPage);
+	bas = GetAccessStrategy(BAS_BULKREAD);
+	npages = RelationGetNumberOfBlocks(index);
+
+	for (blkno = BLOOMIDX_METAPAGE_BLKNO + 1; blkno < npages; blkno++)
+	{
+		Buffer		buffer;
+		Page		page;
+		int			nfound = 0;
+
+		CHECK_FOR_INTERRUPTS();
+
+		buffer = ReadBufferExtended(index, MAIN_FORKNUM, blkno, RBM_NORMAL, bas);
+		LockBuffer(buffer, BUFFER_LOCK_SHARE);
+		page = BufferGetPage(buffer);
+		if (BloomPageIsData(index, page, blkno, state->tuplesPerPage))
+			nfound = BloomScanRowPage(so, page, sigBytes, sigWords, tids);
+		UnlockReleaseBuffer(buffer);
+
+		if (nfound > 0)
+		{
+			tbm_add_tuples(tbm, tids, nfound, true);
+			ntids += nfound;
+		}
+	}
+
+	FreeAccessStrategy(bas);
+	pfree(tids);
+	return ntids;
+}
+
+/*
+ * Pages and signature words a bitmap scan reads, for the cost model: every
+ * page, in order, re-read on each loop of a nested loop except for what
+ * stays cached; every signature tested.
+ */
+void
+BloomRowScanPages(Relation index, BloomState state,
+				  const BloomScanPagesInput *in, BloomScanPages *out)
+{
+	if (in->loopCount > 1)
+		out->pagesFetched = index_pages_fetched(in->indexPages * in->loopCount,
+												(BlockNumber) in->indexPages,
+												in->heapPages,
+												in->root) / in->loopCount;
+	else
+		out->pagesFetched = in->indexPages;
+	out->wordsTested = in->wordsPerRow * in->indexTuples;
+}

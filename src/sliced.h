@@ -1,0 +1,163 @@
+/*-------------------------------------------------------------------------
+ *
+ * sliced.h
+ *	  Declarations shared by the files of the sliced layout.
+ *
+ * The sliced layout stores signatures transposed, so that a query reads
+ * only the bit positions it tests.  Its files, from the bottom up:
+ *	sliced_format.c		the pages of the layout: TID maps, stripe pages,
+ *						slices, stripe lists (the page layer)
+ *	sliced_util.c		snapshots of the metapage's lists, reading stripes
+ *						and their rows back, transposition
+ *	sliced_build.c		ambuild, serial and parallel
+ *	sliced_pending.c	the pending list and the merge into the slices
+ *	sliced_scan.c		amgetbitmap
+ *	sliced_vacuum.c		ambulkdelete, amvacuumcleanup
+ *	sliced.c			the layout's routine table
+ *
+ * Rows are numbered densely as they reach the slices.  For every stripe of
+ * BLOOMIDX_STRIPE_ROWS row numbers and every signature bit there is one
+ * slice page holding that bit of each row of the stripe, and the stripe's
+ * TID-map pages hold the rows' heap TIDs (see page.h).  A query ANDs the
+ * slices of its bits 64 rows at a time, then maps the surviving row
+ * numbers to TIDs.
+ *
+ * Inserts go to pending pages, data pages of the row layout listed in the
+ * metapage, as GIN's fast-update list does.  When the list grows long, at
+ * VACUUM, or through bloomidx_merge(), the pending rows are merged into the
+ * slices.
+ *
+ * Concurrency and crash safety:
+ *	- A merge holds a heavyweight lock on the metapage's block (as GIN's
+ *	  pending-list cleanup does), so merges and VACUUMs run one at a time.
+ *	  It freezes the pending pages it takes (inserts go elsewhere), writes
+ *	  their rows into the slices and TID maps past mergedRows, and only
+ *	  then, in one metapage WAL record, advances mergedRows and drops the
+ *	  pages from the pending list; then it frees them.  A crash before that record leaves the
+ *	  rows pending; merging them again sets the same bits again (or, if
+ *	  VACUUM compacted a pending page meanwhile, more bits: more false
+ *	  positives, never a missed row).
+ *	- A scan copies the pending list and the stripe list, reads the
+ *	  pending pages, then reads mergedRows again: a row that left a pending
+ *	  page meanwhile had been merged below it.  So merged pending pages are
+ *	  freed at once.  Stripes that VACUUM empties move the other way (their
+ *	  live rows go back to pending pages, then the stripe leaves the list
+ *	  and its pages are freed at once): a scan keeps reading the stripes it
+ *	  listed first, and every page of a stripe carries the stripe's number,
+ *	  never reused, so a scan that finds a page freed or reused under it
+ *	  starts over, with the rows now in pending pages or newer stripes.
+ *	- Lock order: metapage, then a stripe-list page or one data page;
+ *	  stripe page, then its slice or TID-map pages.  No one holds a page
+ *	  lock while locking the metapage.  Stripe-list pages change only under
+ *	  an exclusive metapage lock, so a snapshot taken under a shared one is
+ *	  consistent.
+ *
+ *-------------------------------------------------------------------------
+ */
+#ifndef BLOOMIDX_SLICED_H
+#define BLOOMIDX_SLICED_H
+
+#include "access/genam.h"
+#include "storage/buf.h"
+
+#include "bloomidx.h"
+#include "layout.h"
+#include "page.h"
+
+/*
+ * A copy of the metapage's lists, and of the stripe lists, taken under one
+ * metapage lock.
+ */
+typedef struct BloomSlicedSnapshot
+{
+	uint64		mergedRows;
+	uint32		firstStripe;
+	uint32		nStripes;
+	int			nPending;
+	BlockNumber pending[BLOOMIDX_PENDING_SIZE];
+	BlockNumber stripeLists[BLOOMIDX_MAX_STRIPELISTS];
+	BlockNumber *stripes;		/* of stripes firstStripe on, palloc'd */
+} BloomSlicedSnapshot;
+
+/* Row numbers the stripe lists have left, past mergedRows */
+static inline uint64
+BloomSnapRowsLeft(const BloomSlicedSnapshot *snap)
+{
+	return (uint64) (snap->firstStripe + BLOOMIDX_MAX_STRIPES) * BLOOMIDX_STRIPE_ROWS -
+		snap->mergedRows;
+}
+
+/* Stripe page of stripe s in a snapshot taken with stripes */
+static inline BlockNumber
+BloomSnapStripe(const BloomSlicedSnapshot *snap, uint32 s)
+{
+	if (s < snap->firstStripe || s >= snap->nStripes)
+		return InvalidBlockNumber;
+	return snap->stripes[s - snap->firstStripe];
+}
+
+
+
+/* sliced_util.c */
+extern void BloomSlicedCorrupted(Relation index, BlockNumber blkno,
+								 const char *what) pg_attribute_noreturn();
+extern void BloomTakeSnapshot(Relation index, BloomSlicedSnapshot *snap,
+							  bool stripes);
+extern void BloomFreeSnapshot(BloomSlicedSnapshot *snap);
+extern bool BloomReadStripe(Relation index, uint32 s, BlockNumber blkno,
+							int sigBits, BloomStripePages *pages);
+extern Buffer BloomReadStripePage(Relation index, const BloomStripePages *pages,
+								  BlockNumber stripeBlkno, BlockNumber blkno,
+								  uint16 flag, BufferAccessStrategy bas);
+extern int	BloomStripeRows(uint64 mergedRows, uint32 s);
+extern void BloomTooManyRows(Relation index) pg_attribute_noreturn();
+extern void BloomTranspose64(uint64 a[64]);
+extern int	BloomReadStripeRows(Relation index, const BloomShape *shape,
+								const BloomStripePages *pages,
+								BlockNumber stripeBlkno, int rows, int **rowOf,
+								ItemPointerData **tids, uint64 **words);
+extern bool BloomSlicedLayoutSizes(Relation index, BloomLayoutSizesData *sizes);
+extern uint64 BloomSlicedForEachRow(Relation index, const BloomShape *shape,
+									BloomRowCallback fn, void *arg);
+
+/* sliced_build.c */
+extern void BloomSlicedBuild(Relation heap, Relation index,
+							 struct IndexInfo *indexInfo,
+							 const BloomShape *shape, BloomBuildCounts *counts);
+extern Size BloomSlicedSharedSize(const BloomShape *shape, int nparticipants);
+extern void BloomSlicedSharedInit(void *shared, const BloomShape *shape,
+								  int nparticipants);
+extern void BloomSlicedBuildParticipant(Relation heap, Relation index,
+										struct IndexInfo *indexInfo,
+										const BloomShape *shape,
+										TableScanDesc scan, bool progress,
+										void *shared, int participant,
+										BloomBuildCounts *counts);
+extern void BloomSlicedBuildFinish(Relation heap, Relation index,
+								   struct IndexInfo *indexInfo,
+								   const BloomShape *shape, void *shared);
+
+/* sliced_pending.c */
+extern bool BloomPendingAdd(Relation index, BloomState state, const uint8 *sig,
+							int nbitsSet, ItemPointer tid);
+extern void BloomSlicedInsert(Relation index, BloomState state, const uint8 *sig,
+							  int nbitsSet, ItemPointer tid);
+extern int64 BloomSlicedMergeLocked(Relation index);
+extern int64 BloomSlicedMerge(Relation index, bool wait);
+
+/* sliced_scan.c */
+extern int64 BloomSlicedGetBitmap(Relation index, BloomState state,
+								  BloomScanOpaque so, TIDBitmap *tbm);
+extern void BloomSlicedScanPages(Relation index, BloomState state,
+								 const BloomScanPagesInput *in,
+								 BloomScanPages *out);
+
+/* sliced_vacuum.c */
+extern IndexBulkDeleteResult *BloomSlicedBulkDelete(IndexVacuumInfo *info,
+													IndexBulkDeleteResult *stats,
+													IndexBulkDeleteCallback callback,
+													void *callback_state);
+extern IndexBulkDeleteResult *BloomSlicedVacuumCleanup(IndexVacuumInfo *info,
+													   IndexBulkDeleteResult *stats);
+
+#endif							/* BLOOMIDX_SLICED_H */

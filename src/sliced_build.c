@@ -1,0 +1,461 @@
+/*-------------------------------------------------------------------------
+ *
+ * sliced_build.c
+ *	  Building an index of the sliced layout, serially or in parallel: the
+ *	  rows' signatures are transposed 64 rows at a time into the slices of
+ *	  full stripes.
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "postgres.h"
+
+#include "access/tableam.h"
+#include "commands/progress.h"
+#include "miscadmin.h"
+#include "pgstat.h"
+#include "storage/bufmgr.h"
+#include "storage/lmgr.h"
+#include "storage/spin.h"
+#include "utils/memutils.h"
+#include "utils/rel.h"
+
+#include "bloomidx.h"
+#include "page.h"
+#include "signature.h"
+#include "sliced.h"
+
+/*
+ * Shared state of a parallel sliced build: the full stripes the
+ * participants wrote, by number, then (see BloomSlicedSharedSize) each
+ * participant's leftover rows.
+ */
+typedef struct BloomSlicedShared
+{
+	slock_t		mutex;
+	int			nparticipants;
+	int			sigWords;
+	uint32		nStripes;		/* stripe numbers taken, under mutex */
+	BlockNumber stripes[BLOOMIDX_MAX_STRIPES];	/* their stripe pages */
+	int			leftovers[FLEXIBLE_ARRAY_MEMBER];	/* rows left, per participant */
+} BloomSlicedShared;
+
+
+typedef struct BloomSlicedBuildState
+{
+	BloomStateData state;
+	Relation	index;
+	MemoryContext tmpCtx;		/* reset after every row */
+	uint64	   *slices;			/* sigBits * BLOOMIDX_STRIPE_WORDS words */
+	bool	   *sliceUsed;		/* any bit set in each slice */
+	uint64	   *block;			/* signatures of up to 64 rows, not yet in slices */
+	int			nblock;			/* rows in block */
+	ItemPointerData *tids;		/* BLOOMIDX_STRIPE_ROWS */
+	int			nrows;			/* rows in the stripe being filled */
+	double		indtuples;
+	uint64		bitsSet;
+	uint32		nStripes;		/* stripes written (serial build) */
+	uint32		maxStripes;		/* room in stripes */
+	BlockNumber *stripes;		/* their stripe pages */
+
+	/* In a parallel build: full stripes go to the shared list */
+	BloomSlicedShared *shared;
+} BloomSlicedBuildState;
+
+static void BloomSlicedFlushBlock(BloomSlicedBuildState *bs);
+
+/*
+ * Write a page image to a new block of the index being built.
+ */
+static BlockNumber
+BloomBuildWritePage(Relation index, Page image, bool parallel)
+{
+	Buffer		buffer;
+	BlockNumber blkno;
+
+	if (parallel)
+		LockRelationForExtension(index, ExclusiveLock);
+	buffer = ReadBuffer(index, P_NEW);
+	if (parallel)
+		UnlockRelationForExtension(index, ExclusiveLock);
+	blkno = BufferGetBlockNumber(buffer);
+
+	LockBuffer(buffer, BUFFER_LOCK_EXCLUSIVE);
+	memcpy(BufferGetPage(buffer), image, BLCKSZ);
+	MarkBufferDirty(buffer);
+	UnlockReleaseBuffer(buffer);
+	return blkno;
+}
+
+/*
+ * Write the stripe being built: its slices, TID maps and stripe page.
+ */
+static void
+BloomSlicedFlushStripe(BloomSlicedBuildState *bs)
+{
+	int			sigBits = bs->state.shape.sigBits;
+	bool		parallel = bs->shared != NULL;
+	PGAlignedBlock stripeImage;
+	PGAlignedBlock image;
+	uint16		firstRows[BLOOMIDX_STRIPE_TIDPAGES];
+	BlockNumber blkno;
+	uint32		s;
+	int			b,
+				t,
+				first;
+
+	if (bs->nblock > 0)
+		BloomSlicedFlushBlock(bs);
+
+	/* The stripe's number */
+	if (parallel)
+	{
+		SpinLockAcquire(&bs->shared->mutex);
+		s = bs->shared->nStripes;
+		if (s < BLOOMIDX_MAX_STRIPES)
+			bs->shared->nStripes++;
+		SpinLockRelease(&bs->shared->mutex);
+	}
+	else
+		s = bs->nStripes;
+	if (s >= BLOOMIDX_MAX_STRIPES)
+		BloomTooManyRows(bs->index);
+
+	BloomInitSlicedPage(stripeImage.data, BLOOMIDX_STRIPE, sigBits, s);
+
+	for (b = 0; b < sigBits; b++)
+	{
+		if (!bs->sliceUsed[b])
+			continue;
+		BloomInitSlicedPage(image.data, BLOOMIDX_SLICE, sigBits, s);
+		BloomSliceSetWords(image.data, bs->slices + (Size) b * BLOOMIDX_STRIPE_WORDS);
+		BloomStripeSetLink(stripeImage.data, BLOOMIDX_SLICE, b,
+						   BloomBuildWritePage(bs->index, image.data, parallel));
+	}
+
+	for (t = 0, first = 0; first < bs->nrows; t++)
+	{
+		BloomInitSlicedPage(image.data, BLOOMIDX_TIDMAP, sigBits, s);
+		firstRows[t] = first;
+		first += BloomTidMapPack(image.data, first, bs->tids + first,
+								 bs->nrows - first);
+		BloomStripeSetLink(stripeImage.data, BLOOMIDX_TIDMAP, t,
+						   BloomBuildWritePage(bs->index, image.data, parallel));
+	}
+	BloomStripeSetTidPages(stripeImage.data, t, 0, firstRows);
+	BloomStripeSetLive(stripeImage.data, bs->nrows);
+
+	blkno = BloomBuildWritePage(bs->index, stripeImage.data, parallel);
+	if (parallel)
+		bs->shared->stripes[s] = blkno;
+	else
+	{
+		if (bs->nStripes == bs->maxStripes)
+		{
+			bs->maxStripes *= 2;
+			bs->stripes = repalloc(bs->stripes, sizeof(BlockNumber) * bs->maxStripes);
+		}
+		bs->stripes[bs->nStripes++] = blkno;
+	}
+
+	memset(bs->slices, 0, sizeof(uint64) * BLOOMIDX_STRIPE_WORDS * sigBits);
+	memset(bs->sliceUsed, 0, sizeof(bool) * sigBits);
+	bs->nrows = 0;
+}
+
+/*
+ * Move the rows of the block into the slices: for each 64 bits of the
+ * signatures, one transposition gives the word of 64 rows of each slice.
+ * The block starts at a multiple of 64 rows.
+ */
+static void
+BloomSlicedFlushBlock(BloomSlicedBuildState *bs)
+{
+	int			sigBits = bs->state.shape.sigBits;
+	int			sigWords = bs->state.shape.sigWords;
+	int			word = (bs->nrows - bs->nblock) / 64;
+	uint64		m[64];
+	int			i,
+				w;
+
+	Assert((bs->nrows - bs->nblock) % 64 == 0);
+	for (w = 0; w < sigWords; w++)
+	{
+		for (i = 0; i < 64; i++)
+			m[i] = i < bs->nblock ? bs->block[i * sigWords + w] : 0;
+		BloomTranspose64(m);
+		for (i = 0; i < 64 && w * 64 + i < sigBits; i++)
+		{
+			if (m[i] == 0)
+				continue;
+			bs->slices[(Size) (w * 64 + i) * BLOOMIDX_STRIPE_WORDS + word] = m[i];
+			bs->sliceUsed[w * 64 + i] = true;
+		}
+	}
+	bs->nblock = 0;
+}
+
+/*
+ * Add a row, given its signature words, to the stripe being built.
+ */
+static void
+BloomSlicedAddRow(BloomSlicedBuildState *bs, const uint64 *words, ItemPointer tid)
+{
+	int			sigWords = bs->state.shape.sigWords;
+
+	memcpy(bs->block + bs->nblock * sigWords, words, sizeof(uint64) * sigWords);
+	bs->nblock++;
+	bs->tids[bs->nrows++] = *tid;
+	if (bs->nblock == 64)
+		BloomSlicedFlushBlock(bs);
+	if (bs->nrows == BLOOMIDX_STRIPE_ROWS)
+		BloomSlicedFlushStripe(bs);
+}
+
+/*
+ * Add one heap row to the sliced index being built.
+ */
+static void
+BloomSlicedBuildCallback(Relation index, ItemPointer tid, Datum *values,
+						 bool *isnull, bool tupleIsAlive, void *state)
+{
+	BloomSlicedBuildState *bs = (BloomSlicedBuildState *) state;
+	uint64		words[BLOOMIDX_SLICED_MAX_LENGTH / 64];
+	MemoryContext oldCtx;
+
+	oldCtx = MemoryContextSwitchTo(bs->tmpCtx);
+	bs->bitsSet += BloomFormSignatureWords(&bs->state, values, isnull, words);
+	MemoryContextSwitchTo(oldCtx);
+	MemoryContextReset(bs->tmpCtx);
+
+	BloomSlicedAddRow(bs, words, tid);
+	bs->indtuples += 1;
+
+	if (((uint64) bs->indtuples & 1023) == 0)
+		pgstat_progress_update_param(PROGRESS_CREATEIDX_TUPLES_DONE,
+									 (int64) bs->indtuples);
+}
+
+/*
+ * Set up the state of a sliced build (or of one participant).
+ */
+static BloomSlicedBuildState *
+BloomSlicedBuildStateCreate(Relation index, const BloomShape *shape,
+							BloomSlicedShared *shared)
+{
+	BloomSlicedBuildState *bs = palloc0(sizeof(BloomSlicedBuildState));
+
+	BloomInitState(&bs->state, index, shape);
+	bs->index = index;
+	bs->tmpCtx = AllocSetContextCreate(CurrentMemoryContext,
+									   "bloomidx sliced build temporary context",
+									   ALLOCSET_DEFAULT_SIZES);
+	bs->slices = palloc0(sizeof(uint64) * BLOOMIDX_STRIPE_WORDS * shape->sigBits);
+	bs->sliceUsed = palloc0(sizeof(bool) * shape->sigBits);
+	bs->block = palloc(sizeof(uint64) * 64 * shape->sigWords);
+	bs->tids = palloc(sizeof(ItemPointerData) * BLOOMIDX_STRIPE_ROWS);
+	bs->maxStripes = 64;
+	bs->stripes = palloc(sizeof(BlockNumber) * bs->maxStripes);
+	bs->shared = shared;
+	return bs;
+}
+
+/*
+ * Size of the shared state of a parallel sliced build with nparticipants
+ * participants (leader included): the list of full stripes, then each
+ * participant's leftover rows (a partial stripe, as signature words and
+ * TIDs).
+ */
+Size
+BloomSlicedSharedSize(const BloomShape *shape, int nparticipants)
+{
+	Size		perParticipant = MAXALIGN(sizeof(ItemPointerData) * BLOOMIDX_STRIPE_ROWS) +
+		sizeof(uint64) * shape->sigWords * BLOOMIDX_STRIPE_ROWS;
+
+	return add_size(MAXALIGN(offsetof(BloomSlicedShared, leftovers) +
+							 sizeof(int) * nparticipants),
+					mul_size(perParticipant, nparticipants));
+}
+
+/* Leftover TIDs and signature words of participant p */
+static ItemPointer
+BloomLeftoverTids(BloomSlicedShared *shared, int p)
+{
+	Size		perParticipant = MAXALIGN(sizeof(ItemPointerData) * BLOOMIDX_STRIPE_ROWS) +
+		sizeof(uint64) * shared->sigWords * BLOOMIDX_STRIPE_ROWS;
+
+	return (ItemPointer) ((char *) shared +
+						  MAXALIGN(offsetof(BloomSlicedShared, leftovers) +
+								   sizeof(int) * shared->nparticipants) +
+						  perParticipant * p);
+}
+
+static uint64 *
+BloomLeftoverWords(BloomSlicedShared *shared, int p)
+{
+	return (uint64 *) ((char *) BloomLeftoverTids(shared, p) +
+					   MAXALIGN(sizeof(ItemPointerData) * BLOOMIDX_STRIPE_ROWS));
+}
+
+/*
+ * Initialize the shared state of a parallel sliced build.
+ */
+void
+BloomSlicedSharedInit(void *sharedSpace, const BloomShape *shape,
+					  int nparticipants)
+{
+	BloomSlicedShared *shared = (BloomSlicedShared *) sharedSpace;
+
+	memset(shared, 0, offsetof(BloomSlicedShared, leftovers) +
+		   sizeof(int) * nparticipants);
+	SpinLockInit(&shared->mutex);
+	shared->nparticipants = nparticipants;
+	shared->sigWords = shape->sigWords;
+}
+
+/*
+ * One participant's share of a parallel sliced build: its part of the
+ * heap scan, written as full stripes; its last, partial stripe is left in
+ * shared memory, as signatures and TIDs, for the leader to combine.
+ */
+void
+BloomSlicedBuildParticipant(Relation heap, Relation index, IndexInfo *indexInfo,
+							const BloomShape *shape, TableScanDesc scan,
+							bool progress, void *sharedSpace,
+							int participant, BloomBuildCounts *counts)
+{
+	BloomSlicedShared *shared = (BloomSlicedShared *) sharedSpace;
+	BloomSlicedBuildState *bs = BloomSlicedBuildStateCreate(index, shape, shared);
+	ItemPointer tids = BloomLeftoverTids(shared, participant);
+	uint64	   *words = BloomLeftoverWords(shared, participant);
+	int			b,
+				r;
+
+	counts->reltuples = table_index_build_scan(heap, index, indexInfo, true, progress,
+										BloomSlicedBuildCallback, bs, scan);
+
+	/* The rows of the partial stripe: their bits back from the slices */
+	if (bs->nblock > 0)
+		BloomSlicedFlushBlock(bs);
+	memcpy(tids, bs->tids, sizeof(ItemPointerData) * bs->nrows);
+	memset(words, 0, sizeof(uint64) * shape->sigWords * bs->nrows);
+	for (b = 0; b < shape->sigBits; b++)
+	{
+		const uint64 *slice = bs->slices + (Size) b * BLOOMIDX_STRIPE_WORDS;
+
+		if (!bs->sliceUsed[b])
+			continue;
+		for (r = 0; r < bs->nrows; r++)
+		{
+			if (slice[r / 64] & (UINT64CONST(1) << (r % 64)))
+				words[(Size) r * shape->sigWords + b / 64] |= UINT64CONST(1) << (b % 64);
+		}
+	}
+	shared->leftovers[participant] = bs->nrows;
+	counts->indtuples = bs->indtuples;
+	counts->bitsSet = bs->bitsSet;
+	MemoryContextDelete(bs->tmpCtx);
+}
+
+/*
+ * Build a sliced index: the rows of the table, in table order, become the
+ * first row numbers; the metapage is block 0.  With a parallel build's
+ * shared state, the full stripes the participants wrote come first, then
+ * their leftover rows, combined into the last stripes.
+ */
+static void
+BloomSlicedBuildComplete(Relation heap, Relation index, IndexInfo *indexInfo,
+						 const BloomShape *shape, BloomSlicedShared *shared,
+						 BloomBuildCounts *counts)
+{
+	BloomSlicedBuildState *bs = BloomSlicedBuildStateCreate(index, shape, NULL);
+	Buffer		metabuf;
+	BloomMetaPage meta;
+	uint64		rows;
+	uint32		k;
+
+	if (shared == NULL)
+	{
+		counts->reltuples = table_index_build_scan(heap, index, indexInfo,
+												   true, true,
+												   BloomSlicedBuildCallback,
+												   bs, NULL);
+		counts->indtuples = bs->indtuples;
+		counts->bitsSet = bs->bitsSet;
+		rows = 0;
+	}
+	else
+	{
+		int			p,
+					r;
+
+		/* The full stripes the participants wrote, then their leftovers */
+		if (shared->nStripes > bs->maxStripes)
+		{
+			bs->maxStripes = shared->nStripes;
+			bs->stripes = repalloc(bs->stripes, sizeof(BlockNumber) * bs->maxStripes);
+		}
+		memcpy(bs->stripes, shared->stripes, sizeof(BlockNumber) * shared->nStripes);
+		bs->nStripes = shared->nStripes;
+		rows = (uint64) shared->nStripes * BLOOMIDX_STRIPE_ROWS;
+		for (p = 0; p < shared->nparticipants; p++)
+		{
+			ItemPointer tids = BloomLeftoverTids(shared, p);
+			uint64	   *words = BloomLeftoverWords(shared, p);
+
+			for (r = 0; r < shared->leftovers[p]; r++)
+				BloomSlicedAddRow(bs, words + (Size) r * shape->sigWords, &tids[r]);
+			rows += shared->leftovers[p];
+		}
+	}
+	if (bs->nrows > 0)
+		BloomSlicedFlushStripe(bs);
+	if (shared == NULL)
+		rows = (uint64) counts->indtuples;
+
+	/* The stripe lists, then the metapage */
+	metabuf = ReadBuffer(index, BLOOMIDX_METAPAGE_BLKNO);
+	LockBuffer(metabuf, BUFFER_LOCK_EXCLUSIVE);
+	meta = BloomPageGetMeta(BufferGetPage(metabuf));
+	for (k = 0; k * BLOOMIDX_STRIPELIST_ENTRIES < bs->nStripes; k++)
+	{
+		PGAlignedBlock image;
+		uint32		n = Min(bs->nStripes - k * BLOOMIDX_STRIPELIST_ENTRIES,
+							BLOOMIDX_STRIPELIST_ENTRIES);
+
+		BloomInitSlicedPage(image.data, BLOOMIDX_STRIPELIST, shape->sigBits, k);
+		BloomStripeListFill(image.data, bs->stripes + k * BLOOMIDX_STRIPELIST_ENTRIES, n);
+		meta->stripeLists[k] = BloomBuildWritePage(index, image.data, false);
+	}
+	meta->mergedRows = rows;
+	meta->nStripes = bs->nStripes;
+	MarkBufferDirty(metabuf);
+	UnlockReleaseBuffer(metabuf);
+
+	pfree(bs->stripes);
+	MemoryContextDelete(bs->tmpCtx);
+}
+
+/*
+ * Build a sliced index serially (the routine table's build).
+ */
+void
+BloomSlicedBuild(Relation heap, Relation index, IndexInfo *indexInfo,
+				 const BloomShape *shape, BloomBuildCounts *counts)
+{
+	BloomSlicedBuildComplete(heap, index, indexInfo, shape, NULL, counts);
+}
+
+/*
+ * Complete a parallel sliced build in the leader, once every participant
+ * is done: the participants' leftover rows, the stripe lists and the
+ * metapage (the routine table's buildfinish).
+ */
+void
+BloomSlicedBuildFinish(Relation heap, Relation index, IndexInfo *indexInfo,
+					   const BloomShape *shape, void *shared)
+{
+	BloomBuildCounts counts;
+
+	BloomSlicedBuildComplete(heap, index, indexInfo, shape,
+							 (BloomSlicedShared *) shared, &counts);
+}

@@ -1,0 +1,402 @@
+/*-------------------------------------------------------------------------
+ *
+ * sliced_format.c
+ *	  The page layer of the sliced layout: slices, TID maps, stripe pages
+ *	  and stripe-list pages (their structs are in page.h).
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "postgres.h"
+
+#include "port/pg_bitutils.h"
+#include "storage/bufpage.h"
+
+#include "page.h"
+#include "signature.h"
+
+/*
+ * Initialize a page of the sliced layout with its tag: a slice (all bits
+ * clear), a TID map (no TIDs), a stripe page (no pages yet) for
+ * signatures of sigBits bits, or a stripe-list page (no stripes).  The
+ * whole contents area counts as data for generic WAL.
+ */
+void
+BloomInitSlicedPage(Page page, uint16 flag, int sigBits, uint32 tag)
+{
+	BloomPageOpaque opaque;
+
+	BloomInitPage(page, flag);
+	((PageHeader) page)->pd_lower = BLCKSZ - MAXALIGN(sizeof(BloomPageOpaqueData));
+	opaque = BloomPageGetOpaque(page);
+	opaque->ntuples = (uint16) (tag & 0xFFFF);
+	opaque->maxtuples = (uint16) (tag >> 16);
+	if (flag == BLOOMIDX_STRIPE)
+	{
+		BloomStripe stripe = BloomPageGetStripe(page);
+		int			i;
+
+		for (i = 0; i < BLOOMIDX_STRIPE_TIDPAGES; i++)
+			stripe->tidPages[i] = InvalidBlockNumber;
+		for (i = 0; i < sigBits; i++)
+			stripe->slices[i] = InvalidBlockNumber;
+	}
+	else if (flag == BLOOMIDX_TIDMAP)
+		BloomPageGetTidMap(page)->offsetBits = 1;
+	else if (flag == BLOOMIDX_STRIPELIST)
+	{
+		BlockNumber *list = BloomPageGetStripeList(page);
+		int			i;
+
+		for (i = 0; i < BLOOMIDX_STRIPELIST_ENTRIES; i++)
+			list[i] = InvalidBlockNumber;
+	}
+}
+
+/*
+ * Is this a live page of the sliced layout of the given kind and tag?
+ */
+bool
+BloomPageIsSliced(Page page, uint16 flag, uint32 tag)
+{
+	BloomPageOpaque opaque;
+
+	if (PageIsNew(page) ||
+		PageGetSpecialSize(page) != MAXALIGN(sizeof(BloomPageOpaqueData)))
+		return false;
+	opaque = BloomPageGetOpaque(page);
+	if (opaque->page_id != BLOOMIDX_PAGE_ID ||
+		(opaque->flags & (BLOOMIDX_DELETED | BLOOMIDX_META | BLOOMIDX_SLICED_FLAGS)) != flag ||
+		BloomPageGetTag(page) != tag)
+		return false;
+	/* A TID map must not send readers past its end */
+	return flag != BLOOMIDX_TIDMAP || BloomTidMapIsSane(BloomPageGetTidMap(page));
+}
+
+/*
+ * Does the header of a TID map describe entries that fit in its page?
+ */
+bool
+BloomTidMapIsSane(BloomTidMap map)
+{
+	int			width = map->blockBits + map->offsetBits;
+
+	return map->blockBits <= 32 && map->offsetBits >= 1 && map->offsetBits <= 16 &&
+		(uint64) map->nrows * width <= BLOOMIDX_TIDMAP_BITS &&
+		map->firstRow + map->nrows <= BLOOMIDX_STRIPE_ROWS;
+}
+
+/* Bits needed to store values 0 .. x */
+static int
+BloomBitsFor(uint32 x)
+{
+	return x == 0 ? 0 : pg_leftmost_one_pos32(x) + 1;
+}
+
+/*
+ * Pack as many of the ntids TIDs as fit into a TID-map page (initialized
+ * by BloomInitSlicedPage, its tag kept), as rows firstRow onwards; returns
+ * how many, at least one.  Invalid TIDs stand for removed rows.
+ */
+int
+BloomTidMapPack(Page page, int firstRow, const ItemPointerData *tids, int ntids)
+{
+	BloomTidMap map = BloomPageGetTidMap(page);
+	BlockNumber minBlock = InvalidBlockNumber;
+	BlockNumber maxBlock = 0;
+	OffsetNumber maxOffset = FirstOffsetNumber;
+	int			n;
+	int			i;
+	int			width;
+
+	/* Take TIDs while the widths their range needs leave room for them */
+	for (n = 0; n < ntids; n++)
+	{
+		const ItemPointerData *tid = &tids[n];
+		BlockNumber lo = minBlock,
+					hi = maxBlock;
+		OffsetNumber off = maxOffset;
+
+		if (ItemPointerIsValid(tid))
+		{
+			lo = Min(lo, ItemPointerGetBlockNumber(tid));
+			hi = Max(hi, ItemPointerGetBlockNumber(tid));
+			off = Max(off, ItemPointerGetOffsetNumber(tid));
+		}
+		width = BloomBitsFor(lo == InvalidBlockNumber ? 0 : hi - lo) + BloomBitsFor(off);
+		if ((uint64) (n + 1) * width > BLOOMIDX_TIDMAP_BITS)
+			break;
+		minBlock = lo;
+		maxBlock = hi;
+		maxOffset = off;
+	}
+	Assert(n > 0 || ntids == 0);
+
+	memset(map->packed, 0, BLOOMIDX_PAGE_FREE_SPACE - offsetof(BloomTidMapData, packed));
+	map->firstRow = (uint16) firstRow;
+	map->nrows = (uint16) n;
+	map->baseBlock = minBlock == InvalidBlockNumber ? 0 : minBlock;
+	map->blockBits = BloomBitsFor(minBlock == InvalidBlockNumber ? 0 : maxBlock - minBlock);
+	map->offsetBits = BloomBitsFor(maxOffset);
+	width = map->blockBits + map->offsetBits;
+	for (i = 0; i < n; i++)
+	{
+		uint64		bit = (uint64) i * width;
+		uint64		x = 0;
+		uint8	   *p = map->packed + bit / 8;
+
+		if (ItemPointerIsValid(&tids[i]))
+			x = ((uint64) (ItemPointerGetBlockNumber(&tids[i]) - map->baseBlock)
+				 << map->offsetBits) | ItemPointerGetOffsetNumber(&tids[i]);
+		BloomStoreWord(p, BloomLoadWord(p) | (x << (bit % 8)));
+	}
+	return n;
+}
+
+/*
+ * All the TIDs of a TID-map page, removed rows as invalid TIDs; returns
+ * how many.
+ */
+int
+BloomTidMapUnpack(Page page, ItemPointerData *tids)
+{
+	BloomTidMap map = BloomPageGetTidMap(page);
+	int			i;
+
+	for (i = 0; i < map->nrows; i++)
+		BloomTidMapGet(map, i, &tids[i]);
+	return map->nrows;
+}
+
+/*
+ * Mark entry i of a TID-map page removed: its offset number becomes 0.
+ */
+void
+BloomTidMapKill(Page page, int i)
+{
+	BloomTidMap map = BloomPageGetTidMap(page);
+	int			width = map->blockBits + map->offsetBits;
+	uint64		bit = (uint64) i * width;
+	uint8	   *p = map->packed + bit / 8;
+	uint64		mask = ((UINT64CONST(1) << map->offsetBits) - 1) << (bit % 8);
+
+	BloomStoreWord(p, BloomLoadWord(p) & ~mask);
+}
+
+/*
+ * What is wrong with the header of a TID-map page, or NULL.
+ */
+char *
+BloomTidMapProblem(Page page)
+{
+	BloomTidMap map = BloomPageGetTidMap(page);
+	int			width = map->blockBits + map->offsetBits;
+
+	if (BloomTidMapIsSane(map))
+		return NULL;
+	if (map->blockBits > 32 || map->offsetBits < 1 || map->offsetBits > 16)
+		return psprintf("TID map packs TIDs in %u block and %u offset bits.",
+						map->blockBits, map->offsetBits);
+	return psprintf("TID map holds %u rows from row %u in %d bits each.",
+					map->nrows, map->firstRow, width);
+}
+
+/*
+ * Rows of a TID-map page that VACUUM has not removed; none if its header
+ * is not sane.
+ */
+int
+BloomTidMapCountLive(Page page)
+{
+	BloomTidMap map = BloomPageGetTidMap(page);
+	int			n = 0;
+	int			i;
+
+	for (i = 0; BloomTidMapIsSane(map) && i < map->nrows; i++)
+	{
+		ItemPointerData tid;
+
+		BloomTidMapGet(map, i, &tid);
+		n += ItemPointerIsValid(&tid) ? 1 : 0;
+	}
+	return n;
+}
+
+/*
+ * Copy the page lists of a stripe page (of signatures of sigBits bits)
+ * into pages; the caller sets pages->stripe.
+ */
+void
+BloomStripeGetPages(Page page, int sigBits, BloomStripePages *pages)
+{
+	BloomStripe stripe = BloomPageGetStripe(page);
+
+	pages->nTidPages = Min(stripe->nTidPages, BLOOMIDX_STRIPE_TIDPAGES);
+	memcpy(pages->tidPages, stripe->tidPages, sizeof(pages->tidPages));
+	memcpy(pages->tidFirstRow, stripe->tidFirstRow, sizeof(pages->tidFirstRow));
+	memcpy(pages->slices, stripe->slices, sizeof(BlockNumber) * sigBits);
+}
+
+/*
+ * Link i of a stripe page: the slice page of bit i (flag BLOOMIDX_SLICE)
+ * or its i-th TID-map page (BLOOMIDX_TIDMAP).
+ */
+BlockNumber
+BloomStripeGetLink(Page page, uint16 flag, int i)
+{
+	BloomStripe stripe = BloomPageGetStripe(page);
+
+	Assert(flag == BLOOMIDX_SLICE || (i >= 0 && i < BLOOMIDX_STRIPE_TIDPAGES));
+	return flag == BLOOMIDX_SLICE ? stripe->slices[i] : stripe->tidPages[i];
+}
+
+/*
+ * Set link i of a stripe page (see BloomStripeGetLink).
+ */
+void
+BloomStripeSetLink(Page page, uint16 flag, int i, BlockNumber blkno)
+{
+	BloomStripe stripe = BloomPageGetStripe(page);
+
+	Assert(flag == BLOOMIDX_SLICE || (i >= 0 && i < BLOOMIDX_STRIPE_TIDPAGES));
+	if (flag == BLOOMIDX_SLICE)
+		stripe->slices[i] = blkno;
+	else
+		stripe->tidPages[i] = blkno;
+}
+
+/* TID-map pages a stripe page lists */
+int
+BloomStripeGetNTidPages(Page page)
+{
+	return BloomPageGetStripe(page)->nTidPages;
+}
+
+/* First row of TID-map page t of a stripe page */
+int
+BloomStripeGetTidFirstRow(Page page, int t)
+{
+	Assert(t >= 0 && t < BLOOMIDX_STRIPE_TIDPAGES);
+	return BloomPageGetStripe(page)->tidFirstRow[t];
+}
+
+/*
+ * Make a stripe page list ntidpages TID maps, those from t0 on starting at
+ * rows firstRows[t0 ..]; links past them are cleared.
+ */
+void
+BloomStripeSetTidPages(Page page, int ntidpages, int t0, const uint16 *firstRows)
+{
+	BloomStripe stripe = BloomPageGetStripe(page);
+	int			i;
+
+	Assert(ntidpages <= BLOOMIDX_STRIPE_TIDPAGES);
+	stripe->nTidPages = ntidpages;
+	for (i = t0; i < ntidpages; i++)
+		stripe->tidFirstRow[i] = firstRows[i];
+	for (i = ntidpages; i < BLOOMIDX_STRIPE_TIDPAGES; i++)
+		stripe->tidPages[i] = InvalidBlockNumber;
+}
+
+/* Set the live rows of a stripe page */
+void
+BloomStripeSetLive(Page page, uint32 nlive)
+{
+	BloomPageGetStripe(page)->nlive = nlive;
+}
+
+/* Add n to the live rows of a stripe page */
+void
+BloomStripeAddLive(Page page, uint32 n)
+{
+	BloomPageGetStripe(page)->nlive += n;
+}
+
+/*
+ * Fill a slice page with the BLOOMIDX_STRIPE_WORDS words of a build's slice.
+ */
+void
+BloomSliceSetWords(Page page, const uint64 *words)
+{
+	memcpy(BloomPageGetSlice(page), words, sizeof(uint64) * BLOOMIDX_STRIPE_WORDS);
+}
+
+/*
+ * OR nw words into a slice page from its word w0 on.
+ */
+void
+BloomSliceOrWords(Page page, int w0, const uint64 *words, int nw)
+{
+	uint64	   *dst = BloomPageGetSlice(page);
+	int			w;
+
+	Assert(w0 >= 0 && w0 + nw <= BLOOMIDX_STRIPE_WORDS);
+	for (w = 0; w < nw; w++)
+		dst[w0 + w] |= words[w];
+}
+
+/*
+ * AND the first nw words of a slice page into r; returns whether any bit
+ * of r is left.
+ */
+bool
+BloomSliceAndWords(Page page, uint64 *r, int nw)
+{
+	const uint64 *slice = BloomPageGetSlice(page);
+	uint64		any = 0;
+	int			w;
+
+	Assert(nw <= BLOOMIDX_STRIPE_WORDS);
+	for (w = 0; w < nw; w++)
+	{
+		r[w] &= slice[w];
+		any |= r[w];
+	}
+	return any != 0;
+}
+
+/* Entry i of a stripe-list page */
+BlockNumber
+BloomStripeListGet(Page page, int i)
+{
+	Assert(i >= 0 && i < BLOOMIDX_STRIPELIST_ENTRIES);
+	return BloomPageGetStripeList(page)[i];
+}
+
+/* Set entry i of a stripe-list page */
+void
+BloomStripeListSet(Page page, int i, BlockNumber blkno)
+{
+	Assert(i >= 0 && i < BLOOMIDX_STRIPELIST_ENTRIES);
+	BloomPageGetStripeList(page)[i] = blkno;
+}
+
+/* Copy the first n entries of a stripe-list page into stripes */
+void
+BloomStripeListCopy(Page page, BlockNumber *stripes, int n)
+{
+	Assert(n <= BLOOMIDX_STRIPELIST_ENTRIES);
+	memcpy(stripes, BloomPageGetStripeList(page), sizeof(BlockNumber) * n);
+}
+
+/* Set the first n entries of a stripe-list page from stripes */
+void
+BloomStripeListFill(Page page, const BlockNumber *stripes, int n)
+{
+	Assert(n <= BLOOMIDX_STRIPELIST_ENTRIES);
+	memcpy(BloomPageGetStripeList(page), stripes, sizeof(BlockNumber) * n);
+}
+
+/* Does a stripe-list page list no stripe? */
+bool
+BloomStripeListIsEmpty(Page page)
+{
+	const BlockNumber *list = BloomPageGetStripeList(page);
+	int			i;
+
+	for (i = 0; i < BLOOMIDX_STRIPELIST_ENTRIES; i++)
+	{
+		if (list[i] != InvalidBlockNumber)
+			return false;
+	}
+	return true;
+}

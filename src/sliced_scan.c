@@ -1,0 +1,377 @@
+/*-------------------------------------------------------------------------
+ *
+ * sliced_scan.c
+ *	  Bitmap scan of an index of the sliced layout: the pending pages as
+ *	  in the row layout, then for each stripe the AND of the query's
+ *	  slices, 64 rows at a time.
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "postgres.h"
+
+#include <math.h>
+
+#include "miscadmin.h"
+#include "nodes/tidbitmap.h"
+#include "port/pg_bitutils.h"
+#include "storage/bufmgr.h"
+#include "utils/rel.h"
+
+#include "bloomidx.h"
+#include "page.h"
+#include "signature.h"
+#include "sliced.h"
+
+/* Result of reading a slice: rows left, none left, or the stripe is gone */
+#define BLOOM_SLICE_ANY		1
+#define BLOOM_SLICE_NONE	0
+#define BLOOM_SLICE_GONE	(-1)
+
+/*
+ * Passes a scan makes at most: a pass starts over when VACUUM empties a
+ * stripe it is reading, which a scan meets rarely, and twice in a row only
+ * under a VACUUM that keeps emptying stripes faster than the scan reads
+ * them.
+ */
+#define BLOOMIDX_MAX_SCAN_RESTARTS	100
+
+/* Working space of a sliced scan */
+typedef struct BloomSlicedScanData
+{
+	BloomStripePages pages;
+	uint64		r[BLOOMIDX_STRIPE_WORDS];	/* rows left */
+	uint64		t[BLOOMIDX_STRIPE_WORDS];	/* one alternative's rows */
+	uint64		g[BLOOMIDX_STRIPE_WORDS];	/* a group's rows */
+	ItemPointerData *tids;		/* a batch of TIDs for the bitmap */
+	int			maxtids;
+	BufferAccessStrategy bas;
+} BloomSlicedScanData;
+
+/*
+ * AND slice page blkno of a stripe (or nothing, for a slice with no bit
+ * set) into the first nw words of r.
+ */
+static int
+BloomAndSlice(Relation index, const BloomStripePages *pages, BlockNumber stripeBlkno,
+			  BlockNumber blkno, uint64 *r, int nw, BufferAccessStrategy bas)
+{
+	Buffer		buffer;
+	bool		any;
+
+	if (blkno == InvalidBlockNumber)
+	{
+		memset(r, 0, sizeof(uint64) * nw);
+		return BLOOM_SLICE_NONE;
+	}
+
+	buffer = BloomReadStripePage(index, pages, stripeBlkno, blkno, BLOOMIDX_SLICE, bas);
+	if (!BufferIsValid(buffer))
+		return BLOOM_SLICE_GONE;
+	any = BloomSliceAndWords(BufferGetPage(buffer), r, nw);
+	UnlockReleaseBuffer(buffer);
+	return any ? BLOOM_SLICE_ANY : BLOOM_SLICE_NONE;
+}
+
+/*
+ * AND the slices of every bit of mask (sigWords words) into r.
+ */
+static int
+BloomAndMask(Relation index, const BloomStripePages *pages, BlockNumber stripeBlkno,
+			 const uint64 *mask, int sigWords, uint64 *r, int nw,
+			 BufferAccessStrategy bas)
+{
+	int			w;
+
+	for (w = 0; w < sigWords; w++)
+	{
+		uint64		x = mask[w];
+
+		while (x != 0)
+		{
+			int			b = w * 64 + pg_rightmost_one_pos64(x);
+			int			result = BloomAndSlice(index, pages, stripeBlkno,
+											   pages->slices[b], r, nw, bas);
+
+			if (result != BLOOM_SLICE_ANY)
+				return result;
+			x &= x - 1;
+		}
+	}
+	return BLOOM_SLICE_ANY;
+}
+
+/*
+ * Add the TIDs of the rows set in r (of a stripe) to the bitmap, counting
+ * them in *ntids.  Returns false if the stripe is gone.
+ */
+static bool
+BloomAddStripeTids(Relation index, BloomSlicedScanData *work,
+				   BlockNumber stripeBlkno, int nw, TIDBitmap *tbm, int64 *ntids)
+{
+	const BloomStripePages *pages = &work->pages;
+	Buffer		buffer = InvalidBuffer;
+	Page		map = NULL;
+	int			mapFirstRow = 0;
+	int			mapRows = 0;
+	int			t = 0;
+	int			curPage = -1;
+	int			n = 0;
+	int			w;
+
+	for (w = 0; w < nw; w++)
+	{
+		uint64		x = work->r[w];
+
+		while (x != 0)
+		{
+			int			row = w * 64 + pg_rightmost_one_pos64(x);
+			int			i;
+
+			x &= x - 1;
+			while (t + 1 < pages->nTidPages && pages->tidFirstRow[t + 1] <= row)
+				t++;
+			if (t != curPage)
+			{
+				if (BufferIsValid(buffer))
+					UnlockReleaseBuffer(buffer);
+				if (t >= pages->nTidPages)
+					BloomSlicedCorrupted(index, stripeBlkno,
+										 "stripe page listing its TID maps");
+				buffer = BloomReadStripePage(index, pages, stripeBlkno,
+											 pages->tidPages[t], BLOOMIDX_TIDMAP,
+											 work->bas);
+				if (!BufferIsValid(buffer))
+					return false;
+				map = BufferGetPage(buffer);
+				mapFirstRow = BloomTidMapGetFirstRow(map);
+				mapRows = BloomTidMapGetNRows(map);
+				curPage = t;
+			}
+			i = row - mapFirstRow;
+			if (i < 0 || i >= mapRows)
+				BloomSlicedCorrupted(index, pages->tidPages[t],
+									 "TID-map page holding the stripe's rows");
+			BloomTidMapPageGet(map, i, &work->tids[n]);
+			if (!ItemPointerIsValid(&work->tids[n]))
+				continue;		/* removed by VACUUM */
+			if (++n == work->maxtids)
+			{
+				tbm_add_tuples(tbm, work->tids, n, true);
+				*ntids += n;
+				n = 0;
+			}
+		}
+	}
+	if (BufferIsValid(buffer))
+		UnlockReleaseBuffer(buffer);
+	if (n > 0)
+		tbm_add_tuples(tbm, work->tids, n, true);
+	*ntids += n;
+	return true;
+}
+
+/*
+ * The rows of stripe s (at stripe page blkno, rows rows) that the query
+ * may match, in work->r.  Returns BLOOM_SLICE_GONE if the stripe is gone.
+ */
+static int
+BloomStripeCandidates(Relation index, const BloomShape *shape, BloomScanOpaque so,
+					  BloomSlicedScanData *work, uint32 s, BlockNumber blkno,
+					  int rows)
+{
+	int			nw = (rows + 63) / 64;
+	int			result;
+	int			a;
+
+	if (!BloomReadStripe(index, s, blkno, shape->sigBits, &work->pages))
+		return BLOOM_SLICE_GONE;
+
+	/* Start from every row of the stripe */
+	memset(work->r, 0xFF, sizeof(uint64) * nw);
+	if (rows % 64 != 0)
+		work->r[nw - 1] = (UINT64CONST(1) << (rows % 64)) - 1;
+
+	result = BloomAndMask(index, &work->pages, blkno, so->mask, shape->sigWords,
+						  work->r, nw, work->bas);
+
+	/* Each group of alternatives: the OR of its masks' ANDs */
+	for (a = 0; result == BLOOM_SLICE_ANY && a < so->nalternatives; a++)
+	{
+		BloomAlternatives *alt = &so->alternatives[a];
+		uint64		any = 0;
+		int			j,
+					w;
+
+		memset(work->g, 0, sizeof(uint64) * nw);
+		for (j = 0; j < alt->nmasks; j++)
+		{
+			int			altResult;
+
+			memcpy(work->t, work->r, sizeof(uint64) * nw);
+			altResult = BloomAndMask(index, &work->pages, blkno,
+									 alt->masks + (Size) j * shape->sigWords,
+									 shape->sigWords, work->t, nw, work->bas);
+			if (altResult == BLOOM_SLICE_GONE)
+				return BLOOM_SLICE_GONE;
+			if (altResult == BLOOM_SLICE_ANY)
+			{
+				for (w = 0; w < nw; w++)
+					work->g[w] |= work->t[w];
+			}
+		}
+		for (w = 0; w < nw; w++)
+		{
+			work->r[w] = work->g[w];
+			any |= work->r[w];
+		}
+		result = any != 0 ? BLOOM_SLICE_ANY : BLOOM_SLICE_NONE;
+	}
+	return result;
+}
+
+/*
+ * One pass of a bitmap scan of a sliced index; returns false if a stripe
+ * it listed was emptied by VACUUM under it, and the scan must start over.
+ */
+static bool
+BloomSlicedScanOnce(Relation index, BloomState state, BloomScanOpaque so,
+					TIDBitmap *tbm, BloomSlicedScanData *work, int64 *ntids)
+{
+	const BloomShape *shape = &state->shape;
+	BloomSlicedSnapshot *snap = palloc(sizeof(BloomSlicedSnapshot));
+	BloomSlicedSnapshot *snap2 = palloc(sizeof(BloomSlicedSnapshot));
+	bool		complete = true;
+	uint32		s;
+	int			i;
+
+	BloomTakeSnapshot(index, snap, true);
+
+	/* Pending pages: their rows are not below this snapshot's mergedRows */
+	for (i = 0; i < snap->nPending; i++)
+	{
+		Buffer		buffer;
+		Page		page;
+		int			nfound = 0;
+
+		CHECK_FOR_INTERRUPTS();
+		buffer = ReadBufferExtended(index, MAIN_FORKNUM, snap->pending[i],
+									RBM_NORMAL, work->bas);
+		LockBuffer(buffer, BUFFER_LOCK_SHARE);
+		page = BufferGetPage(buffer);
+		if (BloomPageIsRowPage(page, state->tuplesPerPage))
+			nfound = BloomScanRowPage(so, page, shape->sigBytes,
+									  shape->sigWords, work->tids);
+		UnlockReleaseBuffer(buffer);
+		if (nfound > 0)
+		{
+			tbm_add_tuples(tbm, work->tids, nfound, true);
+			*ntids += nfound;
+		}
+	}
+
+	/*
+	 * Stripes.  mergedRows is read again now: rows merged while the pending
+	 * pages were read (their pages may have been freed since) are below it.
+	 * The stripes listed before stay those to read: VACUUM may have emptied
+	 * one since, moving its rows to pending pages read already; if it freed
+	 * a page the stripe's number on the pages tells.
+	 */
+	BloomTakeSnapshot(index, snap2, true);
+	for (s = snap->firstStripe; s < snap2->nStripes && complete; s++)
+	{
+		int			rows = BloomStripeRows(snap2->mergedRows, s);
+		BlockNumber blkno = s < snap->nStripes ? BloomSnapStripe(snap, s) :
+			BloomSnapStripe(snap2, s);
+
+		CHECK_FOR_INTERRUPTS();
+		if (rows == 0)
+			break;
+		if (blkno == InvalidBlockNumber)
+			continue;
+		switch (BloomStripeCandidates(index, shape, so, work, s, blkno, rows))
+		{
+			case BLOOM_SLICE_ANY:
+				complete = BloomAddStripeTids(index, work, blkno, (rows + 63) / 64,
+											  tbm, ntids);
+				break;
+			case BLOOM_SLICE_GONE:
+				complete = false;
+				break;
+		}
+	}
+
+	BloomFreeSnapshot(snap2);
+	BloomFreeSnapshot(snap);
+	return complete;
+}
+
+/*
+ * Bitmap scan of a sliced index: the pending pages as in the row layout,
+ * then for each stripe the AND of the query's slices.  Returns the number
+ * of TIDs added (counting again those of a pass that had to start over).
+ */
+int64
+BloomSlicedGetBitmap(Relation index, BloomState state, BloomScanOpaque so,
+					 TIDBitmap *tbm)
+{
+	BloomSlicedScanData *work = palloc(sizeof(BloomSlicedScanData));
+	int64		ntids = 0;
+	int			restarts;
+
+	work->maxtids = Max(state->tuplesPerPage, 1024);
+	work->tids = palloc(sizeof(ItemPointerData) * work->maxtids);
+	work->bas = GetAccessStrategy(BAS_BULKREAD);
+
+	for (restarts = 0; !BloomSlicedScanOnce(index, state, so, tbm, work, &ntids);
+		 restarts++)
+	{
+		if (restarts >= BLOOMIDX_MAX_SCAN_RESTARTS)
+			ereport(ERROR,
+					(errcode(ERRCODE_T_R_SERIALIZATION_FAILURE),
+					 errmsg("could not complete a scan of index \"%s\"",
+							RelationGetRelationName(index)),
+					 errdetail("VACUUM emptied a stripe the scan was reading %d times in a row.",
+							   restarts + 1),
+					 errhint("Retry the query.")));
+		elog(DEBUG1, "bloomidx index \"%s\": a stripe was emptied during a scan, starting over",
+			 RelationGetRelationName(index));
+	}
+
+	FreeAccessStrategy(work->bas);
+	pfree(work->tids);
+	pfree(work);
+	return ntids;
+}
+
+/*
+ * Pages and signature words a bitmap scan reads, for the cost model: per
+ * stripe, its stripe page and the slices of the query's bits (ANDing a
+ * page of words for each), the TID-map pages holding candidates, and the
+ * pending pages, whose signatures are tested as in the row layout.
+ */
+void
+BloomSlicedScanPages(Relation index, BloomState state,
+					 const BloomScanPagesInput *in, BloomScanPages *out)
+{
+	BloomLayoutSizesData sizes;
+	double		slices = Min(in->querySlices,
+							 (double) state->shape.sigBits * (1 + in->nclauses));
+	double		tidPages;
+	double		candidates = in->selectivity * in->heapTuples;
+	double		pendingRows;
+
+	BloomSlicedSizes(index, &sizes);
+	pendingRows = sizes.pendingPages * state->tuplesPerPage;
+
+	/* TID maps are compressed: what the other pages leave of the index */
+	tidPages = in->indexPages - sizes.stripes * (1 + state->shape.sigBits) -
+		sizes.pendingPages;
+	tidPages = Max(tidPages, sizes.stripes);
+	tidPages = Min(tidPages, sizes.stripes * BLOOMIDX_STRIPE_TIDPAGES);
+
+	out->pagesFetched = sizes.stripes * (1 + slices) + sizes.pendingPages +
+		(tidPages > 0 ? tidPages * -expm1(-candidates / tidPages) : 0);
+	out->pagesFetched = Min(out->pagesFetched, in->indexPages);
+	out->wordsTested = sizes.stripes * slices * BLOOMIDX_STRIPE_WORDS +
+		in->wordsPerRow * pendingRows;
+}

@@ -1,0 +1,357 @@
+/*-------------------------------------------------------------------------
+ *
+ * sliced_util.c
+ *	  Helpers of the sliced layout: snapshots of the metapage's lists,
+ *	  reading stripes and their rows back, transposition, the sizes.
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "postgres.h"
+
+#include "miscadmin.h"
+#include "storage/bufmgr.h"
+#include "utils/rel.h"
+
+#include "bloomidx.h"
+#include "page.h"
+#include "signature.h"
+#include "sliced.h"
+
+/*
+ * Complain about a page of a sliced index that is not what its list says.
+ */
+void
+BloomSlicedCorrupted(Relation index, BlockNumber blkno, const char *what)
+{
+	BloomReportCorruption(index, blkno, psprintf("A %s was expected.", what));
+}
+
+/*
+ * Copy the metapage's lists; with stripes, the stripe lists too.
+ */
+void
+BloomTakeSnapshot(Relation index, BloomSlicedSnapshot *snap, bool stripes)
+{
+	Buffer		metabuf = ReadBuffer(index, BLOOMIDX_METAPAGE_BLKNO);
+	BloomMetaPage meta;
+	uint32		k;
+
+	LockBuffer(metabuf, BUFFER_LOCK_SHARE);
+	meta = BloomPageGetMeta(BufferGetPage(metabuf));
+	snap->mergedRows = meta->mergedRows;
+	snap->firstStripe = meta->firstStripe;
+	snap->nStripes = Max(meta->nStripes, meta->firstStripe);
+	snap->nStripes = Min(snap->nStripes, meta->firstStripe + BLOOMIDX_MAX_STRIPES);
+	snap->nPending = Min(meta->nPending, BLOOMIDX_PENDING_SIZE);
+	memcpy(snap->pending, meta->pendingPages, sizeof(BlockNumber) * snap->nPending);
+	memcpy(snap->stripeLists, meta->stripeLists, sizeof(snap->stripeLists));
+	snap->stripes = NULL;
+	if (stripes)
+	{
+		uint32		nlisted = snap->nStripes - snap->firstStripe;
+
+		snap->stripes = palloc(sizeof(BlockNumber) * Max(nlisted, 1));
+		for (k = 0; k * BLOOMIDX_STRIPELIST_ENTRIES < nlisted; k++)
+		{
+			uint32		n = Min(nlisted - k * BLOOMIDX_STRIPELIST_ENTRIES,
+								BLOOMIDX_STRIPELIST_ENTRIES);
+			Buffer		buffer;
+
+			if (snap->stripeLists[k] == InvalidBlockNumber)
+				BloomSlicedCorrupted(index, BLOOMIDX_METAPAGE_BLKNO,
+									 "metapage listing every stripe-list page");
+			buffer = ReadBuffer(index, snap->stripeLists[k]);
+			LockBuffer(buffer, BUFFER_LOCK_SHARE);
+			if (!BloomPageIsSliced(BufferGetPage(buffer), BLOOMIDX_STRIPELIST,
+								   snap->firstStripe / BLOOMIDX_STRIPELIST_ENTRIES + k))
+				BloomSlicedCorrupted(index, snap->stripeLists[k], "stripe-list page");
+			BloomStripeListCopy(BufferGetPage(buffer),
+								snap->stripes + k * BLOOMIDX_STRIPELIST_ENTRIES, n);
+			UnlockReleaseBuffer(buffer);
+		}
+	}
+	UnlockReleaseBuffer(metabuf);
+}
+
+void
+BloomFreeSnapshot(BloomSlicedSnapshot *snap)
+{
+	if (snap->stripes != NULL)
+		pfree(snap->stripes);
+	pfree(snap);
+}
+
+/*
+ * Is stripe s still listed, at stripe page blkno?  A page of a stripe
+ * that is not what it should be is corruption if so, else a page freed
+ * (and maybe reused) since the caller listed the stripe.
+ */
+static bool
+BloomStripeIsListed(Relation index, uint32 s, BlockNumber blkno)
+{
+	BloomSlicedSnapshot *snap = palloc(sizeof(BloomSlicedSnapshot));
+	bool		listed;
+
+	BloomTakeSnapshot(index, snap, true);
+	listed = BloomSnapStripe(snap, s) == blkno;
+	BloomFreeSnapshot(snap);
+	return listed;
+}
+
+/*
+ * Copy the page lists of stripe s, whose stripe page is blkno.  Returns
+ * false if the page is no longer that stripe's (see BloomStripeIsListed).
+ */
+bool
+BloomReadStripe(Relation index, uint32 s, BlockNumber blkno, int sigBits,
+				BloomStripePages *pages)
+{
+	Buffer		buffer = ReadBuffer(index, blkno);
+	Page		page;
+
+	LockBuffer(buffer, BUFFER_LOCK_SHARE);
+	page = BufferGetPage(buffer);
+	if (!BloomPageIsSliced(page, BLOOMIDX_STRIPE, s))
+	{
+		UnlockReleaseBuffer(buffer);
+		if (BloomStripeIsListed(index, s, blkno))
+			BloomSlicedCorrupted(index, blkno, "stripe page");
+		return false;
+	}
+	pages->stripe = s;
+	BloomStripeGetPages(page, sigBits, pages);
+	UnlockReleaseBuffer(buffer);
+	return true;
+}
+
+/*
+ * Read and share-lock page blkno of stripe pages->stripe, which should be
+ * of kind flag.  Returns InvalidBuffer if the stripe was emptied since it
+ * was listed (see BloomStripeIsListed).
+ */
+Buffer
+BloomReadStripePage(Relation index, const BloomStripePages *pages,
+					BlockNumber stripeBlkno, BlockNumber blkno, uint16 flag,
+					BufferAccessStrategy bas)
+{
+	Buffer		buffer = ReadBufferExtended(index, MAIN_FORKNUM, blkno,
+											RBM_NORMAL, bas);
+
+	LockBuffer(buffer, BUFFER_LOCK_SHARE);
+	if (BloomPageIsSliced(BufferGetPage(buffer), flag, pages->stripe))
+		return buffer;
+	UnlockReleaseBuffer(buffer);
+	if (BloomStripeIsListed(index, pages->stripe, stripeBlkno))
+		BloomSlicedCorrupted(index, blkno,
+							 flag == BLOOMIDX_SLICE ? "slice page" : "TID-map page");
+	return InvalidBuffer;
+}
+
+/*
+ * Rows in stripe s: a whole stripe, or what mergedRows leaves of it.
+ */
+int
+BloomStripeRows(uint64 mergedRows, uint32 s)
+{
+	uint64		first = (uint64) s * BLOOMIDX_STRIPE_ROWS;
+
+	if (mergedRows <= first)
+		return 0;
+	return (int) Min(mergedRows - first, (uint64) BLOOMIDX_STRIPE_ROWS);
+}
+
+/*
+ * Complain that the sliced layout has no room for more rows.
+ */
+void
+BloomTooManyRows(Relation index)
+{
+	ereport(ERROR,
+			(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
+			 errmsg("index \"%s\" is full", RelationGetRelationName(index)),
+			 errdetail("The sliced layout keeps at most %u stripes of %d rows between its oldest and newest rows.",
+					   (uint32) BLOOMIDX_MAX_STRIPES, (int) BLOOMIDX_STRIPE_ROWS),
+			 errhint("VACUUM the table, which moves the oldest rows forward, or REINDEX the index.")));
+}
+
+/*
+ * Transpose a 64 x 64 bit matrix: bit j of a[i] becomes bit i of a[j]
+ * (Hacker's Delight, 7-3).
+ */
+void
+BloomTranspose64(uint64 a[64])
+{
+	uint64		m = UINT64CONST(0x00000000FFFFFFFF);
+	int			j,
+				k;
+
+	for (j = 32; j != 0; j >>= 1, m ^= m << j)
+	{
+		for (k = 0; k < 64; k = ((k | j) + 1) & ~j)
+		{
+			uint64		t = ((a[k] >> j) ^ a[k | j]) & m;
+
+			a[k | j] ^= t;
+			a[k] ^= t << j;
+		}
+	}
+}
+
+/*
+ * Sizes the cost model and bloomidx_stats need: stripes in use, pending
+ * pages, the row numbers the stripe lists span.
+ */
+void
+BloomSlicedSizes(Relation index, BloomSlicedSizesData *sizes)
+{
+	BloomSlicedSnapshot *snap = palloc(sizeof(BloomSlicedSnapshot));
+	uint32		s;
+
+	BloomTakeSnapshot(index, snap, true);
+	sizes->stripes = 0;
+	for (s = snap->firstStripe; s < snap->nStripes; s++)
+		sizes->stripes += BloomSnapStripe(snap, s) != InvalidBlockNumber ? 1 : 0;
+	sizes->pendingPages = snap->nPending;
+	sizes->firstRow = (uint64) snap->firstStripe * BLOOMIDX_STRIPE_ROWS;
+	sizes->nextRow = Max(snap->mergedRows, sizes->firstRow);
+	BloomFreeSnapshot(snap);
+}
+
+/*
+ * Read back the rows of stripe s that VACUUM has not removed: their row
+ * numbers, TIDs and signature words (sigWords words each), in row order.
+ * Returns how many; the arrays are palloc'd.  The caller holds the merge
+ * lock, so that the stripe stays.
+ */
+int
+BloomReadStripeRows(Relation index, const BloomShape *shape,
+					const BloomStripePages *pages, BlockNumber stripeBlkno,
+					int rows, int **rowOf, ItemPointerData **tids, uint64 **words)
+{
+	int			sigWords = shape->sigWords;
+	ItemPointerData *map = palloc(sizeof(ItemPointerData) * BLOOMIDX_STRIPE_ROWS);
+	int			nlive = 0;
+	int			t,
+				b,
+				i;
+
+	*rowOf = palloc(sizeof(int) * Max(rows, 1));
+	*tids = palloc(sizeof(ItemPointerData) * Max(rows, 1));
+
+	for (t = 0; t < pages->nTidPages; t++)
+	{
+		Buffer		buffer;
+		int			first,
+					n;
+
+		buffer = BloomReadStripePage(index, pages, stripeBlkno, pages->tidPages[t],
+									 BLOOMIDX_TIDMAP, NULL);
+		if (!BufferIsValid(buffer))
+			elog(ERROR, "stripe %u of bloomidx index \"%s\" was emptied while it was read",
+				 pages->stripe, RelationGetRelationName(index));
+		first = BloomTidMapGetFirstRow(BufferGetPage(buffer));
+		n = BloomTidMapUnpack(BufferGetPage(buffer), map);
+		UnlockReleaseBuffer(buffer);
+		if (first != pages->tidFirstRow[t] || (t == 0 && first != 0) ||
+			(t > 0 && first < pages->tidFirstRow[t - 1]))
+			BloomSlicedCorrupted(index, pages->tidPages[t],
+								 "TID-map page starting where the stripe page says");
+		for (i = 0; i < n && first + i < rows; i++)
+		{
+			if (ItemPointerIsValid(&map[i]))
+			{
+				(*tids)[nlive] = map[i];
+				(*rowOf)[nlive++] = first + i;
+			}
+		}
+	}
+	pfree(map);
+
+	*words = palloc0(sizeof(uint64) * sigWords * Max(nlive, 1));
+	for (b = 0; b < shape->sigBits; b++)
+	{
+		Buffer		buffer;
+		Page		slice;
+
+		if (pages->slices[b] == InvalidBlockNumber)
+			continue;
+		CHECK_FOR_INTERRUPTS();
+		buffer = BloomReadStripePage(index, pages, stripeBlkno, pages->slices[b],
+									 BLOOMIDX_SLICE, NULL);
+		if (!BufferIsValid(buffer))
+			elog(ERROR, "stripe %u of bloomidx index \"%s\" was emptied while it was read",
+				 pages->stripe, RelationGetRelationName(index));
+		slice = BufferGetPage(buffer);
+		for (i = 0; i < nlive; i++)
+		{
+			if (BloomSliceHasRow(slice, (*rowOf)[i]))
+				(*words)[(Size) i * sigWords + b / 64] |= UINT64CONST(1) << (b % 64);
+		}
+		UnlockReleaseBuffer(buffer);
+	}
+	return nlive;
+}
+
+/*
+ * Call fn for every row in the slices of a sliced index that VACUUM has
+ * not removed, with its TID, its signature (sigBytes bytes) and the block
+ * of its stripe page, and return the number of rows.  The caller holds
+ * the merge lock (LockPage on the metapage's block), so that rows do not
+ * move while it reads.
+ */
+uint64
+BloomSlicedForEachRow(Relation index, const BloomShape *shape,
+					  BloomRowCallback fn, void *arg)
+{
+	BloomSlicedSnapshot *snap = palloc(sizeof(BloomSlicedSnapshot));
+	BloomStripePages *pages = palloc(sizeof(BloomStripePages));
+	uint64		total = 0;
+	uint32		s;
+
+	BloomTakeSnapshot(index, snap, true);
+	for (s = snap->firstStripe; s < snap->nStripes; s++)
+	{
+		int			rows = BloomStripeRows(snap->mergedRows, s);
+		BlockNumber blkno = BloomSnapStripe(snap, s);
+		int		   *rowOf;
+		ItemPointerData *tids;
+		uint64	   *words;
+		int			nlive,
+					i;
+
+		if (rows == 0)
+			break;
+		if (blkno == InvalidBlockNumber)
+			continue;
+		if (!BloomReadStripe(index, s, blkno, shape->sigBits, pages))
+			elog(ERROR, "stripe %u of bloomidx index \"%s\" was emptied while it was read",
+				 s, RelationGetRelationName(index));
+		nlive = BloomReadStripeRows(index, shape, pages, blkno, rows,
+									&rowOf, &tids, &words);
+		for (i = 0; i < nlive; i++)
+		{
+			uint8		sig[BLOOMIDX_SLICED_MAX_LENGTH / 8];
+
+			BloomStoreWords(sig, words + (Size) i * shape->sigWords, shape->sigBytes);
+			fn(&tids[i], sig, blkno, arg);
+		}
+		total += nlive;
+		pfree(rowOf);
+		pfree(tids);
+		pfree(words);
+	}
+	pfree(pages);
+	BloomFreeSnapshot(snap);
+	return total;
+}
+
+
+/*
+ * The layout's sizes, for bloomidx_stats (the routine table's sizes).
+ */
+bool
+BloomSlicedLayoutSizes(Relation index, BloomLayoutSizesData *sizes)
+{
+	BloomSlicedSizes(index, sizes);
+	return true;
+}

@@ -1,0 +1,559 @@
+/*-------------------------------------------------------------------------
+ *
+ * sliced_vacuum.c
+ *	  VACUUM of an index of the sliced layout: dead rows out of the pending
+ *	  pages and the TID maps, mostly dead stripes given back to the pending
+ *	  list, orphaned pages freed.
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "postgres.h"
+
+#include "access/generic_xlog.h"
+#include "commands/vacuum.h"
+#include "miscadmin.h"
+#include "port/pg_bitutils.h"
+#include "storage/bufmgr.h"
+#include "storage/indexfsm.h"
+#include "storage/lmgr.h"
+#include "utils/rel.h"
+
+#include "bloomidx.h"
+#include "page.h"
+#include "signature.h"
+#include "sliced.h"
+
+/* Bit of block blkno in a bitmap of the blocks from lo */
+#define BLOOM_BIT_BYTE(blkno, lo)	(((blkno) - (lo)) / 8)
+#define BLOOM_BIT_MASK(blkno, lo)	(1 << (((blkno) - (lo)) % 8))
+
+/*
+ * Mark in referenced, a bitmap of blocks lo .. hi - 1, those of them a
+ * sliced index lists: stripe lists, stripes, their slices and TID maps,
+ * pending pages.  The caller holds the merge lock, so that no merge or
+ * VACUUM changes them.
+ */
+static void
+BloomSlicedReferenced(Relation index, const BloomShape *shape,
+					  uint8 *referenced, BlockNumber lo, BlockNumber hi)
+{
+	BloomSlicedSnapshot *snap = palloc(sizeof(BloomSlicedSnapshot));
+	BloomStripePages *pages = palloc(sizeof(BloomStripePages));
+	uint32		s;
+	int			i;
+
+#define BLOOM_REFERENCE(blkno) \
+	do { \
+		if ((blkno) >= lo && (blkno) < hi) \
+			referenced[BLOOM_BIT_BYTE(blkno, lo)] |= BLOOM_BIT_MASK(blkno, lo); \
+	} while (0)
+
+	BloomTakeSnapshot(index, snap, true);
+	for (i = 0; i < snap->nPending; i++)
+		BLOOM_REFERENCE(snap->pending[i]);
+	for (i = 0; i < BLOOMIDX_MAX_STRIPELISTS; i++)
+	{
+		if (snap->stripeLists[i] != InvalidBlockNumber)
+			BLOOM_REFERENCE(snap->stripeLists[i]);
+	}
+	for (s = snap->firstStripe; s < snap->nStripes; s++)
+	{
+		BlockNumber blkno = BloomSnapStripe(snap, s);
+
+		if (blkno == InvalidBlockNumber)
+			continue;
+		CHECK_FOR_INTERRUPTS();
+		BLOOM_REFERENCE(blkno);
+		if (!BloomReadStripe(index, s, blkno, shape->sigBits, pages))
+			continue;
+		for (i = 0; i < pages->nTidPages; i++)
+			BLOOM_REFERENCE(pages->tidPages[i]);
+		for (i = 0; i < shape->sigBits; i++)
+		{
+			if (pages->slices[i] != InvalidBlockNumber)
+				BLOOM_REFERENCE(pages->slices[i]);
+		}
+	}
+#undef BLOOM_REFERENCE
+	pfree(pages);
+	BloomFreeSnapshot(snap);
+}
+
+/*
+ * Free a page of a sliced index that nothing lists any more: a pending
+ * page that a merge froze and published, or a page of a stripe that a
+ * merge wrote, but a crash kept from freeing or listing.  The caller holds
+ * the merge lock and found the block missing from BloomSlicedReferenced;
+ * a free page, or a pending page added since, is left as it is.  Returns
+ * whether the page was freed.
+ */
+static bool
+BloomSlicedFreeOrphan(Relation index, BloomState state, BlockNumber blkno)
+{
+	Buffer		buffer = ReadBuffer(index, blkno);
+	Page		page;
+	bool		orphan;
+
+	LockBuffer(buffer, BUFFER_LOCK_EXCLUSIVE);
+	page = BufferGetPage(buffer);
+	if (PageIsNew(page) || BloomPageIsDeleted(page))
+		orphan = false;
+	else if (BloomPageHasFlag(page, BLOOMIDX_SLICED_FLAGS))
+		orphan = true;
+	else
+		orphan = BloomPageIsData(index, page, blkno, state->tuplesPerPage) &&
+			BloomPageHasFlag(page, BLOOMIDX_FROZEN);
+	if (orphan)
+		BloomFreePage(index, buffer);
+	UnlockReleaseBuffer(buffer);
+	return orphan;
+}
+
+/*
+ * Move the live rows of a mostly dead stripe back to the pending pages,
+ * reading their signatures back from the slices, take the stripe out of
+ * its list and free its pages.
+ */
+static void
+BloomReclaimStripe(Relation index, BloomState state, uint32 s, BlockNumber stripeBlkno,
+				   const BloomStripePages *pages, int rows)
+{
+	const BloomShape *shape = &state->shape;
+	int			sigWords = shape->sigWords;
+	ItemPointerData *tids;
+	int		   *rowOf;
+	uint64	   *words;
+	int			nlive;
+	int			i;
+	Buffer		metabuf;
+	Buffer		listbuf;
+	GenericXLogState *xlogState;
+	BloomMetaPage meta;
+	uint32		listNo = s / BLOOMIDX_STRIPELIST_ENTRIES;
+	uint32		k;
+
+	nlive = BloomReadStripeRows(index, shape, pages, stripeBlkno, rows,
+								&rowOf, &tids, &words);
+
+	/* Back to the pending pages */
+	for (i = 0; i < nlive; i++)
+	{
+		uint8		sig[BLOOMIDX_SLICED_MAX_LENGTH / 8];
+		int			nbits = 0;
+		int			w;
+
+		for (w = 0; w < sigWords; w++)
+			nbits += pg_popcount64(words[(Size) i * sigWords + w]);
+		BloomStoreWords(sig, words + (Size) i * sigWords, shape->sigBytes);
+		(void) BloomPendingAdd(index, state, sig, nbits, &tids[i]);
+	}
+
+	/* Take the stripe out of its list */
+	metabuf = ReadBuffer(index, BLOOMIDX_METAPAGE_BLKNO);
+	LockBuffer(metabuf, BUFFER_LOCK_EXCLUSIVE);
+	meta = BloomPageGetMeta(BufferGetPage(metabuf));
+	k = listNo - meta->firstStripe / BLOOMIDX_STRIPELIST_ENTRIES;
+	if (s < meta->firstStripe || k >= BLOOMIDX_MAX_STRIPELISTS ||
+		meta->stripeLists[k] == InvalidBlockNumber)
+		elog(ERROR, "stripe %u of bloomidx index \"%s\" is outside its stripe lists",
+			 s, RelationGetRelationName(index));
+	listbuf = ReadBuffer(index, meta->stripeLists[k]);
+	LockBuffer(listbuf, BUFFER_LOCK_EXCLUSIVE);
+	if (!BloomPageIsSliced(BufferGetPage(listbuf), BLOOMIDX_STRIPELIST, listNo))
+		BloomSlicedCorrupted(index, meta->stripeLists[k], "stripe-list page");
+	xlogState = GenericXLogStart(index);
+	BloomStripeListSet(GenericXLogRegisterBuffer(xlogState, listbuf, 0),
+					   s % BLOOMIDX_STRIPELIST_ENTRIES, InvalidBlockNumber);
+	GenericXLogFinish(xlogState);
+	UnlockReleaseBuffer(listbuf);
+	UnlockReleaseBuffer(metabuf);
+
+	/* Free its pages; a scan still reading them finds out by their tags */
+	for (i = -1; i < shape->sigBits + pages->nTidPages; i++)
+	{
+		BlockNumber blkno;
+		Buffer		buffer;
+
+		if (i < 0)
+			blkno = stripeBlkno;
+		else if (i < shape->sigBits)
+			blkno = pages->slices[i];
+		else
+			blkno = pages->tidPages[i - shape->sigBits];
+		if (blkno == InvalidBlockNumber)
+			continue;
+		buffer = ReadBuffer(index, blkno);
+		LockBuffer(buffer, BUFFER_LOCK_EXCLUSIVE);
+		if (BloomPageHasFlag(BufferGetPage(buffer), BLOOMIDX_SLICED_FLAGS) &&
+			BloomPageGetTag(BufferGetPage(buffer)) == s)
+			BloomFreePage(index, buffer);
+		UnlockReleaseBuffer(buffer);
+	}
+
+	pfree(words);
+	pfree(rowOf);
+	pfree(tids);
+}
+
+/*
+ * Are the stripe lists nearly full?  Then VACUUM moves the rows of the
+ * first list's stripes forward.
+ */
+static bool
+BloomSnapCrowded(const BloomSlicedSnapshot *snap)
+{
+	return snap->nStripes - snap->firstStripe >
+		BLOOMIDX_MAX_STRIPES - 2 * BLOOMIDX_STRIPELIST_ENTRIES;
+}
+
+/*
+ * Does a sliced index need a VACUUM's pass over its stripes even though
+ * no row is dead: are its stripe lists nearly full?
+ */
+static bool
+BloomSlicedNeedsRenumbering(Relation index)
+{
+	BloomSlicedSnapshot *snap = palloc(sizeof(BloomSlicedSnapshot));
+	bool		crowded;
+
+	BloomTakeSnapshot(index, snap, false);
+	crowded = BloomSnapCrowded(snap);
+	BloomFreeSnapshot(snap);
+	return crowded;
+}
+
+/*
+ * Rows a sliced index can still take without a VACUUM renumbering its
+ * oldest ones: the row numbers left in its stripe lists, and room in the
+ * pending list, less the rows pending.
+ */
+static uint64
+BloomSlicedRoom(Relation index, BloomState state)
+{
+	BloomSlicedSnapshot *snap = palloc(sizeof(BloomSlicedSnapshot));
+	uint64		room;
+
+	BloomTakeSnapshot(index, snap, false);
+	room = BloomSnapRowsLeft(snap);
+	if (room >= (uint64) snap->nPending * state->tuplesPerPage)
+		room -= (uint64) snap->nPending * state->tuplesPerPage;
+	else
+		room = 0;
+	room += (uint64) (BLOOMIDX_PENDING_SIZE - snap->nPending) * state->tuplesPerPage;
+	BloomFreeSnapshot(snap);
+	return room;
+}
+
+/*
+ * Drop the first stripe-list pages while every stripe they list is full
+ * and emptied: the metapage lists the stripe lists from the next one.
+ * Scans copy the stripes they read under the metapage lock, so the pages
+ * are freed at once.  The caller holds the merge lock.
+ */
+static void
+BloomDropEmptyStripeLists(Relation index)
+{
+	for (;;)
+	{
+		Buffer		metabuf = ReadBuffer(index, BLOOMIDX_METAPAGE_BLKNO);
+		Buffer		listbuf;
+		BloomMetaPage meta;
+		GenericXLogState *xlogState;
+
+		LockBuffer(metabuf, BUFFER_LOCK_EXCLUSIVE);
+		meta = BloomPageGetMeta(BufferGetPage(metabuf));
+		if (meta->stripeLists[0] == InvalidBlockNumber ||
+			(uint64) (meta->firstStripe + BLOOMIDX_STRIPELIST_ENTRIES) *
+			BLOOMIDX_STRIPE_ROWS > meta->mergedRows)
+		{
+			UnlockReleaseBuffer(metabuf);
+			return;
+		}
+		listbuf = ReadBuffer(index, meta->stripeLists[0]);
+		LockBuffer(listbuf, BUFFER_LOCK_EXCLUSIVE);
+		if (!BloomPageIsSliced(BufferGetPage(listbuf), BLOOMIDX_STRIPELIST,
+							   meta->firstStripe / BLOOMIDX_STRIPELIST_ENTRIES))
+			BloomSlicedCorrupted(index, meta->stripeLists[0], "stripe-list page");
+		if (!BloomStripeListIsEmpty(BufferGetPage(listbuf)))
+		{
+			UnlockReleaseBuffer(listbuf);
+			UnlockReleaseBuffer(metabuf);
+			return;
+		}
+
+		xlogState = GenericXLogStart(index);
+		meta = BloomPageGetMeta(GenericXLogRegisterBuffer(xlogState, metabuf, 0));
+		memmove(meta->stripeLists, meta->stripeLists + 1,
+				sizeof(BlockNumber) * (BLOOMIDX_MAX_STRIPELISTS - 1));
+		meta->stripeLists[BLOOMIDX_MAX_STRIPELISTS - 1] = InvalidBlockNumber;
+		meta->firstStripe += BLOOMIDX_STRIPELIST_ENTRIES;
+		GenericXLogFinish(xlogState);
+		UnlockReleaseBuffer(metabuf);
+
+		BloomFreePage(index, listbuf);
+		UnlockReleaseBuffer(listbuf);
+	}
+}
+
+/*
+ * Remove dead rows from a sliced index (ambulkdelete): compact the pending
+ * pages and merge their rows, mark dead rows in the TID maps,
+ * move the live rows of full stripes at least half dead back through the
+ * pending pages, and merge those.
+ */
+IndexBulkDeleteResult *
+BloomSlicedBulkDelete(IndexVacuumInfo *info, IndexBulkDeleteResult *stats,
+					  IndexBulkDeleteCallback callback, void *callback_state)
+{
+	Relation	index = info->index;
+	BloomState	state = BloomGetState(index);
+	BloomSlicedSnapshot *snap;
+	BloomStripePages *pages;
+	ItemPointerData *map;
+	bool		reclaimed = false;
+	bool		crowded;
+	uint32		s;
+	int			i;
+
+	if (stats == NULL)
+		stats = (IndexBulkDeleteResult *) palloc0(sizeof(IndexBulkDeleteResult));
+
+	LockPage(index, BLOOMIDX_METAPAGE_BLKNO, ExclusiveLock);
+
+	snap = palloc(sizeof(BloomSlicedSnapshot));
+	pages = palloc(sizeof(BloomStripePages));
+	map = palloc(sizeof(ItemPointerData) * BLOOMIDX_STRIPE_ROWS);
+	BloomTakeSnapshot(index, snap, false);
+
+	/* Pending pages: dead rows out, then the rest into the stripes */
+	for (i = 0; i < snap->nPending; i++)
+	{
+		Buffer		buffer = ReadBufferExtended(index, MAIN_FORKNUM, snap->pending[i],
+												RBM_NORMAL, info->strategy);
+		Page		page;
+		GenericXLogState *xlogState = NULL;
+
+		vacuum_delay_point();
+		LockBuffer(buffer, BUFFER_LOCK_EXCLUSIVE);
+		page = BufferGetPage(buffer);
+		if (BloomPageIsData(index, page, snap->pending[i], state->tuplesPerPage))
+			xlogState = BloomPageRemoveDead(index, buffer, &page,
+											state->shape.sigBytes, callback,
+											callback_state, stats);
+		if (xlogState != NULL)
+			GenericXLogFinish(xlogState);
+		UnlockReleaseBuffer(buffer);
+	}
+
+	BloomFreeSnapshot(snap);
+	BloomSlicedMergeLocked(index);
+	snap = palloc(sizeof(BloomSlicedSnapshot));
+	BloomTakeSnapshot(index, snap, true);
+
+	/*
+	 * Stripes: mark dead rows, count the live ones.  When the stripe lists
+	 * are nearly full, the stripes of the first list are emptied whatever
+	 * their live rows, so that the list can go.
+	 */
+	crowded = BloomSnapCrowded(snap);
+	for (s = snap->firstStripe; s < snap->nStripes; s++)
+	{
+		int			rows = BloomStripeRows(snap->mergedRows, s);
+		BlockNumber blkno = BloomSnapStripe(snap, s);
+		int			nlive = 0;
+		int			t;
+		Buffer		stripebuf;
+		GenericXLogState *xlogState;
+
+		if (rows == 0)
+			break;
+		if (blkno == InvalidBlockNumber)
+			continue;
+		if (!BloomReadStripe(index, s, blkno, state->shape.sigBits, pages))
+			elog(ERROR, "stripe %u of bloomidx index \"%s\" was emptied during VACUUM",
+				 s, RelationGetRelationName(index));
+
+		for (t = 0; t < pages->nTidPages; t++)
+		{
+			Buffer		buffer;
+			Page		page;
+			int			first;
+			int			n;
+			int			j;
+
+			vacuum_delay_point();
+			buffer = ReadBufferExtended(index, MAIN_FORKNUM, pages->tidPages[t],
+										RBM_NORMAL, info->strategy);
+			LockBuffer(buffer, BUFFER_LOCK_EXCLUSIVE);
+			page = BufferGetPage(buffer);
+			if (!BloomPageIsSliced(page, BLOOMIDX_TIDMAP, s))
+				BloomSlicedCorrupted(index, pages->tidPages[t], "TID-map page");
+			first = BloomTidMapGetFirstRow(page);
+			n = BloomTidMapUnpack(page, map);
+			xlogState = NULL;
+			for (j = 0; j < n && first + j < rows; j++)
+			{
+				if (!ItemPointerIsValid(&map[j]))
+					continue;
+				if (!callback(&map[j], callback_state))
+				{
+					nlive++;
+					continue;
+				}
+				if (xlogState == NULL)
+				{
+					xlogState = GenericXLogStart(index);
+					page = GenericXLogRegisterBuffer(xlogState, buffer, 0);
+				}
+				BloomTidMapKill(page, j);
+				stats->tuples_removed += 1;
+			}
+			if (xlogState != NULL)
+				GenericXLogFinish(xlogState);
+			UnlockReleaseBuffer(buffer);
+		}
+
+		stripebuf = ReadBuffer(index, blkno);
+		LockBuffer(stripebuf, BUFFER_LOCK_EXCLUSIVE);
+		xlogState = GenericXLogStart(index);
+		BloomStripeSetLive(GenericXLogRegisterBuffer(xlogState, stripebuf, 0), nlive);
+		GenericXLogFinish(xlogState);
+		UnlockReleaseBuffer(stripebuf);
+
+		/*
+		 * A full stripe at least half dead gives its live rows back, if they
+		 * can be numbered again.
+		 */
+		if (rows == BLOOMIDX_STRIPE_ROWS &&
+			(nlive <= rows / 2 ||
+			 (crowded && s < snap->firstStripe + BLOOMIDX_STRIPELIST_ENTRIES)) &&
+			(uint64) nlive <= BloomSlicedRoom(index, state))
+		{
+			BloomReclaimStripe(index, state, s, blkno, pages, rows);
+			reclaimed = true;
+		}
+	}
+
+	/* The rows moved back, into the stripes again */
+	if (reclaimed)
+	{
+		BloomDropEmptyStripeLists(index);
+		BloomSlicedMergeLocked(index);
+	}
+
+	UnlockPage(index, BLOOMIDX_METAPAGE_BLKNO, ExclusiveLock);
+	pfree(map);
+	pfree(pages);
+	BloomFreeSnapshot(snap);
+	return stats;
+}
+
+/* A bulk-delete callback for a pass that removes nothing */
+static bool
+BloomNothingDead(ItemPointer itemptr, void *state)
+{
+	return false;
+}
+
+/*
+ * Merge the pending rows, count pages and rows, free the pages nothing
+ * lists and tell the free space map which pages can be reused
+ * (amvacuumcleanup).
+ *
+ * The blocks the index lists are marked in a bitmap of one bit per block,
+ * taken in chunks that fit in maintenance_work_mem.
+ */
+IndexBulkDeleteResult *
+BloomSlicedVacuumCleanup(IndexVacuumInfo *info, IndexBulkDeleteResult *stats)
+{
+	Relation	index = info->index;
+	BloomState	state = BloomGetState(index);
+	BlockNumber npages;
+	BlockNumber blkno;
+	BlockNumber chunkPages;
+	BlockNumber chunkStart = 0;
+	BlockNumber chunkEnd = 0;
+	uint8	   *referenced;
+
+	/*
+	 * A VACUUM that found no dead rows skips ambulkdelete; an index whose
+	 * stripe lists are nearly full needs its pass all the same, to move its
+	 * oldest rows forward.
+	 */
+	if (stats == NULL && BloomSlicedNeedsRenumbering(index))
+		stats = BloomSlicedBulkDelete(info, NULL, BloomNothingDead, NULL);
+
+	if (stats == NULL)
+		stats = (IndexBulkDeleteResult *) palloc0(sizeof(IndexBulkDeleteResult));
+
+	/*
+	 * VACUUM merges the pending rows, as GIN's does.  The walk below then
+	 * holds the merge lock, so that a page of the sliced layout (or a
+	 * frozen pending page) that nothing lists is one a crash kept a merge
+	 * from listing or freeing.
+	 */
+	BloomSlicedMerge(index, true);
+	LockPage(index, BLOOMIDX_METAPAGE_BLKNO, ExclusiveLock);
+
+	npages = RelationGetNumberOfBlocks(index);
+	stats->num_pages = npages;
+	stats->pages_free = 0;
+	stats->num_index_tuples = 0;
+
+	chunkPages = (BlockNumber) Min((uint64) npages,
+								   (uint64) maintenance_work_mem * 1024 * 8);
+#ifdef BLOOMIDX_SMALL_LIMITS
+	/* A build whose walk takes several chunks, to test them */
+	chunkPages = Min(chunkPages, 50);
+#endif
+	chunkPages = Max(chunkPages, 1);
+	referenced = palloc((chunkPages + 7) / 8);
+
+	for (blkno = BLOOMIDX_METAPAGE_BLKNO + 1; blkno < npages; blkno++)
+	{
+		Buffer		buffer;
+		Page		page;
+
+		vacuum_delay_point();
+
+		if (blkno >= chunkEnd)
+		{
+			chunkStart = blkno;
+			chunkEnd = chunkStart + Min(chunkPages, npages - chunkStart);
+			memset(referenced, 0, (chunkPages + 7) / 8);
+			BloomSlicedReferenced(index, &state->shape, referenced,
+								  chunkStart, chunkEnd);
+		}
+
+		/*
+		 * A page that nothing lists is free, a pending page added since, or
+		 * an orphan to free.
+		 */
+		if ((referenced[BLOOM_BIT_BYTE(blkno, chunkStart)] &
+			 BLOOM_BIT_MASK(blkno, chunkStart)) == 0 &&
+			BloomSlicedFreeOrphan(index, state, blkno))
+		{
+			stats->pages_free++;
+			continue;
+		}
+
+		buffer = ReadBufferExtended(index, MAIN_FORKNUM, blkno, RBM_NORMAL,
+									info->strategy);
+		LockBuffer(buffer, BUFFER_LOCK_SHARE);
+		page = BufferGetPage(buffer);
+		if (BloomPageIsData(index, page, blkno, state->tuplesPerPage))
+			stats->num_index_tuples += BloomPageGetNTuples(page);
+		else if (BloomPageHasFlag(page, BLOOMIDX_TIDMAP) && !BloomPageIsDeleted(page))
+			stats->num_index_tuples += BloomTidMapCountLive(page);
+		else if (PageIsNew(page) || BloomPageIsDeleted(page))
+		{
+			RecordFreeIndexPage(index, blkno);
+			stats->pages_free++;
+		}
+		UnlockReleaseBuffer(buffer);
+	}
+
+	UnlockPage(index, BLOOMIDX_METAPAGE_BLKNO, ExclusiveLock);
+	pfree(referenced);
+	return stats;
+}
