@@ -118,7 +118,6 @@ typedef struct BloomLayoutSizesData
 	uint64		nextRow;		/* stripes still listed */
 } BloomLayoutSizesData;
 
-typedef BloomLayoutSizesData BloomSlicedSizesData;
 
 /* bloomidx.c */
 extern bytea *bloomidx_options(Datum reloptions, bool validate);
@@ -153,9 +152,6 @@ extern IndexBulkDeleteResult *bloomidx_bulkdelete(IndexVacuumInfo *info,
 												  void *callback_state);
 extern IndexBulkDeleteResult *bloomidx_vacuumcleanup(IndexVacuumInfo *info,
 													 IndexBulkDeleteResult *stats);
-
-/* sliced_util.c: for the cost model */
-extern void BloomSlicedSizes(Relation index, BloomSlicedSizesData *sizes);
 
 /* cost.c */
 extern void bloomidx_costestimate(PlannerInfo *root, IndexPath *path,

@@ -57,6 +57,7 @@
 
 #include "bloomidx.h"
 #include "fpmodel.h"
+#include "layout.h"
 #include "page.h"
 #include "signature.h"
 
@@ -339,61 +340,34 @@ BloomCostDescribeQual(PlannerInfo *root, Relation index, BloomState state,
 
 /*
  * Index pages a scan reads (pagesFetched) and signature words it tests
- * (wordsTested), for the query and its candidates.  The one part of the
- * cost that depends on the layout.
+ * (wordsTested), for the query and its candidates: the one part of the
+ * cost that depends on the layout, which the layout's scanpages routine
+ * gives.
  */
 static void
-BloomScanPages(PlannerInfo *root, IndexOptInfo *index, Relation indexRel,
-			   BloomState state, double loop_count,
-			   const BloomCostQuery *query, const BloomCostResult *est,
-			   double selectivity, double *pagesFetched, double *wordsTested)
+BloomCostScanPages(PlannerInfo *root, IndexOptInfo *index, Relation indexRel,
+				   BloomState state, double loop_count,
+				   const BloomCostQuery *query, const BloomCostResult *est,
+				   double selectivity, double *pagesFetched,
+				   double *wordsTested)
 {
-	if (state->shape.layout == BLOOMIDX_LAYOUT_SLICED)
-	{
-		/*
-		 * The sliced layout reads, per stripe, its stripe page and the
-		 * slices of the query's bits (ANDing a page of words for each), the
-		 * TID-map pages holding candidates, and the pending pages, whose
-		 * signatures are tested as in the row layout.
-		 */
-		BloomModelShape mshape = BloomModelShapeOf(&state->shape);
-		BloomSlicedSizesData sliced = {0};
-		double		slices;
-		double		tidPages;
-		double		candidates = selectivity * index->rel->tuples;
-		double		pendingRows;
+	BloomModelShape mshape = BloomModelShapeOf(&state->shape);
+	BloomScanPagesInput in;
+	BloomScanPages out;
 
-		BloomSlicedSizes(indexRel, &sliced);
-		slices = Min(BloomQuerySlices(&mshape, query),
-					 (double) state->shape.sigBits * (1 + query->nclauses));
-		pendingRows = sliced.pendingPages * state->tuplesPerPage;
-
-		/* TID maps are compressed: what the other pages leave of the index */
-		tidPages = index->pages - sliced.stripes * (1 + state->shape.sigBits) -
-			sliced.pendingPages;
-		tidPages = Max(tidPages, sliced.stripes);
-		tidPages = Min(tidPages, sliced.stripes * BLOOMIDX_STRIPE_TIDPAGES);
-
-		*pagesFetched = sliced.stripes * (1 + slices) + sliced.pendingPages +
-			(tidPages > 0 ? tidPages * -expm1(-candidates / tidPages) : 0);
-		*pagesFetched = Min(*pagesFetched, index->pages);
-		*wordsTested = sliced.stripes * slices * BLOOMIDX_STRIPE_WORDS +
-			est->wordsTested * pendingRows;
-	}
-	else
-	{
-		/*
-		 * Every page is read in order, and re-read on each loop of a nested
-		 * loop except for what stays cached; every signature is tested.
-		 */
-		if (loop_count > 1)
-			*pagesFetched = index_pages_fetched(index->pages * loop_count,
-												index->pages, index->rel->pages,
-												root) / loop_count;
-		else
-			*pagesFetched = index->pages;
-		*wordsTested = est->wordsTested * index->tuples;
-	}
+	in.root = root;
+	in.loopCount = loop_count;
+	in.indexPages = index->pages;
+	in.indexTuples = index->tuples;
+	in.heapPages = index->rel->pages;
+	in.heapTuples = index->rel->tuples;
+	in.selectivity = selectivity;
+	in.querySlices = BloomQuerySlices(&mshape, query);
+	in.nclauses = query->nclauses;
+	in.wordsPerRow = est->wordsTested;
+	BloomGetLayout(&state->shape)->scanpages(indexRel, state, &in, &out);
+	*pagesFetched = out.pagesFetched;
+	*wordsTested = out.wordsTested;
 }
 
 /*
@@ -480,8 +454,8 @@ bloomidx_costestimate(PlannerInfo *root, IndexPath *path, double loop_count,
 	 * The pages and signatures the scan reads; every candidate goes into
 	 * the bitmap and is fetched.
 	 */
-	BloomScanPages(root, index, indexRel, state, loop_count, &query, &est,
-				   selectivity, &pagesFetched, &wordsTested);
+	BloomCostScanPages(root, index, indexRel, state, loop_count, &query, &est,
+					   selectivity, &pagesFetched, &wordsTested);
 	index_close(indexRel, NoLock);
 
 	*indexStartupCost = index_other_operands_eval_cost(root, allQuals) +

@@ -116,6 +116,7 @@ extern int	BloomReadStripeRows(Relation index, const BloomShape *shape,
 								const BloomStripePages *pages,
 								BlockNumber stripeBlkno, int rows, int **rowOf,
 								ItemPointerData **tids, uint64 **words);
+extern void BloomSlicedSizes(Relation index, BloomLayoutSizesData *sizes);
 extern bool BloomSlicedLayoutSizes(Relation index, BloomLayoutSizesData *sizes);
 extern uint64 BloomSlicedForEachRow(Relation index, const BloomShape *shape,
 									BloomRowCallback fn, void *arg);

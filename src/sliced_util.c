@@ -202,7 +202,7 @@ BloomTranspose64(uint64 a[64])
  * pages, the row numbers the stripe lists span.
  */
 void
-BloomSlicedSizes(Relation index, BloomSlicedSizesData *sizes)
+BloomSlicedSizes(Relation index, BloomLayoutSizesData *sizes)
 {
 	BloomSlicedSnapshot *snap = palloc(sizeof(BloomSlicedSnapshot));
 	uint32		s;
