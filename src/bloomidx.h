@@ -37,8 +37,8 @@
 #define BLOOMIDX_NPROC				1
 
 /*
- * Reloptions as parsed from WITH (...).  Zero means "not given": length and
- * colN are then derived from false_positive_rate (see BloomResolveOptions).
+ * Reloptions as parsed from WITH (...).  Zero means "not given" (no user can
+ * give it): length and colN are then derived (see BloomResolveOptions).
  */
 typedef struct BloomOptions
 {
@@ -106,6 +106,7 @@ typedef BloomScanOpaqueData *BloomScanOpaque;
 /* bloomidx.c */
 extern bytea *bloomidx_options(Datum reloptions, bool validate);
 extern void BloomResolveOptions(Relation index, BloomShape *shape);
+extern void BloomReportOptions(Relation index, const BloomShape *shape);
 
 /* build.c */
 extern IndexBuildResult *bloomidx_build(Relation heap, Relation index,

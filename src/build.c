@@ -362,6 +362,7 @@ bloomidx_build(Relation heap, Relation index, IndexInfo *indexInfo)
 			 RelationGetRelationName(index));
 
 	BloomResolveOptions(index, &shape);
+	BloomReportOptions(index, &shape);
 
 	/* The metapage is block 0 */
 	metabuf = ReadBuffer(index, P_NEW);
