@@ -42,7 +42,7 @@ FROM pg_class c, bloomidx_stats(c.oid, false) s
 WHERE c.relname LIKE 'sf\_%' AND c.relkind = 'i'
 ORDER BY c.relname;
 
--- After deletes and VACUUM, the cheap form counts what the metapage says
+-- After deletes and VACUUM, the cheap form counts what VACUUM counted
 DELETE FROM sf WHERE a < 50;
 VACUUM sf;
 SELECT c.relname, e.live_tuples, q.live_tuples AS cheap_live_tuples

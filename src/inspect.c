@@ -278,10 +278,11 @@ BloomStatsPartitioned(Datum *values, bool *nulls)
 }
 
 /*
- * The columns of bloomidx_stats' cheap form, from the metapage and the
- * index's length alone: data_pages counts every page but the metapage,
- * free_pages is NULL, live_tuples and fill are the metapage's statistics
- * (rows inserted since the build or the last VACUUM).
+ * The columns of bloomidx_stats' cheap form, from the metapage, the
+ * index's length and its pg_class row alone: data_pages counts every page
+ * but the metapage, free_pages is NULL, live_tuples is pg_class.reltuples
+ * (as of the last build, VACUUM or ANALYZE; NULL if never counted), and
+ * fill the metapage's sampled statistics, which the planner uses.
  */
 static void
 BloomStatsFromMeta(Relation index, Datum *values, bool *nulls, BloomShape *shape)
@@ -289,8 +290,9 @@ BloomStatsFromMeta(Relation index, Datum *values, bool *nulls, BloomShape *shape
 	Buffer		buffer;
 	BloomMetaPage meta;
 	BlockNumber npages;
-	uint64		tuples;
+	uint64		statTuples;
 	uint64		bitsSet;
+	float4		reltuples = index->rd_rel->reltuples;
 	int			version;
 
 	if (RelationGetNumberOfBlocks(index) == 0)
@@ -302,7 +304,7 @@ BloomStatsFromMeta(Relation index, Datum *values, bool *nulls, BloomShape *shape
 	meta = BloomPageGetMeta(BufferGetPage(buffer));
 	BloomMetaGetShape(meta, shape);
 	version = meta->version;
-	tuples = meta->statTuples;
+	statTuples = meta->statTuples;
 	bitsSet = meta->statBitsSet;
 	UnlockReleaseBuffer(buffer);
 	npages = RelationGetNumberOfBlocks(index);
@@ -311,17 +313,18 @@ BloomStatsFromMeta(Relation index, Datum *values, bool *nulls, BloomShape *shape
 	values[1] = Int64GetDatum(1);
 	values[2] = Int64GetDatum((int64) npages - 1);
 	nulls[3] = true;
-	values[4] = Int64GetDatum((int64) tuples);
-	if (tuples > 0)
-	{
-		values[8] = Float8GetDatum((double) bitsSet / ((double) tuples * shape->sigBits));
-		values[12] = Float8GetDatum((double) npages * BLCKSZ / tuples);
-	}
+	if (reltuples >= 0)
+		values[4] = Int64GetDatum((int64) reltuples);
 	else
-	{
+		nulls[4] = true;
+	if (statTuples > 0)
+		values[8] = Float8GetDatum((double) bitsSet / ((double) statTuples * shape->sigBits));
+	else
 		nulls[8] = true;
+	if (reltuples > 0)
+		values[12] = Float8GetDatum((double) npages * BLCKSZ / reltuples);
+	else
 		nulls[12] = true;
-	}
 }
 
 /*
