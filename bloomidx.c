@@ -131,7 +131,7 @@ bloomidx_handler(PG_FUNCTION_ARGS)
 	amroutine->amcostestimate = bloomidx_costestimate;
 	amroutine->amoptions = bloomidx_options;
 	amroutine->amproperty = NULL;
-	amroutine->ambuildphasename = NULL;
+	amroutine->ambuildphasename = bloomidx_buildphasename;
 	amroutine->amvalidate = bloomidx_validate;
 	amroutine->amadjustmembers = NULL;
 	amroutine->ambeginscan = bloomidx_beginscan;

@@ -112,6 +112,12 @@ extern void BloomReportOptions(Relation index, const BloomShape *shape);
 extern IndexBuildResult *bloomidx_build(Relation heap, Relation index,
 										struct IndexInfo *indexInfo);
 extern void bloomidx_buildempty(Relation index);
+extern char *bloomidx_buildphasename(int64 phasenum);
+
+/* Sub-phases of a build in pg_stat_progress_create_index (amphasename) */
+#define BLOOMIDX_PHASE_SCAN			2	/* scanning the table */
+#define BLOOMIDX_PHASE_LEFTOVERS	3	/* sliced, parallel: partial stripes */
+#define BLOOMIDX_PHASE_WAL			4	/* WAL-logging the index's pages */
 
 /* insert.c */
 extern bool bloomidx_insert(Relation index, Datum *values, bool *isnull,

@@ -29,6 +29,7 @@
 #include "catalog/index.h"
 #include "miscadmin.h"
 #include "optimizer/optimizer.h"
+#include "optimizer/plancat.h"
 #include "pgstat.h"
 #include "storage/bufmgr.h"
 #include "storage/lmgr.h"
@@ -53,6 +54,8 @@ typedef struct BloomBuildState
 	double		indtuples;
 	uint64		bitsSet;		/* fill statistics */
 	bool		parallel;		/* other participants extend the index too */
+	bool		progress;		/* this backend reports the build's progress */
+	pg_atomic_uint64 *tuplesDone;	/* parallel: every participant's rows */
 } BloomBuildState;
 
 /* Most participants of a parallel build whose last page is remembered */
@@ -75,6 +78,9 @@ typedef struct BloomBuildShared
 	int			nparticipants;	/* leader included */
 	Size		slicedOffset;	/* sliced layout: its shared state */
 	Size		scanOffset;		/* the parallel heap scan */
+
+	/* Rows added by all participants, for the progress report */
+	pg_atomic_uint64 tuplesDone;
 
 	/* Results, under mutex */
 	slock_t		mutex;
@@ -144,8 +150,15 @@ BloomBuildCallback(Relation index, ItemPointer tid, Datum *values,
 	buildstate->indtuples += 1;
 
 	if (((uint64) buildstate->indtuples & 1023) == 0)
-		pgstat_progress_update_param(PROGRESS_CREATEIDX_TUPLES_DONE,
-									 (int64) buildstate->indtuples);
+	{
+		uint64		done = (uint64) buildstate->indtuples;
+
+		if (buildstate->tuplesDone != NULL)
+			done = pg_atomic_add_fetch_u64(buildstate->tuplesDone, 1024);
+		if (buildstate->progress)
+			pgstat_progress_update_param(PROGRESS_CREATEIDX_TUPLES_DONE,
+										 (int64) done);
+	}
 }
 
 /*
@@ -194,6 +207,8 @@ BloomParallelScanAndBuild(BloomBuildShared *shared, Relation heap,
 		BloomBuildState buildstate;
 
 		BloomBuildStateInit(&buildstate, index, &shared->shape, true);
+		buildstate.progress = progress;
+		buildstate.tuplesDone = &shared->tuplesDone;
 		reltuples = table_index_build_scan(heap, index, indexInfo, true,
 										   progress, BloomBuildCallback,
 										   &buildstate, scan);
@@ -306,6 +321,7 @@ BloomParallelBuild(Relation heap, Relation index, IndexInfo *indexInfo,
 		shared->scanOffset += BUFFERALIGN(BloomSlicedSharedSize(shape, nworkers + 1));
 	}
 	SpinLockInit(&shared->mutex);
+	pg_atomic_init_u64(&shared->tuplesDone, 0);
 	table_parallelscan_initialize(heap, ParallelTableScanFromBloomShared(shared),
 								  snapshot);
 	shm_toc_insert(pcxt->toc, PARALLEL_KEY_BLOOM_SHARED, shared);
@@ -323,6 +339,8 @@ BloomParallelBuild(Relation heap, Relation index, IndexInfo *indexInfo,
 	WaitForParallelWorkersToFinish(pcxt);
 
 	memcpy(results, shared, sizeof(BloomBuildShared));
+	pgstat_progress_update_param(PROGRESS_CREATEIDX_TUPLES_DONE,
+								 (int64) shared->indtuples);
 
 	/* The sliced layout's leftover rows, while the shared memory is there */
 	if (shape->layout == BLOOMIDX_LAYOUT_SLICED)
@@ -330,6 +348,9 @@ BloomParallelBuild(Relation heap, Relation index, IndexInfo *indexInfo,
 		double		reltuples,
 					indtuples;
 		uint64		bitsSet;
+
+		pgstat_progress_update_param(PROGRESS_CREATEIDX_SUBPHASE,
+									 BLOOMIDX_PHASE_LEFTOVERS);
 
 		BloomSlicedBuild(heap, index, indexInfo, shape,
 						 SlicedSharedFromBloomShared(shared),
@@ -372,6 +393,20 @@ bloomidx_build(Relation heap, Relation index, IndexInfo *indexInfo)
 	MarkBufferDirty(metabuf);
 	LockBuffer(metabuf, BUFFER_LOCK_UNLOCK);
 
+	/* Progress: the rows the table is estimated to have, as the planner would */
+	{
+		BlockNumber estPages;
+		double		estTuples;
+		double		allVisFrac;
+
+		estimate_rel_size(heap, NULL, &estPages, &estTuples, &allVisFrac);
+		pgstat_progress_update_multi_param(2,
+										   (const int[]) {PROGRESS_CREATEIDX_SUBPHASE,
+														  PROGRESS_CREATEIDX_TUPLES_TOTAL},
+										   (const int64[]) {BLOOMIDX_PHASE_SCAN,
+															(int64) estTuples});
+	}
+
 	/* Workers, as many as a B-tree build of this table would get */
 	memset(&results, 0, sizeof(results));
 	nworkers = plan_create_index_workers(RelationGetRelid(heap),
@@ -389,6 +424,7 @@ bloomidx_build(Relation heap, Relation index, IndexInfo *indexInfo)
 		BloomBuildState buildstate;
 
 		BloomBuildStateInit(&buildstate, index, &shape, false);
+		buildstate.progress = true;
 		results.reltuples = table_index_build_scan(heap, index, indexInfo,
 												   true, true, BloomBuildCallback,
 												   &buildstate, NULL);
@@ -410,13 +446,38 @@ bloomidx_build(Relation heap, Relation index, IndexInfo *indexInfo)
 	UnlockReleaseBuffer(metabuf);
 
 	if (RelationNeedsWAL(index))
+	{
+		pgstat_progress_update_param(PROGRESS_CREATEIDX_SUBPHASE, BLOOMIDX_PHASE_WAL);
 		log_newpage_range(index, MAIN_FORKNUM, 0,
 						  RelationGetNumberOfBlocks(index), true);
+	}
 
 	result = (IndexBuildResult *) palloc(sizeof(IndexBuildResult));
 	result->heap_tuples = results.reltuples;
 	result->index_tuples = results.indtuples;
 	return result;
+}
+
+/*
+ * Name of a sub-phase of a build, for pg_stat_progress_create_index
+ * (amphasename).
+ */
+char *
+bloomidx_buildphasename(int64 phasenum)
+{
+	switch (phasenum)
+	{
+		case PROGRESS_CREATEIDX_SUBPHASE_INITIALIZE:
+			return "initializing";
+		case BLOOMIDX_PHASE_SCAN:
+			return "scanning table";
+		case BLOOMIDX_PHASE_LEFTOVERS:
+			return "combining partial stripes";
+		case BLOOMIDX_PHASE_WAL:
+			return "WAL-logging index";
+		default:
+			return NULL;
+	}
 }
 
 /*
