@@ -40,3 +40,12 @@ bench:
 .PHONY: asan-check
 asan-check:
 	bash $(srcdir)/scripts/asan-check.sh
+
+# --- PGXN distribution ---------------------------------------------------------
+# `make dist`: check META.json (scripts/check-meta.sh), then archive the
+# committed tree (HEAD) as bloomidx-<version>.zip, the archive PGXN takes.
+DISTVERSION = $(shell sed -n 's/^ *"version": *"\([^"]*\)".*/\1/p' $(srcdir)/META.json | head -1)
+.PHONY: dist
+dist:
+	bash $(srcdir)/scripts/check-meta.sh
+	git -C $(srcdir) archive --format zip --prefix=bloomidx-$(DISTVERSION)/ -o $(abspath bloomidx-$(DISTVERSION).zip) HEAD

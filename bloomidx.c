@@ -8,7 +8,6 @@
  */
 #include "postgres.h"
 
-#include <float.h>
 #include <math.h>
 
 #include "access/amapi.h"
@@ -43,8 +42,10 @@ static relopt_enum_elt_def bloomidx_layout_values[] =
 /*
  * Module load: register the index options.
  *
- * The built-in bounds are as wide as the types allow; the real ranges are
- * checked in bloomidx_options, which gives the valid range in a hint.
+ * length and col1 ... col32 have contrib/bloom's bounds, so the core refuses
+ * what contrib/bloom refuses, with the same message.  Their defaults, like
+ * that of false_positive_rate, lie outside the bounds: a user cannot give
+ * them, so they mean "not given" (see BloomResolveOptions).
  */
 void
 _PG_init(void)
@@ -55,15 +56,15 @@ _PG_init(void)
 	bloomidx_relopt_kind = add_reloption_kind();
 
 	add_int_reloption(bloomidx_relopt_kind, "length",
-					  "Signature length in bits (0: derived from false_positive_rate)",
-					  0, PG_INT32_MIN, PG_INT32_MAX, AccessExclusiveLock);
+					  "Signature length in bits, rounded up to a multiple of 16",
+					  0, 1, BLOOMIDX_MAX_LENGTH, AccessExclusiveLock);
 	bloomidx_relopt_tab[0].optname = "length";
 	bloomidx_relopt_tab[0].opttype = RELOPT_TYPE_INT;
 	bloomidx_relopt_tab[0].offset = offsetof(BloomOptions, length);
 
 	add_real_reloption(bloomidx_relopt_kind, "false_positive_rate",
 					   "Target false-positive rate of an equality on one column",
-					   0, -DBL_MAX, DBL_MAX, AccessExclusiveLock);
+					   0, BLOOMIDX_MIN_FPR, BLOOMIDX_MAX_FPR, AccessExclusiveLock);
 	bloomidx_relopt_tab[1].optname = "false_positive_rate";
 	bloomidx_relopt_tab[1].opttype = RELOPT_TYPE_REAL;
 	bloomidx_relopt_tab[1].offset = offsetof(BloomOptions, falsePositiveRate);
@@ -86,8 +87,8 @@ _PG_init(void)
 			offsetof(BloomOptions, bitsPerColumn) + sizeof(int) * i;
 		add_int_reloption(bloomidx_relopt_kind,
 						  bloomidx_relopt_tab[i + 2].optname,
-						  "Bits set in the signature for this column (0: derived)",
-						  0, PG_INT32_MIN, PG_INT32_MAX, AccessExclusiveLock);
+						  "Bits set in the signature for this column",
+						  0, 1, BLOOMIDX_MAX_COLUMN_BITS, AccessExclusiveLock);
 	}
 }
 
@@ -130,7 +131,7 @@ bloomidx_handler(PG_FUNCTION_ARGS)
 	amroutine->amcostestimate = bloomidx_costestimate;
 	amroutine->amoptions = bloomidx_options;
 	amroutine->amproperty = NULL;
-	amroutine->ambuildphasename = NULL;
+	amroutine->ambuildphasename = bloomidx_buildphasename;
 	amroutine->amvalidate = bloomidx_validate;
 	amroutine->amadjustmembers = NULL;
 	amroutine->ambeginscan = bloomidx_beginscan;
@@ -148,8 +149,12 @@ bloomidx_handler(PG_FUNCTION_ARGS)
 }
 
 /*
- * Check the options that can be checked without knowing the index's
- * columns.
+ * Check the rules that tie options together.
+ *
+ * The range of each option is checked by the core (build_reloptions).  The
+ * rules left depend on the options alone, never on the index's columns,
+ * so that ALTER INDEX ... SET, which checks the options without the index,
+ * refuses everything a rebuild would refuse.
  */
 static void
 BloomCheckOptions(const BloomOptions *opts)
@@ -157,45 +162,9 @@ BloomCheckOptions(const BloomOptions *opts)
 	bool		anyColumn = false;
 	int			i;
 
-	if (opts->length != 0 &&
-		(opts->length < BLOOMIDX_MIN_LENGTH || opts->length > BLOOMIDX_MAX_LENGTH))
-		ereport(ERROR,
-				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-				 errmsg("length must be between %d and %d bits, not %d",
-						BLOOMIDX_MIN_LENGTH, BLOOMIDX_MAX_LENGTH, opts->length),
-				 errhint("Omit length to derive it from false_positive_rate, or give a value between %d and %d.",
-						 BLOOMIDX_MIN_LENGTH, BLOOMIDX_MAX_LENGTH)));
-
 	for (i = 0; i < BLOOMIDX_MAX_COLUMNS; i++)
-	{
-		int			bits = opts->bitsPerColumn[i];
-
-		if (bits == 0)
-			continue;
-		anyColumn = true;
-		if (bits < 1 || bits > BLOOMIDX_MAX_COLUMN_BITS)
-			ereport(ERROR,
-					(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-					 errmsg("col%d must be between 1 and %d bits, not %d",
-							i + 1, BLOOMIDX_MAX_COLUMN_BITS, bits),
-					 errhint("Omit col%d to derive it, or give a value between 1 and %d.",
-							 i + 1, BLOOMIDX_MAX_COLUMN_BITS)));
-		if (opts->length != 0 && bits >= opts->length)
-			ereport(ERROR,
-					(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-					 errmsg("col%d (%d bits) must be smaller than length (%d bits)",
-							i + 1, bits, opts->length),
-					 errhint("Use fewer bits for the column or a longer signature.")));
-	}
-
-	if (opts->falsePositiveRate != 0 &&
-		!(opts->falsePositiveRate >= BLOOMIDX_MIN_FPR &&
-		  opts->falsePositiveRate <= BLOOMIDX_MAX_FPR))
-		ereport(ERROR,
-				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-				 errmsg("false_positive_rate must be between %g and %g, not %g",
-						BLOOMIDX_MIN_FPR, BLOOMIDX_MAX_FPR, opts->falsePositiveRate),
-				 errhint("Use a smaller rate for fewer rechecks, at the cost of a larger index.")));
+		if (opts->bitsPerColumn[i] != 0)
+			anyColumn = true;
 
 	if (opts->falsePositiveRate != 0 && (opts->length != 0 || anyColumn))
 		ereport(ERROR,
@@ -226,14 +195,24 @@ bloomidx_options(Datum reloptions, bool validate)
 /*
  * Turn an index's options into the shape of its signatures.
  *
+ * A given length and colN mean what they mean to contrib/bloom: length is
+ * the signature's length in bits, rounded up to a multiple of 16, and colN
+ * the number of bits column N sets, even if that is as many as the
+ * signature has; colN past the index's last column is ignored.
+ *
  * Whatever is not given is derived so that an equality on one column has
  * the target false-positive rate (default 1%): k = round(log2(1 / p)) bits
  * a column and m = n * ln(1 / p) / ln(2)^2 bits in all, rounded up to whole
  * 64-bit words.  With colN but no length, the signature is sized so that
- * about half of its bits are set.  With length but no colN, each column
- * gets the k that is optimal for that length, up to 16 (beyond which the
- * false-positive rate is negligible and hashing just costs more).  An explicit length is
- * rounded up to a multiple of 16 bits, as contrib/bloom does.
+ * about half of its bits are set, at most BLOOMIDX_MAX_LENGTH bits.  With
+ * length but no colN, each column gets the k that is optimal for that
+ * length, up to 16 (beyond which the false-positive rate is negligible and
+ * hashing just costs more).
+ *
+ * The sliced layout takes signatures of at most BLOOMIDX_SLICED_MAX_LENGTH
+ * bits; a longer one gets the row layout (BloomReportOptions says so).
+ *
+ * No option set that passed bloomidx_options is refused here.
  */
 void
 BloomResolveOptions(Relation index, BloomShape *shape)
@@ -260,16 +239,6 @@ BloomResolveOptions(Relation index, BloomShape *shape)
 		opts = &defaults;
 	}
 	BloomCheckOptions(opts);
-
-	for (i = n; i < BLOOMIDX_MAX_COLUMNS; i++)
-	{
-		if (opts->bitsPerColumn[i] != 0)
-			ereport(ERROR,
-					(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-					 errmsg("col%d is given but the index has only %d column%s",
-							i + 1, n, n == 1 ? "" : "s"),
-					 errhint("Give colN only for N between 1 and %d.", n)));
-	}
 
 	memset(shape, 0, sizeof(BloomShape));
 	shape->nColumns = n;
@@ -301,34 +270,59 @@ BloomResolveOptions(Relation index, BloomShape *shape)
 			m = n * log(1.0 / fpr) / (M_LN2 * M_LN2);
 		else
 			m = totalBits / M_LN2;
-		if (m > BLOOMIDX_MAX_LENGTH)
-			ereport(ERROR,
-					(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-					 errmsg("the derived signature length of %.0f bits exceeds the maximum of %d",
-							ceil(m), BLOOMIDX_MAX_LENGTH),
-					 errhint("Use a higher false_positive_rate, fewer bits per column, fewer columns, or give length.")));
+		m = Min(m, BLOOMIDX_MAX_LENGTH);
 		shape->sigBits = Max(64, TYPEALIGN(64, (int) ceil(m)));
 	}
 	shape->sigBits = Min(shape->sigBits, BLOOMIDX_MAX_LENGTH);
 	shape->layout = opts->layout;
 	if (shape->layout == BLOOMIDX_LAYOUT_SLICED &&
 		shape->sigBits > BLOOMIDX_SLICED_MAX_LENGTH)
-		ereport(ERROR,
-				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-				 errmsg("the sliced layout supports signatures of at most %d bits, not %d",
-						BLOOMIDX_SLICED_MAX_LENGTH, shape->sigBits),
-				 errhint("Use layout = row, a higher false_positive_rate, or fewer columns.")));
+		shape->layout = BLOOMIDX_LAYOUT_ROW;
 	shape->sigBytes = shape->sigBits / 8;
 	shape->sigWords = (shape->sigBits + 63) / 64;
 	shape->targetFpr = opts->length == 0 && totalBits == n * defaultBits ? fpr : 0;
+}
+
+/*
+ * Say which of an index's options, legal as they are, build an index other
+ * than the one they seem to ask for: colN past the last column, a column
+ * that sets as many bits as the signature has, the sliced layout with a
+ * signature too long for it.  Called when the index is built, with the
+ * shape BloomResolveOptions made.
+ */
+void
+BloomReportOptions(Relation index, const BloomShape *shape)
+{
+	BloomOptions *opts = (BloomOptions *) index->rd_options;
+	int			n = RelationGetNumberOfAttributes(index);
+	int			i;
+
+	if (opts == NULL)
+		return;
+
+	for (i = n; i < BLOOMIDX_MAX_COLUMNS; i++)
+		if (opts->bitsPerColumn[i] != 0)
+			ereport(NOTICE,
+					(errmsg_plural("col%d of index \"%s\" is ignored because the index has only %d column",
+								   "col%d of index \"%s\" is ignored because the index has only %d columns",
+								   n, i + 1, RelationGetRelationName(index), n)));
 
 	for (i = 0; i < n; i++)
-	{
 		if (shape->bitsPerColumn[i] >= shape->sigBits)
-			ereport(ERROR,
-					(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-					 errmsg("col%d (%d bits) must be smaller than the signature (%d bits)",
-							i + 1, shape->bitsPerColumn[i], shape->sigBits),
-					 errhint("Use fewer bits for the column or a longer signature.")));
-	}
+			ereport(NOTICE,
+					(errmsg("col%d of index \"%s\" sets %d bits in a signature of %d bits",
+							i + 1, RelationGetRelationName(index),
+							shape->bitsPerColumn[i], shape->sigBits),
+					 errdetail("Most bits of every signature are set, so the index filters out few rows."),
+					 errhint("Give col%d a value below %d, or a longer length.",
+							 i + 1, shape->sigBits)));
+
+	if (opts->layout == BLOOMIDX_LAYOUT_SLICED &&
+		shape->layout != BLOOMIDX_LAYOUT_SLICED)
+		ereport(NOTICE,
+				(errmsg("index \"%s\" gets the row layout because its signature of %d bits is longer than the sliced layout's maximum of %d",
+						RelationGetRelationName(index), shape->sigBits,
+						BLOOMIDX_SLICED_MAX_LENGTH),
+				 errhint("For the sliced layout, give length = %d or less, or fewer bits per column.",
+						 BLOOMIDX_SLICED_MAX_LENGTH)));
 }

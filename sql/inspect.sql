@@ -132,7 +132,8 @@ CREATE TABLE insp_part (a int) PARTITION BY RANGE (a);
 CREATE TABLE insp_part1 PARTITION OF insp_part FOR VALUES FROM (0) TO (100);
 CREATE INDEX insp_part_a ON insp_part USING bloomidx (a);
 SELECT bloomidx_check('insp_part_a');
-SELECT * FROM bloomidx_stats('insp_part_a');
+-- (bloomidx_stats gives a partitioned index a row that says what it is)
+SELECT layout, data_pages, live_tuples FROM bloomidx_stats('insp_part_a');
 SELECT bloomidx_check(indexrelid) FROM pg_index WHERE indrelid = 'insp_part1'::regclass;
 CREATE TABLE insp_bad AS SELECT i AS a FROM generate_series(0, 10) i;
 CREATE INDEX CONCURRENTLY insp_bad_expr ON insp_bad USING bloomidx ((10 / (a - 5)));

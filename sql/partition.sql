@@ -163,7 +163,7 @@ DROP INDEX orders_r7_two, orders_r7_btree;
 
 -- bloomidx_stats works on each partition's index: one index tuple per row
 -- of its partition, and the adopted index keeps its own signature length.
--- A partitioned index has no pages of its own.
+-- A partitioned index has no pages of its own: its row says so.
 SELECT t.relid::regclass AS index, s.live_tuples,
 	   row_count(i.indrelid) AS partition_rows, s.signature_bits,
 	   s.bits_per_column, s.data_pages > 0 AS has_data_pages
@@ -172,9 +172,9 @@ JOIN pg_index i ON i.indexrelid = t.relid,
 LATERAL bloomidx_stats(t.relid) s
 WHERE t.isleaf
 ORDER BY t.relid::regclass::text;
+SELECT layout, meta_pages, data_pages, live_tuples FROM bloomidx_stats('orders_bloom');
+SELECT layout, meta_pages, data_pages, live_tuples FROM bloomidx_stats('orders_r3_customer_product_status_idx');
 \set VERBOSITY terse
-SELECT live_tuples FROM bloomidx_stats('orders_bloom');
-SELECT live_tuples FROM bloomidx_stats('orders_r3_customer_product_status_idx');
 SELECT bloomidx_check('orders_bloom');
 \set VERBOSITY default
 -- An UPDATE of the partition key moves rows to another partition, and into

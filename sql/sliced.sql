@@ -86,9 +86,13 @@ SELECT * FROM sl_counts('a = 5');
 INSERT INTO sl VALUES (1, 5, 'b7', NULL);
 SELECT * FROM sl_counts('a = 5 AND b = ''b7''');
 
+-- A signature longer than the sliced layout takes gets the row layout
+CREATE INDEX sl_long ON sl USING bloomidx (a) WITH (layout = sliced, length = 2048);
+SELECT signature_bits, layout FROM bloomidx_stats('sl_long');
+DROP INDEX sl_long;
+
 -- Errors
 CREATE INDEX sl_bad ON sl USING bloomidx (a) WITH (layout = columnar);
-CREATE INDEX sl_bad ON sl USING bloomidx (a) WITH (layout = sliced, length = 2048);
 CREATE INDEX sl_row ON sl USING bloomidx (a) WITH (layout = 'row');
 SELECT bloomidx_merge('sl_row');
 SELECT bloomidx_merge('sl');

@@ -29,6 +29,7 @@
 #include "catalog/index.h"
 #include "miscadmin.h"
 #include "optimizer/optimizer.h"
+#include "optimizer/plancat.h"
 #include "pgstat.h"
 #include "storage/bufmgr.h"
 #include "storage/lmgr.h"
@@ -60,6 +61,9 @@ typedef struct BloomBuildShared
 	Size		layoutOffset;	/* the layout's shared state */
 	Size		scanOffset;		/* the parallel heap scan */
 
+	/* Rows indexed by every participant, for the progress report */
+	pg_atomic_uint64 rowsDone;
+
 	/* Results, under mutex */
 	slock_t		mutex;
 	BloomBuildCounts counts;
@@ -85,10 +89,11 @@ BloomParallelScanAndBuild(BloomBuildShared *shared, Relation heap,
 	const BloomLayoutRoutine *layout = BloomGetLayout(&shared->shape);
 	TableScanDesc scan;
 	BloomBuildCounts counts;
+	BloomBuildProgress rowsDone = {progress, &shared->rowsDone, 0};
 
 	scan = table_beginscan_parallel(heap, ParallelTableScanFromBloomShared(shared));
 	layout->buildparticipant(heap, index, indexInfo, &shared->shape, scan,
-							 progress, LayoutSharedFromBloomShared(shared),
+							 &rowsDone, LayoutSharedFromBloomShared(shared),
 							 participant, &counts);
 
 	SpinLockAcquire(&shared->mutex);
@@ -188,6 +193,7 @@ BloomParallelBuild(Relation heap, Relation index, IndexInfo *indexInfo,
 	shared->scanOffset = shared->layoutOffset +
 		BUFFERALIGN(layout->buildsharedsize(shape, nworkers + 1));
 	SpinLockInit(&shared->mutex);
+	pg_atomic_init_u64(&shared->rowsDone, 0);
 	table_parallelscan_initialize(heap, ParallelTableScanFromBloomShared(shared),
 								  snapshot);
 	shm_toc_insert(pcxt->toc, PARALLEL_KEY_BLOOM_SHARED, shared);
@@ -205,8 +211,12 @@ BloomParallelBuild(Relation heap, Relation index, IndexInfo *indexInfo,
 	WaitForParallelWorkersToFinish(pcxt);
 
 	*counts = shared->counts;
+	pgstat_progress_update_param(PROGRESS_CREATEIDX_TUPLES_DONE,
+								 (int64) counts->indtuples);
 
 	/* The layout completes the index, while the shared memory is there */
+	pgstat_progress_update_param(PROGRESS_CREATEIDX_SUBPHASE,
+								 BLOOMIDX_PHASE_FINISH);
 	layout->buildfinish(heap, index, indexInfo, shape,
 						LayoutSharedFromBloomShared(shared));
 
@@ -229,12 +239,16 @@ bloomidx_build(Relation heap, Relation index, IndexInfo *indexInfo)
 	Buffer		metabuf;
 	BloomMetaPage meta;
 	int			nworkers;
+	BlockNumber estPages;
+	double		estTuples;
+	double		allVisFrac;
 
 	if (RelationGetNumberOfBlocks(index) != 0)
 		elog(ERROR, "index \"%s\" already contains data",
 			 RelationGetRelationName(index));
 
 	BloomResolveOptions(index, &shape);
+	BloomReportOptions(index, &shape);
 
 	/* The metapage is block 0 */
 	metabuf = ReadBuffer(index, P_NEW);
@@ -243,6 +257,14 @@ bloomidx_build(Relation heap, Relation index, IndexInfo *indexInfo)
 	BloomInitMetaPage(BufferGetPage(metabuf), &shape);
 	MarkBufferDirty(metabuf);
 	LockBuffer(metabuf, BUFFER_LOCK_UNLOCK);
+
+	/* Progress: the rows the table is estimated to have, as the planner would */
+	estimate_rel_size(heap, NULL, &estPages, &estTuples, &allVisFrac);
+	pgstat_progress_update_multi_param(2,
+									   (const int[]) {PROGRESS_CREATEIDX_SUBPHASE,
+													  PROGRESS_CREATEIDX_TUPLES_TOTAL},
+									   (const int64[]) {BLOOMIDX_PHASE_SCAN,
+														(int64) estTuples});
 
 	/* Workers, as many as a B-tree build of this table would get */
 	memset(&counts, 0, sizeof(counts));
@@ -262,13 +284,39 @@ bloomidx_build(Relation heap, Relation index, IndexInfo *indexInfo)
 	UnlockReleaseBuffer(metabuf);
 
 	if (RelationNeedsWAL(index))
+	{
+		pgstat_progress_update_param(PROGRESS_CREATEIDX_SUBPHASE,
+									 BLOOMIDX_PHASE_WAL);
 		log_newpage_range(index, MAIN_FORKNUM, 0,
 						  RelationGetNumberOfBlocks(index), true);
+	}
 
 	result = (IndexBuildResult *) palloc(sizeof(IndexBuildResult));
 	result->heap_tuples = counts.reltuples;
 	result->index_tuples = counts.indtuples;
 	return result;
+}
+
+/*
+ * Name of a sub-phase of a build, for pg_stat_progress_create_index
+ * (amphasename).
+ */
+char *
+bloomidx_buildphasename(int64 phasenum)
+{
+	switch (phasenum)
+	{
+		case PROGRESS_CREATEIDX_SUBPHASE_INITIALIZE:
+			return "initializing";
+		case BLOOMIDX_PHASE_SCAN:
+			return "scanning table";
+		case BLOOMIDX_PHASE_FINISH:
+			return "combining participants' pages";
+		case BLOOMIDX_PHASE_WAL:
+			return "WAL-logging index";
+		default:
+			return NULL;
+	}
 }
 
 /*

@@ -40,8 +40,8 @@
 #define BLOOMIDX_NPROC				1
 
 /*
- * Reloptions as parsed from WITH (...).  Zero means "not given": length and
- * colN are then derived from false_positive_rate (see BloomResolveOptions).
+ * Reloptions as parsed from WITH (...).  Zero means "not given" (no user can
+ * give it): length and colN are then derived (see BloomResolveOptions).
  */
 typedef struct BloomOptions
 {
@@ -122,11 +122,18 @@ typedef struct BloomLayoutSizesData
 /* bloomidx.c */
 extern bytea *bloomidx_options(Datum reloptions, bool validate);
 extern void BloomResolveOptions(Relation index, BloomShape *shape);
+extern void BloomReportOptions(Relation index, const BloomShape *shape);
 
 /* am_build.c */
 extern IndexBuildResult *bloomidx_build(Relation heap, Relation index,
 										struct IndexInfo *indexInfo);
 extern void bloomidx_buildempty(Relation index);
+extern char *bloomidx_buildphasename(int64 phasenum);
+
+/* Sub-phases of a build in pg_stat_progress_create_index (amphasename) */
+#define BLOOMIDX_PHASE_SCAN			2	/* scanning the table */
+#define BLOOMIDX_PHASE_FINISH		3	/* parallel: the leader combines the work */
+#define BLOOMIDX_PHASE_WAL			4	/* WAL-logging the index's pages */
 
 /* am_insert.c */
 extern bool bloomidx_insert(Relation index, Datum *values, bool *isnull,

@@ -63,8 +63,8 @@
 PG_FUNCTION_INFO_V1(bloomidx_stats);
 PG_FUNCTION_INFO_V1(bloomidx_check);
 
-/* Columns of bloomidx_stats' result */
-#define BLOOMIDX_STATS_COLUMNS		18
+/* Columns of bloomidx_stats' result (1.0 has the first 18) */
+#define BLOOMIDX_STATS_COLUMNS		19
 
 /* What a walk over every page of an index finds */
 typedef struct BloomWalkData
@@ -256,7 +256,85 @@ BloomWalkIndex(BloomWalkData *walk)
 }
 
 /*
- * bloomidx_stats(index regclass): one record describing an index.
+ * The columns of bloomidx_stats that only a partitioned index has: no
+ * pages of its own (each partition's index is listed by itself), and a
+ * layout that says what it is.
+ */
+static void
+BloomStatsPartitioned(Datum *values, bool *nulls)
+{
+	int			i;
+
+	for (i = 0; i < BLOOMIDX_STATS_COLUMNS; i++)
+		nulls[i] = true;
+	for (i = 1; i <= 3; i++)
+	{
+		values[i] = Int64GetDatum(0);
+		nulls[i] = false;
+	}
+	values[13] = CStringGetTextDatum("partitioned");
+	nulls[13] = false;
+}
+
+/*
+ * The columns of bloomidx_stats' cheap form, from the metapage, the
+ * index's length and its pg_class row alone: data_pages counts every page
+ * but the metapage, free_pages is NULL, live_tuples is pg_class.reltuples
+ * (as of the last build, VACUUM or ANALYZE; NULL if never counted), and
+ * fill the metapage's sampled statistics, which the planner uses.
+ */
+static void
+BloomStatsFromMeta(Relation index, Datum *values, bool *nulls, BloomShape *shape)
+{
+	Buffer		buffer;
+	BloomMetaPage meta;
+	BlockNumber npages;
+	uint64		statTuples;
+	uint64		bitsSet;
+	float4		reltuples = index->rd_rel->reltuples;
+	int			version;
+
+	if (RelationGetNumberOfBlocks(index) == 0)
+		BloomReportCorruption(index, BLOOMIDX_METAPAGE_BLKNO,
+							  "The index has no metapage.");
+	buffer = ReadBuffer(index, BLOOMIDX_METAPAGE_BLKNO);
+	LockBuffer(buffer, BUFFER_LOCK_SHARE);
+	BloomCheckMetaPage(index, BufferGetPage(buffer));
+	meta = BloomPageGetMeta(BufferGetPage(buffer));
+	BloomMetaGetShape(meta, shape);
+	version = meta->version;
+	statTuples = meta->statTuples;
+	bitsSet = meta->statBitsSet;
+	UnlockReleaseBuffer(buffer);
+	npages = RelationGetNumberOfBlocks(index);
+
+	values[0] = Int32GetDatum(version);
+	values[1] = Int64GetDatum(1);
+	values[2] = Int64GetDatum((int64) npages - 1);
+	nulls[3] = true;
+	if (reltuples >= 0)
+		values[4] = Int64GetDatum((int64) reltuples);
+	else
+		nulls[4] = true;
+	if (statTuples > 0)
+		values[8] = Float8GetDatum((double) bitsSet / ((double) statTuples * shape->sigBits));
+	else
+		nulls[8] = true;
+	if (reltuples > 0)
+		values[12] = Float8GetDatum((double) npages * BLCKSZ / reltuples);
+	else
+		nulls[12] = true;
+}
+
+/*
+ * bloomidx_stats(index regclass, exact boolean): one record describing an
+ * index.
+ *
+ * exact (the default) walks every page; without it, only the metapage is
+ * read (BloomStatsFromMeta), and for the sliced layout the stripe lists.
+ * A partitioned index gives a row of layout "partitioned"
+ * (BloomStatsPartitioned).  Called through the 1.0 definition, there is no
+ * exact argument and no target_false_positive_rate column.
  *
  * The false-positive rates are those of an equality on the first 1, 2 and
  * 3 columns at the fill measured over the live tuples (NULL where the index
@@ -278,20 +356,47 @@ bloomidx_stats(PG_FUNCTION_ARGS)
 	BloomLayoutSizesData sizes;
 	int			i;
 
+	bool		exact = PG_NARGS() > 1 ? PG_GETARG_BOOL(1) : true;
+
 	if (get_call_result_type(fcinfo, NULL, &tupdesc) != TYPEFUNC_COMPOSITE)
 		elog(ERROR, "return type must be a row type");
+	if (tupdesc->natts > BLOOMIDX_STATS_COLUMNS)
+		elog(ERROR, "return type has %d columns, not at most %d",
+			 tupdesc->natts, BLOOMIDX_STATS_COLUMNS);
 
 	memset(&walk, 0, sizeof(walk));
-	walk.index = index_open(indexoid, AccessShareLock);
-	BloomCheckIndexRelation(walk.index);
-	BloomWalkIndex(&walk);
-
 	memset(nulls, 0, sizeof(nulls));
-	values[0] = Int32GetDatum(walk.metaVersion);
-	values[1] = Int64GetDatum(1);
-	values[2] = Int64GetDatum((int64) walk.dataPages);
-	values[3] = Int64GetDatum((int64) walk.freePages);
-	values[4] = Int64GetDatum((int64) walk.tuples);
+	walk.index = index_open(indexoid, AccessShareLock);
+	if (walk.index->rd_rel->relkind == RELKIND_PARTITIONED_INDEX &&
+		walk.index->rd_indam->aminsert == bloomidx_insert)
+	{
+		BloomStatsPartitioned(values, nulls);
+		index_close(walk.index, AccessShareLock);
+		PG_RETURN_DATUM(HeapTupleGetDatum(heap_form_tuple(tupdesc, values, nulls)));
+	}
+	BloomCheckIndexRelation(walk.index);
+	if (!exact)
+		BloomStatsFromMeta(walk.index, values, nulls, &walk.shape);
+	else
+	{
+		BloomWalkIndex(&walk);
+		values[0] = Int32GetDatum(walk.metaVersion);
+		values[1] = Int64GetDatum(1);
+		values[2] = Int64GetDatum((int64) walk.dataPages);
+		values[3] = Int64GetDatum((int64) walk.freePages);
+		values[4] = Int64GetDatum((int64) walk.tuples);
+		if (walk.tuples > 0)
+		{
+			values[8] = Float8GetDatum((double) walk.bitsSet /
+									   ((double) walk.tuples * walk.shape.sigBits));
+			values[12] = Float8GetDatum((double) walk.npages * BLCKSZ / walk.tuples);
+		}
+		else
+		{
+			nulls[8] = true;
+			nulls[12] = true;
+		}
+	}
 	values[5] = Int32GetDatum(BloomTuplesPerPage(walk.shape.sigBytes));
 	values[6] = Int32GetDatum(walk.shape.sigBits);
 	for (i = 0; i < walk.shape.nColumns; i++)
@@ -299,18 +404,10 @@ bloomidx_stats(PG_FUNCTION_ARGS)
 	values[7] = PointerGetDatum(construct_array(bits, walk.shape.nColumns, INT4OID,
 												sizeof(int32), true, TYPALIGN_INT));
 
-	if (walk.tuples > 0)
-	{
-		fill = (double) walk.bitsSet / ((double) walk.tuples * walk.shape.sigBits);
-		values[8] = Float8GetDatum(fill);
-		values[12] = Float8GetDatum((double) walk.npages * BLCKSZ / walk.tuples);
-	}
+	if (!nulls[8])
+		fill = DatumGetFloat8(values[8]);
 	else
-	{
 		fill = BloomIndexFill(walk.index, &walk.shape);
-		nulls[8] = true;
-		nulls[12] = true;
-	}
 	for (i = 0; i < 3; i++)
 	{
 		if (i < walk.shape.nColumns)
@@ -334,9 +431,15 @@ bloomidx_stats(PG_FUNCTION_ARGS)
 	}
 	else
 	{
-		for (i = 14; i < BLOOMIDX_STATS_COLUMNS; i++)
+		for (i = 14; i < 18; i++)
 			nulls[i] = true;
 	}
+
+	/* The false-positive rate the index was built for, if it was */
+	if (walk.shape.targetFpr > 0)
+		values[18] = Float8GetDatum(walk.shape.targetFpr);
+	else
+		nulls[18] = true;
 
 	index_close(walk.index, AccessShareLock);
 

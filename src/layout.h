@@ -23,6 +23,9 @@
 #include "access/genam.h"
 #include "access/relscan.h"
 #include "access/tableam.h"
+#include "commands/progress.h"
+#include "pgstat.h"
+#include "port/atomics.h"
 #include "nodes/pathnodes.h"
 #include "nodes/tidbitmap.h"
 
@@ -38,6 +41,39 @@ typedef struct BloomBuildCounts
 	double		indtuples;		/* rows indexed */
 	uint64		bitsSet;		/* signature bits set, for the fill */
 } BloomBuildCounts;
+
+/*
+ * A build's count of the rows indexed, for pg_stat_progress_create_index:
+ * every participant of a parallel build adds to one shared counter, and
+ * the backend that reports progress shows the total.
+ */
+typedef struct BloomBuildProgress
+{
+	bool		report;			/* this backend reports the build's progress */
+	pg_atomic_uint64 *shared;	/* parallel: rows of every participant */
+	uint64		local;			/* serial: rows so far */
+} BloomBuildProgress;
+
+/* Rows between two updates of the progress report */
+#define BLOOMIDX_PROGRESS_ROWS		1024
+
+/*
+ * Count nrows more rows indexed, and report the total if this backend
+ * reports the build's progress.
+ */
+static inline void
+BloomBuildProgressAdd(BloomBuildProgress *progress, uint64 nrows)
+{
+	uint64		done;
+
+	if (progress->shared != NULL)
+		done = pg_atomic_add_fetch_u64(progress->shared, nrows);
+	else
+		done = progress->local += nrows;
+	if (progress->report)
+		pgstat_progress_update_param(PROGRESS_CREATEIDX_TUPLES_DONE,
+									 (int64) done);
+}
 
 /* Called for each row of an index with its TID, signature and block */
 typedef void (*BloomRowCallback) (ItemPointer tid, const uint8 *sig,
@@ -91,7 +127,7 @@ typedef struct BloomLayoutRoutine
 	void		(*buildparticipant) (Relation heap, Relation index,
 									 struct IndexInfo *indexInfo,
 									 const BloomShape *shape, TableScanDesc scan,
-									 bool progress, void *shared,
+									 BloomBuildProgress *progress, void *shared,
 									 int participant, BloomBuildCounts *counts);
 	void		(*buildfinish) (Relation heap, Relation index,
 								struct IndexInfo *indexInfo,

@@ -166,9 +166,9 @@ BloomMetaPageProblem(Page page, bool *unsupported)
 	for (i = 0; i < BLOOMIDX_MAX_COLUMNS; i++)
 	{
 		if (i < meta->nColumns &&
-			(meta->bitsPerColumn[i] < 1 || meta->bitsPerColumn[i] >= meta->sigBits))
-			return psprintf("Column %d has %u bits, not between 1 and %u.",
-							i + 1, meta->bitsPerColumn[i], meta->sigBits - 1);
+			(meta->bitsPerColumn[i] < 1 || meta->bitsPerColumn[i] > BLOOMIDX_MAX_COLUMN_BITS))
+			return psprintf("Column %d has %u bits, not between 1 and %d.",
+							i + 1, meta->bitsPerColumn[i], BLOOMIDX_MAX_COLUMN_BITS);
 		if (i >= meta->nColumns && meta->bitsPerColumn[i] != 0)
 			return psprintf("Column %d of %u has %u bits.",
 							i + 1, meta->nColumns, meta->bitsPerColumn[i]);

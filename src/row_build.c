@@ -40,6 +40,7 @@ typedef struct BloomBuildState
 	double		indtuples;
 	uint64		bitsSet;		/* fill statistics */
 	bool		parallel;		/* other participants extend the index too */
+	BloomBuildProgress *progress;	/* rows indexed, for the progress report */
 } BloomBuildState;
 
 /* Shared state of a parallel build: each participant's last page */
@@ -101,9 +102,8 @@ BloomBuildCallback(Relation index, ItemPointer tid, Datum *values,
 	buildstate->pageHasTuples = true;
 	buildstate->indtuples += 1;
 
-	if (((uint64) buildstate->indtuples & 1023) == 0)
-		pgstat_progress_update_param(PROGRESS_CREATEIDX_TUPLES_DONE,
-									 (int64) buildstate->indtuples);
+	if (((uint64) buildstate->indtuples % BLOOMIDX_PROGRESS_ROWS) == 0)
+		BloomBuildProgressAdd(buildstate->progress, BLOOMIDX_PROGRESS_ROWS);
 }
 
 /*
@@ -131,15 +131,16 @@ BloomBuildStateInit(BloomBuildState *buildstate, Relation index,
  */
 static BlockNumber
 BloomRowBuildScan(Relation heap, Relation index, IndexInfo *indexInfo,
-				  const BloomShape *shape, TableScanDesc scan, bool progress,
-				  BloomBuildCounts *counts)
+				  const BloomShape *shape, TableScanDesc scan,
+				  BloomBuildProgress *progress, BloomBuildCounts *counts)
 {
 	BloomBuildState buildstate;
 	BlockNumber lastPage = InvalidBlockNumber;
 
 	BloomBuildStateInit(&buildstate, index, shape, scan != NULL);
+	buildstate.progress = progress;
 	counts->reltuples = table_index_build_scan(heap, index, indexInfo, true,
-											   progress, BloomBuildCallback,
+											   progress->report, BloomBuildCallback,
 											   &buildstate, scan);
 	if (buildstate.pageHasTuples)
 		lastPage = BloomFlushBuildPage(&buildstate);
@@ -178,9 +179,10 @@ void
 BloomRowBuild(Relation heap, Relation index, IndexInfo *indexInfo,
 			  const BloomShape *shape, BloomBuildCounts *counts)
 {
+	BloomBuildProgress progress = {true, NULL, 0};
 	BlockNumber lastPage;
 
-	lastPage = BloomRowBuildScan(heap, index, indexInfo, shape, NULL, true,
+	lastPage = BloomRowBuildScan(heap, index, indexInfo, shape, NULL, &progress,
 								 counts);
 	if (lastPage != InvalidBlockNumber)
 		BloomRowListLastPages(index, &lastPage, 1);
@@ -215,7 +217,8 @@ BloomRowSharedInit(void *sharedSpace, const BloomShape *shape,
 void
 BloomRowBuildParticipant(Relation heap, Relation index, IndexInfo *indexInfo,
 						 const BloomShape *shape, TableScanDesc scan,
-						 bool progress, void *sharedSpace, int participant,
+						 BloomBuildProgress *progress, void *sharedSpace,
+						 int participant,
 						 BloomBuildCounts *counts)
 {
 	BloomRowShared *shared = (BloomRowShared *) sharedSpace;

@@ -59,6 +59,7 @@ typedef struct BloomSlicedBuildState
 
 	/* In a parallel build: full stripes go to the shared list */
 	BloomSlicedShared *shared;
+	BloomBuildProgress *progress;	/* rows indexed, for the progress report */
 } BloomSlicedBuildState;
 
 static void BloomSlicedFlushBlock(BloomSlicedBuildState *bs);
@@ -230,9 +231,9 @@ BloomSlicedBuildCallback(Relation index, ItemPointer tid, Datum *values,
 	BloomSlicedAddRow(bs, words, tid);
 	bs->indtuples += 1;
 
-	if (((uint64) bs->indtuples & 1023) == 0)
-		pgstat_progress_update_param(PROGRESS_CREATEIDX_TUPLES_DONE,
-									 (int64) bs->indtuples);
+	if (((uint64) bs->indtuples % BLOOMIDX_PROGRESS_ROWS) == 0 &&
+		bs->progress != NULL)
+		BloomBuildProgressAdd(bs->progress, BLOOMIDX_PROGRESS_ROWS);
 }
 
 /*
@@ -320,7 +321,7 @@ BloomSlicedSharedInit(void *sharedSpace, const BloomShape *shape,
 void
 BloomSlicedBuildParticipant(Relation heap, Relation index, IndexInfo *indexInfo,
 							const BloomShape *shape, TableScanDesc scan,
-							bool progress, void *sharedSpace,
+							BloomBuildProgress *progress, void *sharedSpace,
 							int participant, BloomBuildCounts *counts)
 {
 	BloomSlicedShared *shared = (BloomSlicedShared *) sharedSpace;
@@ -330,8 +331,10 @@ BloomSlicedBuildParticipant(Relation heap, Relation index, IndexInfo *indexInfo,
 	int			b,
 				r;
 
-	counts->reltuples = table_index_build_scan(heap, index, indexInfo, true, progress,
-										BloomSlicedBuildCallback, bs, scan);
+	bs->progress = progress;
+	counts->reltuples = table_index_build_scan(heap, index, indexInfo, true,
+											   progress->report,
+											   BloomSlicedBuildCallback, bs, scan);
 
 	/* The rows of the partial stripe: their bits back from the slices */
 	if (bs->nblock > 0)
@@ -375,6 +378,9 @@ BloomSlicedBuildComplete(Relation heap, Relation index, IndexInfo *indexInfo,
 
 	if (shared == NULL)
 	{
+		BloomBuildProgress progress = {true, NULL, 0};
+
+		bs->progress = &progress;
 		counts->reltuples = table_index_build_scan(heap, index, indexInfo,
 												   true, true,
 												   BloomSlicedBuildCallback,
