@@ -73,6 +73,9 @@ BloomTakeSnapshot(Relation index, BloomSlicedSnapshot *snap, bool stripes)
 	UnlockReleaseBuffer(metabuf);
 }
 
+/*
+ * Free a snapshot taken by BloomTakeSnapshot (palloc'd by the caller).
+ */
 void
 BloomFreeSnapshot(BloomSlicedSnapshot *snap)
 {
