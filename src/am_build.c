@@ -311,7 +311,7 @@ bloomidx_buildphasename(int64 phasenum)
 		case BLOOMIDX_PHASE_SCAN:
 			return "scanning table";
 		case BLOOMIDX_PHASE_FINISH:
-			return "combining participants' pages";
+			return "combining parallel results";
 		case BLOOMIDX_PHASE_WAL:
 			return "WAL-logging index";
 		default:

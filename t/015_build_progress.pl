@@ -95,7 +95,7 @@ is( $node->safe_psql(
 SELECT string_agg(n || '=' || coalesce(pg_indexam_progress_phasename(
 		(SELECT oid FROM pg_am WHERE amname = 'bloomidx'), n), '-'), ', ' ORDER BY n)
 FROM generate_series(1, 5) n}),
-	'1=initializing, 2=scanning table, 3=combining participants' pages, 4=WAL-logging index, 5=-',
+	'1=initializing, 2=scanning table, 3=combining parallel results, 4=WAL-logging index, 5=-',
 	'sub-phase names');
 
 $node->stop;
