@@ -1,0 +1,70 @@
+/*-------------------------------------------------------------------------
+ *
+ * filter.h
+ *	  Declarations shared by the files of the bloomfilter SQL type.
+ *
+ * filter.c holds the type's input and output, constructors, probes and
+ * combination; filter_agg.c its aggregates.  The byte format is in
+ * filter_format.h.
+ *
+ *-------------------------------------------------------------------------
+ */
+#ifndef BLOOMIDX_FILTER_H
+#define BLOOMIDX_FILTER_H
+
+#include "fmgr.h"
+#include "utils/typcache.h"
+
+#include "filter_format.h"
+
+/* Target rate of bloom_agg without a capacity */
+#define BLOOM_DEFAULT_FPR		0.01
+
+/* Salt of the filter type's bit positions (the index salts by column) */
+#define BLOOM_FILTER_SALT		0
+
+/* A filter datum and its decoded header */
+typedef struct BloomFilterData
+{
+	bytea	   *datum;
+	BloomFilterHeader hdr;
+	uint8	   *bits;
+} BloomFilterData;
+
+/* Per-call-site cache of how to hash a value argument (fn_extra) */
+typedef struct BloomFnCache
+{
+	Oid			argtype;		/* type of the value argument, as passed */
+	Oid			inputcollation; /* collation the call site passed */
+	Oid			elemtype;		/* base type of the values probed */
+	Oid			collation;		/* collation to hash with */
+	TypeCacheEntry *typentry;	/* hash function of elemtype */
+	bool		oid_hashed;		/* elemtype hashes by database-local OIDs */
+	/* for the array forms: the array itself as one value */
+	Oid			arraytype;		/* base type of the array argument */
+	TypeCacheEntry *arrayentry; /* its hash function, looked up on demand */
+	int16		elmlen;
+	bool		elmbyval;
+	char		elmalign;
+	/* the last out-of-line or compressed filter argument, detoasted */
+	char	   *toast_key;
+	Size		toast_keylen;
+	bytea	   *toast_filter;
+} BloomFnCache;
+
+/* filter.c */
+extern char *BloomTypeName(Oid typid);
+extern void BloomFilterOpen(bytea *datum, BloomFilterData *f);
+extern bytea *BloomFilterAllocate(MemoryContext cxt, const BloomFilterHeader *hdr);
+extern bytea *BloomFilterCopy(MemoryContext cxt, const bytea *datum);
+extern void BloomHeaderInit(BloomFilterHeader *hdr, uint64 nbits, int nhashes,
+							uint64 capacity, double fpr);
+extern bool BloomTypeHashesOids(Oid typid);
+extern void BloomHeaderSetType(BloomFilterHeader *hdr, Oid typid, bool oid_hashed);
+extern void BloomChooseSize(int64 capacity, double fpr, uint64 *nbits, int *nhashes);
+extern BloomFnCache *BloomGetFnCache(FunctionCallInfo fcinfo, int argno, bool is_array);
+extern void BloomCheckValueType(Oid elemtype, Oid valuetype, bool adding);
+extern void BloomCheckHome(const BloomFilterHeader *hdr, bool oid_hashed);
+extern bytea *BloomCombineInto(MemoryContext cxt, bytea *a, bytea *b, bool intersect);
+
+#endif							/* BLOOMIDX_FILTER_H */

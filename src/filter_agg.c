@@ -1,0 +1,704 @@
+/*-------------------------------------------------------------------------
+ *
+ * filter_agg.c
+ *	  Aggregates of the bloomfilter type: bloom_agg and bloom_union_agg.
+ *
+ * bloom_agg without a capacity collects the distinct 64-bit hashes of its
+ * input in an open-addressing hash set, and sizes the filter for their
+ * number when it finishes.  The sized forms, bloom_agg(value, capacity,
+ * rate) and bloom_union_agg, have the filter itself as transition state,
+ * updated in place, so that partial aggregation can run anywhere the type
+ * can travel (parallel workers, or the shards of a distributed table).
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "postgres.h"
+
+#include <math.h>
+
+#include "fmgr.h"
+#include "libpq/pqformat.h"
+#include "miscadmin.h"
+#include "port/pg_bitutils.h"
+#include "utils/builtins.h"
+#include "utils/memutils.h"
+
+#include "filter.h"
+#include "signature.h"
+
+/* Initial number of slots of bloom_agg's hash set; a power of two */
+#define BLOOM_SET_INITIAL_SLOTS	1024
+
+/* Hashes bloom_agg buffers to insert together, prefetching their slots */
+#define BLOOM_SET_BATCH			64
+#define BLOOM_SET_PREFETCH		8
+
+#if defined(__GNUC__) || defined(__clang__)
+#define BloomPrefetch(p)		__builtin_prefetch(p, 1)
+#else
+#define BloomPrefetch(p)		((void) 0)
+#endif
+
+/* Transition state of bloom_agg and bloom_union_agg */
+typedef struct BloomAggState
+{
+	Oid			elemtype;		/* 0 for bloom_union_agg of untyped filters */
+	Oid			collation;
+	bool		sized;			/* a filter (true) or a set of hashes */
+	/* sized: the filter, in the aggregate context, and its shape */
+	bytea	   *filter;
+	uint8	   *bits;
+	uint64		nbits;
+	int			nhashes;
+	/*
+	 * not sized: open-addressing set of nonzero hashes, and the zero hash;
+	 * after bloom_agg_deserialfn, slots is a plain list of nslots hashes
+	 */
+	uint64	   *slots;
+	uint64		nslots;
+	uint64		nused;
+	uint64		grow_at;
+	int			shift;
+	bool		has_zero;
+	int			npending;		/* hashes in pending, not yet in slots */
+	uint64		pending[BLOOM_SET_BATCH];
+	MemoryContext cxt;
+} BloomAggState;
+
+/* Kinds of serialized aggregate state */
+#define BLOOM_AGG_SERIAL_SET	1
+#define BLOOM_AGG_SERIAL_FILTER	2
+
+PG_FUNCTION_INFO_V1(bloom_agg_transfn);
+PG_FUNCTION_INFO_V1(bloom_agg_sized_transfn);
+PG_FUNCTION_INFO_V1(bloom_union_agg_transfn);
+PG_FUNCTION_INFO_V1(bloom_agg_finalfn);
+PG_FUNCTION_INFO_V1(bloom_agg_combinefn);
+PG_FUNCTION_INFO_V1(bloom_agg_serialfn);
+PG_FUNCTION_INFO_V1(bloom_agg_deserialfn);
+PG_FUNCTION_INFO_V1(bloom_agg_filter_transfn);
+PG_FUNCTION_INFO_V1(bloom_union_filter_transfn);
+
+/*
+ * Set up the hash set of an aggregate state with room for nslots hashes
+ * (a power of two).
+ */
+static void
+BloomSetAllocate(BloomAggState *state, uint64 nslots)
+{
+	state->slots = (uint64 *) MemoryContextAllocExtended(state->cxt,
+														 nslots * sizeof(uint64),
+														 MCXT_ALLOC_HUGE | MCXT_ALLOC_ZERO);
+	state->nslots = nslots;
+	state->shift = 64 - pg_leftmost_one_pos64(nslots);
+	state->grow_at = nslots / 2 + nslots / 4;
+	state->nused = 0;
+}
+
+/*
+ * Most distinct values bloom_agg without a capacity can take: the most a
+ * filter at the default rate holds within BLOOM_FILTER_MAX_NBITS.
+ */
+static uint64
+BloomSetMaxDistinct(void)
+{
+	static uint64 max_distinct = 0;
+
+	if (max_distinct == 0)
+	{
+		double		k = rint(-log2(BLOOM_DEFAULT_FPR));
+
+		max_distinct = (uint64) floor((double) BLOOM_FILTER_MAX_NBITS *
+									  -log1p(-pow(BLOOM_DEFAULT_FPR, 1.0 / k)) / k);
+	}
+	return max_distinct;
+}
+
+/*
+ * Slot where the search for hash starts.
+ */
+static inline uint64
+BloomSetHome(const BloomAggState *state, uint64 hash)
+{
+	return (hash * UINT64CONST(0x9e3779b97f4a7c15)) >> state->shift;
+}
+
+static void BloomSetInsert(BloomAggState *state, uint64 hash);
+
+/*
+ * Double the hash set of an aggregate state.
+ */
+static void
+BloomSetGrow(BloomAggState *state)
+{
+	uint64	   *old = state->slots;
+	uint64		oldn = state->nslots;
+	uint64		i;
+
+	if (state->nused + state->has_zero > BloomSetMaxDistinct())
+		ereport(ERROR,
+				(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
+				 errmsg("too many distinct values for a bloom filter of at most 256 MB at false-positive rate %g",
+						BLOOM_DEFAULT_FPR),
+				 errhint("Use bloom_agg(value, capacity, false_positive_rate) with a capacity of at most " UINT64_FORMAT ", or a larger rate.",
+						 BloomSetMaxDistinct())));
+
+	BloomSetAllocate(state, oldn * 2);
+	for (i = 0; i < oldn; i++)
+	{
+		if (old[i] != 0)
+			BloomSetInsert(state, old[i]);
+	}
+	pfree(old);
+}
+
+/*
+ * Add a hash to the hash set of an aggregate state (linear probing,
+ * Fibonacci hashing of the 64-bit hash to a slot).
+ */
+static inline void
+BloomSetInsert(BloomAggState *state, uint64 hash)
+{
+	uint64		mask = state->nslots - 1;
+	uint64		i;
+
+	if (hash == 0)
+	{
+		state->has_zero = true;
+		return;
+	}
+	i = BloomSetHome(state, hash);
+	for (;;)
+	{
+		uint64		cur = state->slots[i];
+
+		if (cur == hash)
+			return;
+		if (cur == 0)
+			break;
+		i = (i + 1) & mask;
+	}
+	state->slots[i] = hash;
+	if (++state->nused > state->grow_at)
+		BloomSetGrow(state);
+}
+
+/*
+ * Make filter (in the state's context) the filter of a sized state.
+ */
+static void
+BloomAggStateSetFilter(BloomAggState *state, bytea *filter)
+{
+	BloomFilterData f;
+
+	BloomFilterOpen(filter, &f);
+	state->filter = filter;
+	state->bits = f.bits;
+	state->nbits = f.hdr.nbits;
+	state->nhashes = f.hdr.nhashes;
+	state->elemtype = f.hdr.elemtype;
+}
+
+/*
+ * Insert the buffered hashes of an aggregate state into its hash set,
+ * prefetching the slots of the hashes a few places ahead, so that the
+ * cache misses of a large set overlap.
+ */
+static void
+BloomSetFlush(BloomAggState *state)
+{
+	int			n = state->npending;
+	int			i;
+
+	state->npending = 0;
+	for (i = 0; i < n; i++)
+	{
+		if (i + BLOOM_SET_PREFETCH < n)
+			BloomPrefetch(&state->slots[BloomSetHome(state, state->pending[i + BLOOM_SET_PREFETCH])]);
+		BloomSetInsert(state, state->pending[i]);
+	}
+}
+
+/*
+ * Add a hash to an aggregate state's set, through the batch buffer.
+ */
+static inline void
+BloomSetAdd(BloomAggState *state, uint64 hash)
+{
+	state->pending[state->npending++] = hash;
+	if (state->npending == BLOOM_SET_BATCH)
+		BloomSetFlush(state);
+}
+
+/*
+ * A new aggregate state in cxt: a set of hashes, or with filter (already
+ * in cxt) a sized filter.
+ */
+static BloomAggState *
+BloomAggStateCreate(MemoryContext cxt, Oid elemtype, Oid collation,
+					bytea *filter)
+{
+	BloomAggState *state = MemoryContextAllocZero(cxt, sizeof(BloomAggState));
+
+	state->cxt = cxt;
+	state->elemtype = elemtype;
+	state->collation = collation;
+	state->sized = (filter != NULL);
+	if (state->sized)
+		BloomAggStateSetFilter(state, filter);
+	else
+		BloomSetAllocate(state, BLOOM_SET_INITIAL_SLOTS);
+	return state;
+}
+
+/*
+ * The aggregate memory context of a transition or combine function.
+ */
+static MemoryContext
+BloomAggContext(FunctionCallInfo fcinfo, const char *fname)
+{
+	MemoryContext aggcxt;
+
+	if (!AggCheckCallContext(fcinfo, &aggcxt))
+		elog(ERROR, "%s called in non-aggregate context", fname);
+	return aggcxt;
+}
+
+/*
+ * bloom_agg(value) transition: add the value's hash to the set.
+ */
+Datum
+bloom_agg_transfn(PG_FUNCTION_ARGS)
+{
+	MemoryContext aggcxt = BloomAggContext(fcinfo, "bloom_agg_transfn");
+	BloomAggState *state = PG_ARGISNULL(0) ? NULL : (BloomAggState *) PG_GETARG_POINTER(0);
+	BloomFnCache *cache;
+
+	if (PG_ARGISNULL(1))
+	{
+		if (state == NULL)
+			PG_RETURN_NULL();
+		PG_RETURN_POINTER(state);
+	}
+
+	cache = BloomGetFnCache(fcinfo, 1, false);
+	if (state == NULL)
+		state = BloomAggStateCreate(aggcxt, cache->elemtype, cache->collation,
+									NULL);
+	BloomSetAdd(state,
+				BloomHashDatum(&cache->typentry->hash_extended_proc_finfo,
+							   cache->collation, PG_GETARG_DATUM(1)));
+	PG_RETURN_POINTER(state);
+}
+
+/*
+ * bloom_agg(value, capacity, false_positive_rate) transition: set the
+ * value's bits in a filter sized on the first value.
+ */
+Datum
+bloom_agg_sized_transfn(PG_FUNCTION_ARGS)
+{
+	MemoryContext aggcxt = BloomAggContext(fcinfo, "bloom_agg_sized_transfn");
+	BloomAggState *state = PG_ARGISNULL(0) ? NULL : (BloomAggState *) PG_GETARG_POINTER(0);
+	BloomFnCache *cache;
+
+	if (PG_ARGISNULL(2) || PG_ARGISNULL(3))
+		ereport(ERROR,
+				(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
+				 errmsg("capacity and false_positive_rate of bloom_agg must not be null"),
+				 errhint("Omit both to size the filter for the distinct values seen.")));
+	if (PG_ARGISNULL(1))
+	{
+		if (state == NULL)
+			PG_RETURN_NULL();
+		PG_RETURN_POINTER(state);
+	}
+
+	cache = BloomGetFnCache(fcinfo, 1, false);
+	if (state == NULL)
+	{
+		BloomFilterHeader hdr;
+		uint64		nbits;
+		int			nhashes;
+
+		BloomChooseSize(PG_GETARG_INT64(2), PG_GETARG_FLOAT8(3),
+						&nbits, &nhashes);
+		BloomHeaderInit(&hdr, nbits, nhashes, PG_GETARG_INT64(2),
+						PG_GETARG_FLOAT8(3));
+		BloomHeaderSetType(&hdr, cache->elemtype, cache->oid_hashed);
+		state = BloomAggStateCreate(aggcxt, cache->elemtype, cache->collation,
+									BloomFilterAllocate(aggcxt, &hdr));
+	}
+
+	BloomSetBits(state->bits, state->nbits,
+				 BloomHashDatum(&cache->typentry->hash_extended_proc_finfo,
+								cache->collation, PG_GETARG_DATUM(1)),
+				 BLOOM_FILTER_SALT, state->nhashes);
+	PG_RETURN_POINTER(state);
+}
+
+/*
+ * bloom_union_agg(filter) transition: OR the filter into the state.
+ */
+Datum
+bloom_union_agg_transfn(PG_FUNCTION_ARGS)
+{
+	MemoryContext aggcxt = BloomAggContext(fcinfo, "bloom_union_agg_transfn");
+	BloomAggState *state = PG_ARGISNULL(0) ? NULL : (BloomAggState *) PG_GETARG_POINTER(0);
+	bytea	   *in;
+	BloomFilterData f;
+
+	if (PG_ARGISNULL(1))
+	{
+		if (state == NULL)
+			PG_RETURN_NULL();
+		PG_RETURN_POINTER(state);
+	}
+
+	in = PG_GETARG_BYTEA_PP(1);
+	if (state == NULL)
+	{
+		BloomFilterOpen(in, &f);
+		state = BloomAggStateCreate(aggcxt, f.hdr.elemtype, InvalidOid,
+									BloomFilterCopy(aggcxt, in));
+	}
+	else
+		BloomAggStateSetFilter(state,
+							   BloomCombineInto(aggcxt, state->filter, in, false));
+	PG_RETURN_POINTER(state);
+}
+
+/*
+ * Final function of the aggregates: the filter, or NULL if no non-NULL
+ * value came.  Without a capacity, the filter is sized here for the number
+ * of distinct hashes seen, at the default rate.
+ */
+Datum
+bloom_agg_finalfn(PG_FUNCTION_ARGS)
+{
+	BloomAggState *state;
+	BloomFilterHeader hdr;
+	BloomFilterData f;
+	bytea	   *result;
+	uint64		ndistinct;
+	uint64		nbits;
+	int			nhashes;
+	uint64		i;
+
+	if (!AggCheckCallContext(fcinfo, NULL))
+		elog(ERROR, "bloom_agg_finalfn called in non-aggregate context");
+	if (PG_ARGISNULL(0))
+		PG_RETURN_NULL();
+	state = (BloomAggState *) PG_GETARG_POINTER(0);
+
+	if (state->sized)
+		PG_RETURN_BYTEA_P(BloomFilterCopy(CurrentMemoryContext, state->filter));
+
+	/* the set does not change, only where some of its hashes are */
+	BloomSetFlush(state);
+	ndistinct = state->nused + state->has_zero;
+	BloomChooseSize((int64) ndistinct, BLOOM_DEFAULT_FPR, &nbits, &nhashes);
+	BloomHeaderInit(&hdr, nbits, nhashes, ndistinct, BLOOM_DEFAULT_FPR);
+	BloomHeaderSetType(&hdr, state->elemtype,
+					   BloomTypeHashesOids(state->elemtype));
+	result = BloomFilterAllocate(CurrentMemoryContext, &hdr);
+	BloomFilterOpen(result, &f);
+
+	if (state->has_zero)
+		BloomSetBits(f.bits, nbits, 0, BLOOM_FILTER_SALT, nhashes);
+	for (i = 0; i < state->nslots; i++)
+	{
+		if (state->slots[i] != 0)
+			BloomSetBits(f.bits, nbits, state->slots[i], BLOOM_FILTER_SALT,
+						 nhashes);
+	}
+	PG_RETURN_BYTEA_P(result);
+}
+
+/*
+ * Combine function of the aggregates: merge state2 into state1, creating
+ * state1 in the aggregate context when it is empty.
+ */
+Datum
+bloom_agg_combinefn(PG_FUNCTION_ARGS)
+{
+	MemoryContext aggcxt = BloomAggContext(fcinfo, "bloom_agg_combinefn");
+	BloomAggState *state1 = PG_ARGISNULL(0) ? NULL : (BloomAggState *) PG_GETARG_POINTER(0);
+	BloomAggState *state2 = PG_ARGISNULL(1) ? NULL : (BloomAggState *) PG_GETARG_POINTER(1);
+	uint64		i;
+
+	if (state2 == NULL)
+	{
+		if (state1 == NULL)
+			PG_RETURN_NULL();
+		PG_RETURN_POINTER(state1);
+	}
+	if (!state2->sized)
+		BloomSetFlush(state2);
+	if (state1 != NULL && !state1->sized)
+		BloomSetFlush(state1);
+
+	if (state1 == NULL)
+	{
+		state1 = BloomAggStateCreate(aggcxt, state2->elemtype,
+									 state2->collation,
+									 state2->sized ? BloomFilterCopy(aggcxt, state2->filter) : NULL);
+		if (state2->sized)
+			PG_RETURN_POINTER(state1);
+
+		/* room for state2's hashes without growing */
+		{
+			uint64		nslots = BLOOM_SET_INITIAL_SLOTS;
+
+			while (nslots / 2 + nslots / 4 < state2->nused)
+				nslots *= 2;
+			if (nslots != state1->nslots)
+			{
+				pfree(state1->slots);
+				BloomSetAllocate(state1, nslots);
+			}
+		}
+	}
+
+	if (state1->sized != state2->sized)
+		elog(ERROR, "cannot combine bloom_agg states of different kinds");
+
+	if (state1->sized)
+		BloomAggStateSetFilter(state1,
+							   BloomCombineInto(aggcxt, state1->filter,
+												state2->filter, false));
+	else
+	{
+		if (state1->elemtype != state2->elemtype)
+			elog(ERROR, "cannot combine bloom_agg states of types %u and %u",
+				 state1->elemtype, state2->elemtype);
+		/* state2 is a set, or a list from bloom_agg_deserialfn */
+		if (state2->has_zero)
+			state1->has_zero = true;
+		for (i = 0; i < state2->nslots; i++)
+		{
+			if (state2->slots[i] != 0)
+				BloomSetAdd(state1, state2->slots[i]);
+		}
+		BloomSetFlush(state1);
+	}
+	PG_RETURN_POINTER(state1);
+}
+
+/*
+ * Serial function of the aggregates: the state as bytea, for parallel
+ * workers; a set of hashes is sent as the hashes alone.
+ */
+Datum
+bloom_agg_serialfn(PG_FUNCTION_ARGS)
+{
+	BloomAggState *state = (BloomAggState *) PG_GETARG_POINTER(0);
+	StringInfoData buf;
+	uint64		i;
+
+	if (!AggCheckCallContext(fcinfo, NULL))
+		elog(ERROR, "bloom_agg_serialfn called in non-aggregate context");
+
+	if (!state->sized)
+		BloomSetFlush(state);
+	pq_begintypsend(&buf);
+	pq_sendbyte(&buf, state->sized ? BLOOM_AGG_SERIAL_FILTER : BLOOM_AGG_SERIAL_SET);
+	pq_sendint32(&buf, state->elemtype);
+	pq_sendint32(&buf, state->collation);
+	if (state->sized)
+		pq_sendbytes(&buf, VARDATA_ANY(state->filter),
+					 VARSIZE_ANY_EXHDR(state->filter));
+	else
+	{
+		uint64	   *out;
+		uint64		n = 0;
+
+		pq_sendbyte(&buf, state->has_zero);
+		pq_sendint64(&buf, state->nused);
+		enlargeStringInfo(&buf, state->nused * sizeof(uint64));
+		out = (uint64 *) (buf.data + buf.len);
+		for (i = 0; i < state->nslots; i++)
+		{
+			if (state->slots[i] != 0)
+				memcpy(&out[n++], &state->slots[i], sizeof(uint64));
+		}
+		Assert(n == state->nused);
+		buf.len += n * sizeof(uint64);
+	}
+	PG_RETURN_BYTEA_P(pq_endtypsend(&buf));
+}
+
+/*
+ * Deserial function of the aggregates: a state from bloom_agg_serialfn's
+ * bytes, in the current memory context.
+ */
+Datum
+bloom_agg_deserialfn(PG_FUNCTION_ARGS)
+{
+	bytea	   *data = PG_GETARG_BYTEA_PP(0);
+	StringInfoData buf;
+	BloomAggState *state;
+	int			kind;
+	Oid			elemtype;
+	Oid			collation;
+
+	if (!AggCheckCallContext(fcinfo, NULL))
+		elog(ERROR, "bloom_agg_deserialfn called in non-aggregate context");
+
+	/* read in place */
+	buf.data = VARDATA_ANY(data);
+	buf.len = VARSIZE_ANY_EXHDR(data);
+	buf.maxlen = buf.len;
+	buf.cursor = 0;
+	kind = pq_getmsgbyte(&buf);
+	elemtype = pq_getmsgint(&buf, 4);
+	collation = pq_getmsgint(&buf, 4);
+
+	if (kind == BLOOM_AGG_SERIAL_FILTER)
+	{
+		int			len = buf.len - buf.cursor;
+		bytea	   *filter = palloc(VARHDRSZ + len);
+
+		SET_VARSIZE(filter, VARHDRSZ + len);
+		memcpy(VARDATA(filter), pq_getmsgbytes(&buf, len), len);
+		state = BloomAggStateCreate(CurrentMemoryContext, elemtype, collation,
+									filter);
+	}
+	else if (kind == BLOOM_AGG_SERIAL_SET)
+	{
+		bool		has_zero = pq_getmsgbyte(&buf) != 0;
+		uint64		n = pq_getmsgint64(&buf);
+		if (n > (uint64) (buf.len - buf.cursor) / sizeof(uint64))
+			elog(ERROR, "invalid bloom_agg state: " UINT64_FORMAT " hashes announced",
+				 n);
+
+		/*
+		 * Only bloom_agg_combinefn reads this state: leave the hashes in a
+		 * plain list, which it inserts into its own set.
+		 */
+		state = MemoryContextAllocZero(CurrentMemoryContext,
+									   sizeof(BloomAggState));
+		state->cxt = CurrentMemoryContext;
+		state->elemtype = elemtype;
+		state->collation = collation;
+		state->has_zero = has_zero;
+		state->slots = palloc(Max(n, 1) * sizeof(uint64));
+		memcpy(state->slots, pq_getmsgbytes(&buf, (int) (n * sizeof(uint64))),
+			   n * sizeof(uint64));
+		state->nslots = n;
+		state->nused = n;
+	}
+	else
+		elog(ERROR, "invalid bloom_agg state kind %d", kind);
+	pq_getmsgend(&buf);
+
+	PG_RETURN_POINTER(state);
+}
+
+/*
+ * The aggregates whose transition state is the filter itself (1.1): the
+ * sized bloom_agg and bloom_union_agg.  A transition function receives the
+ * state the executor keeps for it, in the aggregate's memory context, and
+ * changes it in place; a new state is built in the current (per-row)
+ * context and the executor copies it into its own.  As the state is a
+ * bloomfilter, no serial or deserial function is needed: partial states
+ * travel as values of the type, from parallel workers or from the shards of
+ * a distributed table, and bloom_union_filter_transfn combines them.
+ */
+
+/*
+ * The state argument argno, writable in place.  A state this code built
+ * is a plain 4-byte-header value; anything else (a packed or toasted value
+ * the executor took as it came) is copied into the current context.
+ */
+static bytea *
+BloomAggWritableState(FunctionCallInfo fcinfo, int argno)
+{
+	struct varlena *raw = (struct varlena *) PG_GETARG_POINTER(argno);
+
+	if (VARATT_IS_EXTENDED(raw))
+		return BloomFilterCopy(CurrentMemoryContext,
+							   (bytea *) PG_DETOAST_DATUM_PACKED(PG_GETARG_DATUM(argno)));
+	return (bytea *) raw;
+}
+
+/*
+ * bloom_agg(value, capacity, false_positive_rate) transition, with the
+ * filter as state: set the value's bits, in a filter sized on the first
+ * non-NULL value.
+ */
+Datum
+bloom_agg_filter_transfn(PG_FUNCTION_ARGS)
+{
+	BloomFnCache *cache;
+	BloomFilterData f;
+	bytea	   *state;
+
+	if (!AggCheckCallContext(fcinfo, NULL))
+		elog(ERROR, "bloom_agg_filter_transfn called in non-aggregate context");
+	if (PG_ARGISNULL(2) || PG_ARGISNULL(3))
+		ereport(ERROR,
+				(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
+				 errmsg("capacity and false_positive_rate of bloom_agg must not be null"),
+				 errhint("Omit both to size the filter for the distinct values seen.")));
+	if (PG_ARGISNULL(1))
+	{
+		if (PG_ARGISNULL(0))
+			PG_RETURN_NULL();
+		PG_RETURN_DATUM(PG_GETARG_DATUM(0));
+	}
+
+	cache = BloomGetFnCache(fcinfo, 1, false);
+	if (PG_ARGISNULL(0))
+	{
+		BloomFilterHeader hdr;
+		uint64		nbits;
+		int			nhashes;
+
+		BloomChooseSize(PG_GETARG_INT64(2), PG_GETARG_FLOAT8(3),
+						&nbits, &nhashes);
+		BloomHeaderInit(&hdr, nbits, nhashes, PG_GETARG_INT64(2),
+						PG_GETARG_FLOAT8(3));
+		BloomHeaderSetType(&hdr, cache->elemtype, cache->oid_hashed);
+		state = BloomFilterAllocate(CurrentMemoryContext, &hdr);
+	}
+	else
+		state = BloomAggWritableState(fcinfo, 0);
+
+	BloomFilterOpen(state, &f);
+	BloomSetBits(f.bits, f.hdr.nbits,
+				 BloomHashDatum(&cache->typentry->hash_extended_proc_finfo,
+								cache->collation, PG_GETARG_DATUM(1)),
+				 BLOOM_FILTER_SALT, f.hdr.nhashes);
+	PG_RETURN_BYTEA_P(state);
+}
+
+/*
+ * bloom_union_agg(filter) transition, and the combine function of both
+ * aggregates: OR the filter into the state, or make a copy of it the state.
+ */
+Datum
+bloom_union_filter_transfn(PG_FUNCTION_ARGS)
+{
+	bytea	   *in;
+	BloomFilterData f;
+
+	if (!AggCheckCallContext(fcinfo, NULL))
+		elog(ERROR, "bloom_union_filter_transfn called in non-aggregate context");
+	if (PG_ARGISNULL(1))
+	{
+		if (PG_ARGISNULL(0))
+			PG_RETURN_NULL();
+		PG_RETURN_DATUM(PG_GETARG_DATUM(0));
+	}
+
+	in = PG_GETARG_BYTEA_PP(1);
+	if (PG_ARGISNULL(0))
+	{
+		BloomFilterOpen(in, &f);
+		PG_RETURN_BYTEA_P(BloomFilterCopy(CurrentMemoryContext, in));
+	}
+	PG_RETURN_BYTEA_P(BloomCombineInto(CurrentMemoryContext,
+									   BloomAggWritableState(fcinfo, 0),
+									   in, false));
+}
