@@ -43,3 +43,83 @@ CREATE AGGREGATE bloom_union_agg(bloomfilter) (
 	PARALLEL = SAFE
 );
 COMMENT ON AGGREGATE bloom_union_agg(bloomfilter) IS 'union of bloom filters';
+
+-------------------------------------------------------------------------------
+-- 1.1: filter variants (src/filter_variant.c, src/filter_ops.c)
+-------------------------------------------------------------------------------
+-- Growing (scalable), counting and blocked filters, in format 3 of the
+-- byte format; plain filters keep format 2.  bloom_empty gains options and
+-- bloom_info three columns, so both are dropped and created again.
+DROP FUNCTION bloom_empty(bigint, float8);
+CREATE FUNCTION bloom_empty(capacity bigint, false_positive_rate float8 DEFAULT 0.01,
+	growth integer DEFAULT 0, counting boolean DEFAULT false, blocked boolean DEFAULT false)
+RETURNS bloomfilter
+AS 'MODULE_PATHNAME', 'bloom_empty_variant'
+LANGUAGE C STRICT IMMUTABLE PARALLEL SAFE;
+COMMENT ON FUNCTION bloom_empty(bigint, float8, integer, boolean, boolean) IS 'empty bloom filter sized for capacity values at a false-positive rate: growing by a factor, counting or blocked';
+
+DROP FUNCTION bloom_info(bloomfilter);
+CREATE FUNCTION bloom_info(filter bloomfilter,
+	OUT format_version integer,
+	OUT element_type regtype,
+	OUT nbits bigint,
+	OUT nhashes integer,
+	OUT capacity bigint,
+	OUT target_false_positive_rate float8,
+	OUT nbits_set bigint,
+	OUT fill_ratio float8,
+	OUT estimated_cardinality float8,
+	OUT expected_false_positive_rate float8,
+	OUT size_bytes bigint,
+	OUT variant text,
+	OUT layers integer,
+	OUT growth integer)
+RETURNS record
+AS 'MODULE_PATHNAME'
+LANGUAGE C STRICT IMMUTABLE PARALLEL SAFE;
+COMMENT ON FUNCTION bloom_info(bloomfilter) IS 'variant, shape, fill and expected false-positive rate of a bloom filter';
+
+CREATE FUNCTION bloom_remove(bloomfilter, anyelement)
+RETURNS bloomfilter
+AS 'MODULE_PATHNAME'
+LANGUAGE C STRICT IMMUTABLE PARALLEL SAFE;
+COMMENT ON FUNCTION bloom_remove(bloomfilter, anyelement) IS 'copy of a counting bloom filter with a value removed';
+
+CREATE FUNCTION bloom_plain(bloomfilter)
+RETURNS bloomfilter
+AS 'MODULE_PATHNAME'
+LANGUAGE C STRICT IMMUTABLE PARALLEL SAFE;
+COMMENT ON FUNCTION bloom_plain(bloomfilter) IS 'plain bloom filter with the same answers as a counting one';
+
+CREATE FUNCTION bloom_fold(bloomfilter, factor integer)
+RETURNS bloomfilter
+AS 'MODULE_PATHNAME'
+LANGUAGE C STRICT IMMUTABLE PARALLEL SAFE;
+COMMENT ON FUNCTION bloom_fold(bloomfilter, integer) IS 'plain bloom filter folded to 1/factor of its bits, holding the same values';
+
+CREATE FUNCTION bloom_agg_growing_transfn(bloomfilter, anyelement, bigint, float8, integer)
+RETURNS bloomfilter
+AS 'MODULE_PATHNAME'
+LANGUAGE C IMMUTABLE PARALLEL SAFE;
+
+CREATE FUNCTION bloom_agg_template_transfn(bloomfilter, anyelement, bloomfilter)
+RETURNS bloomfilter
+AS 'MODULE_PATHNAME'
+LANGUAGE C IMMUTABLE PARALLEL SAFE;
+
+-- No combine function: a growing filter's layers depend on the order of the
+-- values, and filters built apart merge only above their target rate.
+CREATE AGGREGATE bloom_agg(anyelement, capacity bigint, false_positive_rate float8, growth integer) (
+	SFUNC = bloom_agg_growing_transfn,
+	STYPE = bloomfilter,
+	PARALLEL = SAFE
+);
+COMMENT ON AGGREGATE bloom_agg(anyelement, bigint, float8, integer) IS 'growing bloom filter of the values, first sized for capacity values, at a false-positive rate';
+
+CREATE AGGREGATE bloom_agg(anyelement, template bloomfilter) (
+	SFUNC = bloom_agg_template_transfn,
+	STYPE = bloomfilter,
+	COMBINEFUNC = bloom_union_filter_transfn,
+	PARALLEL = SAFE
+);
+COMMENT ON AGGREGATE bloom_agg(anyelement, bloomfilter) IS 'bloom filter of the values, in a copy of an empty filter of any variant but growing';

@@ -95,7 +95,8 @@ BloomFilterOpen(bytea *datum, BloomFilterData *f)
 				(errcode(ERRCODE_DATA_CORRUPTED),
 				 errmsg("corrupt bloom filter: %s",
 						BloomFilterFormatErrorMessage(err))));
-	f->bits = (uint8 *) VARDATA_ANY(datum) + f->hdr.bits_offset;
+	f->data = (uint8 *) VARDATA_ANY(datum);
+	f->bits = f->data + f->hdr.bits_offset;
 }
 
 /*
@@ -104,12 +105,15 @@ BloomFilterOpen(bytea *datum, BloomFilterData *f)
 bytea *
 BloomFilterAllocate(MemoryContext cxt, const BloomFilterHeader *hdr)
 {
-	size_t		hdrsize = BloomFilterHeaderSize(hdr);
-	size_t		size = VARHDRSZ + hdrsize + BLOOM_FILTER_NBYTES(hdr->nbits);
-	bytea	   *datum = (bytea *) MemoryContextAllocZero(cxt, size);
+	BloomFilterHeader layout = *hdr;
+	size_t		size;
+	bytea	   *datum;
 
+	BloomFilterLayoutLayers(&layout);
+	size = VARHDRSZ + layout.bits_offset + layout.nbytes;
+	datum = (bytea *) MemoryContextAllocExtended(cxt, size, MCXT_ALLOC_ZERO);
 	SET_VARSIZE(datum, size);
-	BloomFilterEncodeHeader((uint8 *) VARDATA(datum), hdr);
+	BloomFilterEncodeHeader((uint8 *) VARDATA(datum), &layout);
 	return datum;
 }
 
@@ -144,6 +148,9 @@ BloomHeaderInit(BloomFilterHeader *hdr, uint64 nbits, int nhashes,
 	hdr->nbits = nbits;
 	hdr->capacity = capacity;
 	hdr->target_fpr = fpr;
+	hdr->nlayers = 1;
+	hdr->layers[0].nbits = nbits;
+	hdr->layers[0].nhashes = nhashes;
 }
 
 /*
@@ -311,6 +318,19 @@ BloomFilterFromBytes(const uint8 *data, size_t len)
 					 errmsg("element type \"%s.%s\" of bloom filter does not exist",
 							nspname, typname),
 					 errhint("Create the type, or the extension that provides it, before reading the filter.")));
+
+		/*
+		 * A built-in type is stored by OID alone: a filter naming one would
+		 * be written with a built-in OID and names, which no reader accepts,
+		 * so it is refused here rather than stored unreadable.
+		 */
+		if (typid < FirstGenbkiObjectId)
+			ereport(ERROR,
+					(errcode(ERRCODE_DATA_EXCEPTION),
+					 errmsg("invalid bloom filter: element type \"%s.%s\" is built in, but is named with OID %u",
+							nspname, typname, hdr.elemtype),
+					 errdetail("Built-in types are recorded by their OID alone, below %u.",
+							   (unsigned) FirstGenbkiObjectId)));
 	}
 	else if (hdr.elemtype != 0 &&
 			 !SearchSysCacheExists1(TYPEOID, ObjectIdGetDatum(hdr.elemtype)))
@@ -335,48 +355,119 @@ BloomFilterFromBytes(const uint8 *data, size_t len)
 }
 
 /*
- * Choose the number of hash functions and of bits for capacity values at
- * false-positive rate fpr, after checking both; errors if the filter would
- * exceed BLOOM_FILTER_MAX_NBITS.
+ * Bits per value and number of hash functions of a filter of the variant
+ * flags at false-positive rate fpr.  A plain or counting filter takes k near
+ * log2(1/p), which minimizes m, and then the m that makes (1-e^(-kn/m))^k
+ * = p.  A blocked filter's rate is worse at equal size (the blocks' loads
+ * vary): it takes the least bits per value, over k near that k, for which
+ * BloomBlockedRate meets p.
+ */
+static void
+BloomBitsPerValue(double fpr, uint16 flags, double *per_value, int *nhashes)
+{
+	double		k = rint(-log2(fpr));
+
+	k = Max(k, 1);
+	k = Min(k, BLOOM_FILTER_MAX_NHASHES);
+	*per_value = -k / log1p(-pow(fpr, 1.0 / k));
+	*nhashes = (int) k;
+
+	if (flags & BLOOM_VARIANT_BLOCKED)
+	{
+		double		best = 0;
+		int			bestk = 0;
+		int			kk;
+
+		for (kk = Max(1, (int) k - 3); kk <= Min((int) k + 2, BLOOM_FILTER_MAX_NHASHES); kk++)
+		{
+			double		lo = *per_value,
+						hi = *per_value * 4;
+			int			iter;
+
+			if (BloomBlockedRate(hi, kk) > fpr)
+				continue;
+			for (iter = 0; iter < 40; iter++)
+			{
+				double		mid = (lo + hi) / 2;
+
+				if (BloomBlockedRate(mid, kk) > fpr)
+					lo = mid;
+				else
+					hi = mid;
+			}
+			if (bestk == 0 || hi < best)
+			{
+				best = hi;
+				bestk = kk;
+			}
+		}
+		if (bestk == 0)
+			ereport(ERROR,
+					(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+					 errmsg("a blocked bloom filter cannot reach false-positive rate %g", fpr),
+					 errhint("Use a rate of at least 1e-6 for a blocked filter, or a filter that is not blocked.")));
+		*per_value = best;
+		*nhashes = bestk;
+	}
+}
+
+/*
+ * Choose the number of hash functions and of bits (counters of a counting
+ * filter) for capacity values at false-positive rate fpr in a filter of
+ * the variant flags, after checking both; errors if the filter would
+ * exceed 256 MB.
  */
 void
-BloomChooseSize(int64 capacity, double fpr, uint64 *nbits, int *nhashes)
+BloomChooseSizeFor(int64 capacity, double fpr, uint16 flags, uint64 *nbits,
+				   int *nhashes)
 {
-	double		k;
 	double		per_value;
 	double		m;
+	double		maxcells = (double) BLOOM_FILTER_MAX_NBITS;
 
 	if (!(fpr > 0.0 && fpr < 1.0))
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 				 errmsg("false_positive_rate must be between 0 and 1, exclusive"),
 				 errhint("Use a rate greater than 0 and less than 1, such as 0.01.")));
+	if ((flags & BLOOM_VARIANT_BLOCKED) && fpr < 1e-6)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("a blocked bloom filter cannot reach false-positive rate %g", fpr),
+				 errhint("Use a rate of at least 1e-6 for a blocked filter, or a filter that is not blocked.")));
 
-	/* k near log2(1/p) minimizes m; m is then what makes (1-e^(-kn/m))^k = p */
-	k = rint(-log2(fpr));
-	k = Max(k, 1);
-	k = Min(k, BLOOM_FILTER_MAX_NHASHES);
-	per_value = -k / log1p(-pow(fpr, 1.0 / k));
+	BloomBitsPerValue(fpr, flags, &per_value, nhashes);
+	if (flags & BLOOM_VARIANT_COUNTING)
+		maxcells /= 4;			/* 4 bits a counter */
 
 	if (capacity <= 0)
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 				 errmsg("capacity must be greater than zero"),
 				 errhint("Use a capacity between 1 and %.0f for a false-positive rate of %g.",
-						 floor((double) BLOOM_FILTER_MAX_NBITS / per_value),
-						 fpr)));
+						 floor(maxcells / per_value), fpr)));
 
 	m = ceil(per_value * (double) capacity);
-	if (!(m <= (double) BLOOM_FILTER_MAX_NBITS))
+	if (flags & BLOOM_VARIANT_BLOCKED)
+		m = ceil(m / BLOOM_BLOCK_BITS) * BLOOM_BLOCK_BITS;
+	if (!(m <= maxcells))
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 				 errmsg("bloom filter for " INT64_FORMAT " values at false-positive rate %g would be larger than 256 MB",
 						capacity, fpr),
 				 errhint("Use a capacity between 1 and %.0f for this rate, or a larger false-positive rate.",
-						 floor((double) BLOOM_FILTER_MAX_NBITS / per_value))));
+						 floor(maxcells / per_value))));
 
 	*nbits = (uint64) Max(m, 1.0);
-	*nhashes = (int) k;
+}
+
+/*
+ * BloomChooseSizeFor for a plain filter.
+ */
+void
+BloomChooseSize(int64 capacity, double fpr, uint64 *nbits, int *nhashes)
+{
+	BloomChooseSizeFor(capacity, fpr, 0, nbits, nhashes);
 }
 
 /*
@@ -591,19 +682,15 @@ BloomCheckHome(const BloomFilterHeader *hdr, bool oid_hashed)
  * database, and may be used in this database.
  */
 static void
-BloomCheckCompatible(const BloomFilterHeader *a, const BloomFilterHeader *b)
+BloomCheckCompatible(const BloomFilterHeader *a, const BloomFilterHeader *b,
+					 bool intersect)
 {
 	if (a->elemtype != 0 && b->elemtype != 0 && a->elemtype != b->elemtype)
 		ereport(ERROR,
 				(errcode(ERRCODE_DATATYPE_MISMATCH),
 				 errmsg("cannot combine a bloom filter of type %s with a bloom filter of type %s",
 						BloomTypeName(a->elemtype), BloomTypeName(b->elemtype))));
-	if (a->nbits != b->nbits || a->nhashes != b->nhashes)
-		ereport(ERROR,
-				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-				 errmsg("cannot combine a bloom filter of " UINT64_FORMAT " bits and %u hash functions with a bloom filter of " UINT64_FORMAT " bits and %u hash functions",
-						a->nbits, a->nhashes, b->nbits, b->nhashes),
-				 errhint("Combine filters created with the same capacity and false-positive rate, or the same nbits and nhashes.")));
+	BloomCheckSameVariant(a, b, intersect);
 	if (a->hash_scheme != b->hash_scheme)
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
@@ -635,48 +722,80 @@ BloomCombineInto(MemoryContext cxt, bytea *a, bytea *b, bool intersect)
 {
 	BloomFilterData fa;
 	BloomFilterData fb;
-	size_t		i;
+	bool		counting;
+	uint32		i;
 
 	BloomFilterOpen(a, &fa);
 	BloomFilterOpen(b, &fb);
-	BloomCheckCompatible(&fa.hdr, &fb.hdr);
+	BloomCheckCompatible(&fa.hdr, &fb.hdr, intersect);
+	counting = (fa.hdr.flags & BLOOM_VARIANT_COUNTING) != 0;
 
-	/* take b's header (type and names) when a has no type yet */
-	if (fa.hdr.elemtype == 0 && fb.hdr.elemtype != 0)
+	/*
+	 * The result is a copy of b when a has no type yet (b's header has the
+	 * type and names) or when b has more layers; a is left alone, as it may
+	 * be an aggregate's state, which the executor frees.  Union and
+	 * intersection are commutative, so b's cells take a's.
+	 */
+	if ((fa.hdr.elemtype == 0 && fb.hdr.elemtype != 0) ||
+		fb.hdr.nlayers > fa.hdr.nlayers)
 	{
-		bytea	   *result = BloomFilterCopy(cxt, b);
-		BloomFilterData fr;
+		BloomFilterData tmp;
 
-		BloomFilterOpen(result, &fr);
-		for (i = 0; i < fr.hdr.nbytes; i++)
-			fr.bits[i] = intersect ? (fr.bits[i] & fa.bits[i]) : (fr.bits[i] | fa.bits[i]);
-		/* a is left alone: it may be an aggregate's state, which it frees */
-		a = result;
-		fb = fa;				/* compare sizing with the old a below */
+		a = BloomFilterCopy(cxt, b);
+		tmp = fa;
 		BloomFilterOpen(a, &fa);
+		fb = tmp;
 	}
-	else if (intersect)
+	for (i = 0; i < fb.hdr.nlayers; i++)
 	{
-		for (i = 0; i < fa.hdr.nbytes; i++)
-			fa.bits[i] &= fb.bits[i];
-	}
-	else
-	{
-		for (i = 0; i < fa.hdr.nbytes; i++)
-			fa.bits[i] |= fb.bits[i];
+		CHECK_FOR_INTERRUPTS();
+		BloomCombineCells(fa.data + fa.hdr.layers[i].offset,
+						  fb.data + fb.hdr.layers[i].offset,
+						  fa.hdr.layers[i].nbytes, counting, intersect);
+		fa.hdr.layers[i].count += fb.hdr.layers[i].count;
 	}
 
 	if (fa.hdr.capacity != fb.hdr.capacity ||
 		fa.hdr.target_fpr != fb.hdr.target_fpr)
 	{
-		uint8		buf[BLOOM_FILTER_MAX_HEADER_SIZE];
-
+		/* never for growing filters, which must agree on them */
 		fa.hdr.capacity = 0;
 		fa.hdr.target_fpr = 0;
-		BloomFilterEncodeHeader(buf, &fa.hdr);
-		memcpy(VARDATA(a), buf, BLOOM_FILTER_FIXED_HEADER_SIZE);
 	}
+	/* the header keeps its size: only sizing and counts change */
+	BloomFilterEncodeHeader(fa.data, &fa.hdr);
 	return a;
+}
+
+/*
+ * The 64-bit hash of a value of the call site's element type.
+ */
+uint64
+BloomValueHash(BloomFnCache *cache, Datum value)
+{
+	return BloomHashDatum(&cache->typentry->hash_extended_proc_finfo,
+						  cache->collation, value);
+}
+
+/*
+ * A writable copy in cxt of the filter in f that has the call site's
+ * element type: an untyped filter gets it (and its names) in its header.
+ */
+bytea *
+BloomFilterTyped(MemoryContext cxt, const BloomFilterData *f,
+				 BloomFnCache *cache)
+{
+	BloomFilterHeader hdr;
+	bytea	   *out;
+
+	if (f->hdr.elemtype != 0)
+		return BloomFilterCopy(cxt, f->datum);
+
+	/* an untyped filter has one layer, all clear */
+	hdr = f->hdr;
+	BloomHeaderSetType(&hdr, cache->elemtype, cache->oid_hashed);
+	out = BloomFilterAllocate(cxt, &hdr);
+	return out;
 }
 
 /*
@@ -829,20 +948,10 @@ bloom_add(PG_FUNCTION_ARGS)
 	BloomCheckValueType(f.hdr.elemtype, cache->elemtype, true);
 	BloomCheckHome(&f.hdr, cache->oid_hashed);
 
-	if (f.hdr.elemtype == 0)
-	{
-		BloomFilterHeader hdr = f.hdr;
-
-		BloomHeaderSetType(&hdr, cache->elemtype, cache->oid_hashed);
-		out = BloomFilterAllocate(CurrentMemoryContext, &hdr);
-	}
-	else
-		out = BloomFilterCopy(CurrentMemoryContext, in);
+	out = BloomFilterTyped(CurrentMemoryContext, &f, cache);
 	BloomFilterOpen(out, &f);
-
-	hash = BloomHashDatum(&cache->typentry->hash_extended_proc_finfo,
-						  cache->collation, PG_GETARG_DATUM(1));
-	BloomSetBits(f.bits, f.hdr.nbits, hash, BLOOM_FILTER_SALT, f.hdr.nhashes);
+	hash = BloomValueHash(cache, PG_GETARG_DATUM(1));
+	out = BloomFilterAddHash(CurrentMemoryContext, &f, hash);
 	PG_RETURN_BYTEA_P(out);
 }
 
@@ -862,10 +971,8 @@ bloom_contains(PG_FUNCTION_ARGS)
 	if (f.hdr.elemtype == 0)
 		PG_RETURN_BOOL(false);
 
-	hash = BloomHashDatum(&cache->typentry->hash_extended_proc_finfo,
-						  cache->collation, PG_GETARG_DATUM(1));
-	PG_RETURN_BOOL(BloomTestBits(f.bits, f.hdr.nbits, hash, BLOOM_FILTER_SALT,
-								 f.hdr.nhashes));
+	hash = BloomValueHash(cache, PG_GETARG_DATUM(1));
+	PG_RETURN_BOOL(BloomFilterTestHash(&f, hash));
 }
 
 /* What the array forms of bloom_contains compute */
@@ -905,11 +1012,10 @@ BloomContainsArray(FunctionCallInfo fcinfo, BloomArrayProbe mode)
 		BloomCheckHome(&f.hdr, cache->oid_hashed);
 		if (cache->arrayentry == NULL)
 			cache->arrayentry = BloomLookupHash(cache->arraytype);
-		found = BloomTestBits(f.bits, f.hdr.nbits,
-							  BloomHashDatum(&cache->arrayentry->hash_extended_proc_finfo,
-											 cache->collation,
-											 PointerGetDatum(array)),
-							  BLOOM_FILTER_SALT, f.hdr.nhashes);
+		found = BloomFilterTestHash(&f,
+									BloomHashDatum(&cache->arrayentry->hash_extended_proc_finfo,
+												   cache->collation,
+												   PointerGetDatum(array)));
 		if (mode == BLOOM_PROBE_EACH)
 		{
 			Datum		d = BoolGetDatum(found);
@@ -930,6 +1036,7 @@ BloomContainsArray(FunctionCallInfo fcinfo, BloomArrayProbe mode)
 	{
 		bool		found = false;
 
+		CHECK_FOR_INTERRUPTS();
 		if (nulls[i])
 		{
 			any_null = true;
@@ -937,10 +1044,7 @@ BloomContainsArray(FunctionCallInfo fcinfo, BloomArrayProbe mode)
 			continue;
 		}
 		if (f.hdr.elemtype != 0)
-			found = BloomTestBits(f.bits, f.hdr.nbits,
-								  BloomHashDatum(&cache->typentry->hash_extended_proc_finfo,
-												 cache->collation, elems[i]),
-								  BLOOM_FILTER_SALT, f.hdr.nhashes);
+			found = BloomFilterTestHash(&f, BloomValueHash(cache, elems[i]));
 		answers[i] = found;
 		if (mode == BLOOM_PROBE_ANY && found)
 			PG_RETURN_BOOL(true);
@@ -1028,32 +1132,17 @@ bloom_intersect(PG_FUNCTION_ARGS)
 }
 
 /*
- * Estimated number of distinct values added to a filter with nset of its
- * bits set; infinite once every bit is set.
- */
-static double
-BloomEstimateCardinality(const BloomFilterHeader *hdr, uint64 nset)
-{
-	double		m = (double) hdr->nbits;
-
-	if (nset == 0)
-		return 0.0;
-	if (nset >= hdr->nbits)
-		return get_float8_infinity();
-	return -(m / hdr->nhashes) * log1p(-(double) nset / m);
-}
-
-/*
  * bloom_cardinality(filter): estimated number of distinct values added.
  */
 Datum
 bloom_cardinality(PG_FUNCTION_ARGS)
 {
 	BloomFilterData f;
+	BloomFilterStatsData st;
 
 	BloomFilterOpen(PG_GETARG_BYTEA_PP(0), &f);
-	PG_RETURN_FLOAT8(BloomEstimateCardinality(&f.hdr,
-											  BloomCountBits(f.bits, f.hdr.nbytes)));
+	BloomFilterStats(&f, &st);
+	PG_RETURN_FLOAT8(st.cardinality);
 }
 
 /*
@@ -1064,35 +1153,40 @@ bloom_info(PG_FUNCTION_ARGS)
 {
 	bytea	   *datum = PG_GETARG_BYTEA_PP(0);
 	BloomFilterData f;
+	BloomFilterStatsData st;
 	TupleDesc	tupdesc;
-	Datum		values[11];
-	bool		nulls[11];
-	uint64		nset;
-	double		fill;
+	Datum		values[14];
+	bool		nulls[14];
 
 	if (get_call_result_type(fcinfo, NULL, &tupdesc) != TYPEFUNC_COMPOSITE)
 		elog(ERROR, "return type must be a row type");
+	/* 1.0 declares the first 11 columns, 1.1 all 14 */
+	if (tupdesc->natts > lengthof(values))
+		elog(ERROR, "bloom_info returns at most %d columns", (int) lengthof(values));
 	tupdesc = BlessTupleDesc(tupdesc);
 
 	BloomFilterOpen(datum, &f);
-	nset = BloomCountBits(f.bits, f.hdr.nbytes);
-	fill = (double) nset / (double) f.hdr.nbits;
+	BloomFilterStats(&f, &st);
 
 	memset(nulls, 0, sizeof(nulls));
 	values[0] = Int32GetDatum(f.hdr.version);
 	values[1] = ObjectIdGetDatum(f.hdr.elemtype);
 	nulls[1] = (f.hdr.elemtype == 0);
-	values[2] = Int64GetDatum((int64) f.hdr.nbits);
+	values[2] = Int64GetDatum((int64) st.ncells);
 	values[3] = Int32GetDatum((int32) f.hdr.nhashes);
 	values[4] = Int64GetDatum((int64) f.hdr.capacity);
 	nulls[4] = (f.hdr.capacity == 0);
 	values[5] = Float8GetDatum(f.hdr.target_fpr);
 	nulls[5] = (f.hdr.capacity == 0);
-	values[6] = Int64GetDatum((int64) nset);
-	values[7] = Float8GetDatum(fill);
-	values[8] = Float8GetDatum(BloomEstimateCardinality(&f.hdr, nset));
-	values[9] = Float8GetDatum(BloomFalsePositiveRate(fill, f.hdr.nhashes));
+	values[6] = Int64GetDatum((int64) st.nset);
+	values[7] = Float8GetDatum((double) st.nset / (double) st.ncells);
+	values[8] = Float8GetDatum(st.cardinality);
+	values[9] = Float8GetDatum(st.fpr);
 	values[10] = Int64GetDatum((int64) VARSIZE_ANY_EXHDR(datum));
+	values[11] = CStringGetTextDatum(BloomVariantName(f.hdr.flags));
+	values[12] = Int32GetDatum((int32) f.hdr.nlayers);
+	values[13] = Int32GetDatum((int32) f.hdr.growth);
+	nulls[13] = !(f.hdr.flags & BLOOM_VARIANT_GROWING);
 
 	PG_RETURN_DATUM(HeapTupleGetDatum(heap_form_tuple(tupdesc, values, nulls)));
 }

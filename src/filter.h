@@ -20,6 +20,9 @@
 /* Target rate of bloom_agg without a capacity */
 #define BLOOM_DEFAULT_FPR		0.01
 
+/* Ratio r of the rates of successive layers of a growing filter */
+#define BLOOM_GROWING_TIGHTENING	0.8
+
 /* Salt of the filter type's bit positions (the index salts by column) */
 #define BLOOM_FILTER_SALT		0
 
@@ -28,7 +31,8 @@ typedef struct BloomFilterData
 {
 	bytea	   *datum;
 	BloomFilterHeader hdr;
-	uint8	   *bits;
+	uint8	   *data;			/* the byte format */
+	uint8	   *bits;			/* the cells of the first layer */
 } BloomFilterData;
 
 /* Per-call-site cache of how to hash a value argument (fn_extra) */
@@ -62,9 +66,44 @@ extern void BloomHeaderInit(BloomFilterHeader *hdr, uint64 nbits, int nhashes,
 extern bool BloomTypeHashesOids(Oid typid);
 extern void BloomHeaderSetType(BloomFilterHeader *hdr, Oid typid, bool oid_hashed);
 extern void BloomChooseSize(int64 capacity, double fpr, uint64 *nbits, int *nhashes);
+extern void BloomChooseSizeFor(int64 capacity, double fpr, uint16 flags,
+							   uint64 *nbits, int *nhashes);
 extern BloomFnCache *BloomGetFnCache(FunctionCallInfo fcinfo, int argno, bool is_array);
 extern void BloomCheckValueType(Oid elemtype, Oid valuetype, bool adding);
 extern void BloomCheckHome(const BloomFilterHeader *hdr, bool oid_hashed);
 extern bytea *BloomCombineInto(MemoryContext cxt, bytea *a, bytea *b, bool intersect);
+extern uint64 BloomValueHash(BloomFnCache *cache, Datum value);
+extern bytea *BloomFilterTyped(MemoryContext cxt, const BloomFilterData *f,
+							   BloomFnCache *cache);
+
+/* What bloom_info and bloom_cardinality report of a filter */
+typedef struct BloomFilterStatsData
+{
+	uint64		ncells;			/* bits (counters) of all layers */
+	uint64		nset;			/* those set (nonzero) */
+	double		cardinality;	/* estimated distinct values added */
+	double		fpr;			/* expected false-positive rate */
+} BloomFilterStatsData;
+
+/* filter_ops.c */
+extern void BloomHeaderInitVariant(BloomFilterHeader *hdr, int64 capacity,
+								   double fpr, int32 growth, bool counting,
+								   bool blocked);
+
+/* filter_variant.c */
+extern void BloomFilterStats(const BloomFilterData *f, BloomFilterStatsData *st);
+extern bool BloomLayerTest(const BloomFilterData *f, int i, uint64 hash);
+extern bool BloomFilterTestHash(const BloomFilterData *f, uint64 hash);
+extern bytea *BloomFilterAddHash(MemoryContext cxt, BloomFilterData *f, uint64 hash);
+extern void BloomFilterRemoveHash(BloomFilterData *f, uint64 hash);
+extern uint64 BloomLayerCapacity(const BloomFilterHeader *hdr, int i);
+extern double BloomLayerRate(const BloomFilterHeader *hdr, int i);
+extern uint64 BloomFilterValues(const BloomFilterHeader *hdr);
+extern void BloomCheckSameVariant(const BloomFilterHeader *a,
+								  const BloomFilterHeader *b, bool intersect);
+extern void BloomCombineCells(uint8 *dst, const uint8 *src, size_t nbytes,
+							  bool counting, bool intersect);
+extern const char *BloomVariantName(uint16 flags);
+extern double BloomBlockedRate(double bits_per_value, int k);
 
 #endif							/* BLOOMIDX_FILTER_H */

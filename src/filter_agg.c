@@ -5,7 +5,8 @@
  *
  * bloom_agg without a capacity collects the distinct 64-bit hashes of its
  * input in an open-addressing hash set, and sizes the filter for their
- * number when it finishes.  The sized forms, bloom_agg(value, capacity,
+ * number when it finishes.  A set that would outgrow work_mem becomes a
+ * growing filter, which then takes the values that follow.  The sized forms, bloom_agg(value, capacity,
  * rate) and bloom_union_agg, have the filter itself as transition state,
  * updated in place, so that partial aggregation can run anywhere the type
  * can travel (parallel workers, or the shards of a distributed table).
@@ -28,6 +29,12 @@
 
 /* Initial number of slots of bloom_agg's hash set; a power of two */
 #define BLOOM_SET_INITIAL_SLOTS	1024
+
+/* Most bytes of bloom_agg's hash set, whatever work_mem is (BloomSetLimit) */
+#define BLOOM_SET_MAX_BYTES		((Size) 256 * 1024 * 1024)
+
+/* Growth factor of the filter a hash set turns into beyond work_mem */
+#define BLOOM_SET_OVERFLOW_GROWTH	2
 
 /* Hashes bloom_agg buffers to insert together, prefetching their slots */
 #define BLOOM_SET_BATCH			64
@@ -78,6 +85,8 @@ PG_FUNCTION_INFO_V1(bloom_agg_serialfn);
 PG_FUNCTION_INFO_V1(bloom_agg_deserialfn);
 PG_FUNCTION_INFO_V1(bloom_agg_filter_transfn);
 PG_FUNCTION_INFO_V1(bloom_union_filter_transfn);
+PG_FUNCTION_INFO_V1(bloom_agg_growing_transfn);
+PG_FUNCTION_INFO_V1(bloom_agg_template_transfn);
 
 /*
  * Set up the hash set of an aggregate state with room for nslots hashes
@@ -96,22 +105,14 @@ BloomSetAllocate(BloomAggState *state, uint64 nslots)
 }
 
 /*
- * Most distinct values bloom_agg without a capacity can take: the most a
- * filter at the default rate holds within BLOOM_FILTER_MAX_NBITS.
+ * Most bytes the hash set of bloom_agg without a capacity takes: work_mem,
+ * and at most BLOOM_SET_MAX_BYTES, so that a parallel worker's state (8
+ * bytes a hash, at most 3/4 of the slots used) serializes within 1 GB.
  */
-static uint64
-BloomSetMaxDistinct(void)
+static Size
+BloomSetLimit(void)
 {
-	static uint64 max_distinct = 0;
-
-	if (max_distinct == 0)
-	{
-		double		k = rint(-log2(BLOOM_DEFAULT_FPR));
-
-		max_distinct = (uint64) floor((double) BLOOM_FILTER_MAX_NBITS *
-									  -log1p(-pow(BLOOM_DEFAULT_FPR, 1.0 / k)) / k);
-	}
-	return max_distinct;
+	return Min((Size) work_mem * 1024, (Size) BLOOM_SET_MAX_BYTES);
 }
 
 /*
@@ -124,9 +125,11 @@ BloomSetHome(const BloomAggState *state, uint64 hash)
 }
 
 static void BloomSetInsert(BloomAggState *state, uint64 hash);
+static void BloomSetToFilter(BloomAggState *state);
 
 /*
- * Double the hash set of an aggregate state.
+ * Double the hash set of an aggregate state, or turn it into a growing
+ * filter if the doubled set would exceed work_mem.
  */
 static void
 BloomSetGrow(BloomAggState *state)
@@ -135,13 +138,12 @@ BloomSetGrow(BloomAggState *state)
 	uint64		oldn = state->nslots;
 	uint64		i;
 
-	if (state->nused + state->has_zero > BloomSetMaxDistinct())
-		ereport(ERROR,
-				(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
-				 errmsg("too many distinct values for a bloom filter of at most 256 MB at false-positive rate %g",
-						BLOOM_DEFAULT_FPR),
-				 errhint("Use bloom_agg(value, capacity, false_positive_rate) with a capacity of at most " UINT64_FORMAT ", or a larger rate.",
-						 BloomSetMaxDistinct())));
+	/* beyond work_mem, go on in a growing filter */
+	if (oldn * 2 * sizeof(uint64) > BloomSetLimit())
+	{
+		BloomSetToFilter(state);
+		return;
+	}
 
 	BloomSetAllocate(state, oldn * 2);
 	for (i = 0; i < oldn; i++)
@@ -200,6 +202,61 @@ BloomAggStateSetFilter(BloomAggState *state, bytea *filter)
 }
 
 /*
+ * Add a hash to the growing filter of a state that outgrew work_mem.
+ */
+static void
+BloomAggAddToFilter(BloomAggState *state, uint64 hash)
+{
+	BloomFilterData f;
+	bytea	   *result;
+
+	BloomFilterOpen(state->filter, &f);
+	result = BloomFilterAddHash(state->cxt, &f, hash);
+	if (result != state->filter)
+	{
+		pfree(state->filter);
+		BloomAggStateSetFilter(state, result);
+	}
+}
+
+/*
+ * Turn the hash set of a state into a growing filter holding its hashes,
+ * first sized for as many values as the largest set work_mem holds (the
+ * same in every parallel worker, so that their filters combine), at the
+ * default rate, growing by BLOOM_SET_OVERFLOW_GROWTH.
+ */
+static void
+BloomSetToFilter(BloomAggState *state)
+{
+	BloomFilterHeader hdr;
+	uint64	   *slots = state->slots;
+	uint64		nslots = state->nslots;
+	bool		has_zero = state->has_zero;
+	uint64		i;
+
+	BloomHeaderInitVariant(&hdr, (int64) (nslots / 2 + nslots / 4),
+						   BLOOM_DEFAULT_FPR, BLOOM_SET_OVERFLOW_GROWTH,
+						   false, false);
+	BloomHeaderSetType(&hdr, state->elemtype,
+					   BloomTypeHashesOids(state->elemtype));
+	state->sized = true;
+	state->slots = NULL;
+	state->nslots = state->nused = 0;
+	state->has_zero = false;
+	BloomAggStateSetFilter(state, BloomFilterAllocate(state->cxt, &hdr));
+	if (has_zero)
+		BloomAggAddToFilter(state, 0);
+	for (i = 0; i < nslots; i++)
+	{
+		if ((i & 65535) == 0)
+			CHECK_FOR_INTERRUPTS();
+		if (slots[i] != 0)
+			BloomAggAddToFilter(state, slots[i]);
+	}
+	pfree(slots);
+}
+
+/*
  * Insert the buffered hashes of an aggregate state into its hash set,
  * prefetching the slots of the hashes a few places ahead, so that the
  * cache misses of a large set overlap.
@@ -213,6 +270,12 @@ BloomSetFlush(BloomAggState *state)
 	state->npending = 0;
 	for (i = 0; i < n; i++)
 	{
+		/* the set may have become a filter on the way */
+		if (state->sized)
+		{
+			BloomAggAddToFilter(state, state->pending[i]);
+			continue;
+		}
 		if (i + BLOOM_SET_PREFETCH < n)
 			BloomPrefetch(&state->slots[BloomSetHome(state, state->pending[i + BLOOM_SET_PREFETCH])]);
 		BloomSetInsert(state, state->pending[i]);
@@ -285,9 +348,10 @@ bloom_agg_transfn(PG_FUNCTION_ARGS)
 	if (state == NULL)
 		state = BloomAggStateCreate(aggcxt, cache->elemtype, cache->collation,
 									NULL);
-	BloomSetAdd(state,
-				BloomHashDatum(&cache->typentry->hash_extended_proc_finfo,
-							   cache->collation, PG_GETARG_DATUM(1)));
+	if (state->sized)
+		BloomAggAddToFilter(state, BloomValueHash(cache, PG_GETARG_DATUM(1)));
+	else
+		BloomSetAdd(state, BloomValueHash(cache, PG_GETARG_DATUM(1)));
 	PG_RETURN_POINTER(state);
 }
 
@@ -391,11 +455,12 @@ bloom_agg_finalfn(PG_FUNCTION_ARGS)
 		PG_RETURN_NULL();
 	state = (BloomAggState *) PG_GETARG_POINTER(0);
 
+	/* the set does not change, only where some of its hashes are */
+	if (!state->sized)
+		BloomSetFlush(state);
 	if (state->sized)
 		PG_RETURN_BYTEA_P(BloomFilterCopy(CurrentMemoryContext, state->filter));
 
-	/* the set does not change, only where some of its hashes are */
-	BloomSetFlush(state);
 	ndistinct = state->nused + state->has_zero;
 	BloomChooseSize((int64) ndistinct, BLOOM_DEFAULT_FPR, &nbits, &nhashes);
 	BloomHeaderInit(&hdr, nbits, nhashes, ndistinct, BLOOM_DEFAULT_FPR);
@@ -450,7 +515,8 @@ bloom_agg_combinefn(PG_FUNCTION_ARGS)
 		{
 			uint64		nslots = BLOOM_SET_INITIAL_SLOTS;
 
-			while (nslots / 2 + nslots / 4 < state2->nused)
+			while (nslots / 2 + nslots / 4 < state2->nused &&
+				   nslots * 2 * sizeof(uint64) <= BloomSetLimit())
 				nslots *= 2;
 			if (nslots != state1->nslots)
 			{
@@ -460,13 +526,26 @@ bloom_agg_combinefn(PG_FUNCTION_ARGS)
 		}
 	}
 
-	if (state1->sized != state2->sized)
-		elog(ERROR, "cannot combine bloom_agg states of different kinds");
+	/* a set meets a filter (one that outgrew work_mem): the set joins it */
+	if (state2->sized && !state1->sized)
+		BloomSetToFilter(state1);
 
-	if (state1->sized)
+	if (state1->sized && state2->sized)
 		BloomAggStateSetFilter(state1,
 							   BloomCombineInto(aggcxt, state1->filter,
 												state2->filter, false));
+	else if (state1->sized)
+	{
+		if (state2->has_zero)
+			BloomAggAddToFilter(state1, 0);
+		for (i = 0; i < state2->nslots; i++)
+		{
+			if ((i & 65535) == 0)
+				CHECK_FOR_INTERRUPTS();
+			if (state2->slots[i] != 0)
+				BloomAggAddToFilter(state1, state2->slots[i]);
+		}
+	}
 	else
 	{
 		if (state1->elemtype != state2->elemtype)
@@ -631,8 +710,12 @@ Datum
 bloom_agg_filter_transfn(PG_FUNCTION_ARGS)
 {
 	BloomFnCache *cache;
-	BloomFilterData f;
+	BloomFilterData f PG_USED_FOR_ASSERTS_ONLY;
 	bytea	   *state;
+	const uint8 *data;
+	uint64		nbits;
+	uint32		nhashes;
+	int			i;
 
 	if (!AggCheckCallContext(fcinfo, NULL))
 		elog(ERROR, "bloom_agg_filter_transfn called in non-aggregate context");
@@ -665,11 +748,22 @@ bloom_agg_filter_transfn(PG_FUNCTION_ARGS)
 	else
 		state = BloomAggWritableState(fcinfo, 0);
 
-	BloomFilterOpen(state, &f);
-	BloomSetBits(f.bits, f.hdr.nbits,
-				 BloomHashDatum(&cache->typentry->hash_extended_proc_finfo,
-								cache->collation, PG_GETARG_DATUM(1)),
-				 BLOOM_FILTER_SALT, f.hdr.nhashes);
+	/*
+	 * The state is a plain format-2 filter this function built: read its
+	 * shape directly rather than decode the header for every value.
+	 */
+	data = (const uint8 *) VARDATA(state);
+	Assert(BloomFilterDecodeHeader(data, VARSIZE(state) - VARHDRSZ, &f.hdr,
+								   false) == BLOOM_FORMAT_OK &&
+		   f.hdr.version == BLOOM_FILTER_FORMAT_VERSION);
+	nhashes = (uint32) data[12] | ((uint32) data[13] << 8) |
+		((uint32) data[14] << 16) | ((uint32) data[15] << 24);
+	nbits = 0;
+	for (i = 7; i >= 0; i--)
+		nbits = (nbits << 8) | data[16 + i];
+	BloomSetBits((uint8 *) data + BLOOM_FILTER_FIXED_HEADER_SIZE + data[56] + data[57],
+				 nbits, BloomValueHash(cache, PG_GETARG_DATUM(1)),
+				 BLOOM_FILTER_SALT, (int) nhashes);
 	PG_RETURN_BYTEA_P(state);
 }
 
@@ -701,4 +795,111 @@ bloom_union_filter_transfn(PG_FUNCTION_ARGS)
 	PG_RETURN_BYTEA_P(BloomCombineInto(CurrentMemoryContext,
 									   BloomAggWritableState(fcinfo, 0),
 									   in, false));
+}
+
+/*
+ * Add the value argument 1 to the filter state argument 0 (built by make
+ * when NULL); returns the state, changed in place or new.
+ */
+static Datum
+BloomAggAddValue(FunctionCallInfo fcinfo, bytea *(*make) (FunctionCallInfo, BloomFnCache *))
+{
+	BloomFnCache *cache = BloomGetFnCache(fcinfo, 1, false);
+	BloomFilterData f;
+	bytea	   *state;
+
+	if (PG_ARGISNULL(0))
+		state = make(fcinfo, cache);
+	else
+		state = BloomAggWritableState(fcinfo, 0);
+	BloomFilterOpen(state, &f);
+	PG_RETURN_BYTEA_P(BloomFilterAddHash(CurrentMemoryContext, &f,
+										 BloomValueHash(cache, PG_GETARG_DATUM(1))));
+}
+
+/*
+ * An empty growing filter of the element type, from the arguments capacity,
+ * rate and growth of bloom_agg.
+ */
+static bytea *
+BloomAggMakeGrowing(FunctionCallInfo fcinfo, BloomFnCache *cache)
+{
+	BloomFilterHeader hdr;
+
+	BloomHeaderInitVariant(&hdr, PG_GETARG_INT64(2), PG_GETARG_FLOAT8(3),
+						   PG_GETARG_INT32(4), false, false);
+	BloomHeaderSetType(&hdr, cache->elemtype, cache->oid_hashed);
+	return BloomFilterAllocate(CurrentMemoryContext, &hdr);
+}
+
+/*
+ * bloom_agg(value, capacity, false_positive_rate, growth) transition: add
+ * the value to a growing filter.  The aggregate has no combine function: a
+ * growing filter's layers depend on the order values came in, and filters
+ * built apart merge only layer by layer, above their target rate.
+ */
+Datum
+bloom_agg_growing_transfn(PG_FUNCTION_ARGS)
+{
+	if (!AggCheckCallContext(fcinfo, NULL))
+		elog(ERROR, "bloom_agg_growing_transfn called in non-aggregate context");
+	if (PG_ARGISNULL(2) || PG_ARGISNULL(3) || PG_ARGISNULL(4))
+		ereport(ERROR,
+				(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
+				 errmsg("capacity, false_positive_rate and growth of bloom_agg must not be null"),
+				 errhint("Omit all three to size the filter for the distinct values seen.")));
+	if (PG_ARGISNULL(1))
+	{
+		if (PG_ARGISNULL(0))
+			PG_RETURN_NULL();
+		PG_RETURN_DATUM(PG_GETARG_DATUM(0));
+	}
+	return BloomAggAddValue(fcinfo, BloomAggMakeGrowing);
+}
+
+/*
+ * A typed copy of the template argument 2 of bloom_agg, which must be an
+ * empty filter of a fixed size.
+ */
+static bytea *
+BloomAggMakeFromTemplate(FunctionCallInfo fcinfo, BloomFnCache *cache)
+{
+	BloomFilterData t;
+
+	BloomFilterOpen(PG_GETARG_BYTEA_PP(2), &t);
+	if (t.hdr.flags & BLOOM_VARIANT_GROWING)
+		ereport(ERROR,
+				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+				 errmsg("bloom_agg cannot fill a growing filter given as template"),
+				 errhint("Use bloom_agg(value, capacity, false_positive_rate, growth).")));
+	if (t.hdr.elemtype != 0)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("the template filter of bloom_agg must be empty"),
+				 errhint("Create the template with bloom_empty; to add to a filter that holds values, combine it with the aggregate's result by bloom_union.")));
+	return BloomFilterTyped(CurrentMemoryContext, &t, cache);
+}
+
+/*
+ * bloom_agg(value, template) transition: add the value to a copy of the
+ * template, an empty filter of any variant but growing.  Partial states
+ * combine with bloom_union_filter_transfn.
+ */
+Datum
+bloom_agg_template_transfn(PG_FUNCTION_ARGS)
+{
+	if (!AggCheckCallContext(fcinfo, NULL))
+		elog(ERROR, "bloom_agg_template_transfn called in non-aggregate context");
+	if (PG_ARGISNULL(2))
+		ereport(ERROR,
+				(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
+				 errmsg("the template filter of bloom_agg must not be null"),
+				 errhint("Pass an empty filter, such as bloom_empty(1000, 0.01, blocked => true).")));
+	if (PG_ARGISNULL(1))
+	{
+		if (PG_ARGISNULL(0))
+			PG_RETURN_NULL();
+		PG_RETURN_DATUM(PG_GETARG_DATUM(0));
+	}
+	return BloomAggAddValue(fcinfo, BloomAggMakeFromTemplate);
 }
