@@ -123,3 +123,39 @@ CREATE AGGREGATE bloom_agg(anyelement, template bloomfilter) (
 	PARALLEL = SAFE
 );
 COMMENT ON AGGREGATE bloom_agg(anyelement, bloomfilter) IS 'bloom filter of the values, in a copy of an empty filter of any variant but growing';
+
+-------------------------------------------------------------------------------
+-- 1.1: keyed filters (src/filter_keyed.c)
+-------------------------------------------------------------------------------
+-- Bit positions from SipHash-2-4, under a 16-byte secret key, of the value's
+-- hash; the filter stores only a fingerprint of the key.
+CREATE FUNCTION bloom_empty(capacity bigint, false_positive_rate float8, key bytea)
+RETURNS bloomfilter
+AS 'MODULE_PATHNAME', 'bloom_empty_keyed'
+LANGUAGE C STRICT IMMUTABLE PARALLEL SAFE;
+COMMENT ON FUNCTION bloom_empty(bigint, float8, bytea) IS 'empty keyed bloom filter: bit positions depend on a secret 16-byte key';
+
+CREATE FUNCTION bloom_add(bloomfilter, anyelement, key bytea)
+RETURNS bloomfilter
+AS 'MODULE_PATHNAME', 'bloom_add_keyed'
+LANGUAGE C STRICT IMMUTABLE PARALLEL SAFE;
+COMMENT ON FUNCTION bloom_add(bloomfilter, anyelement, bytea) IS 'copy of a keyed bloom filter with a value added';
+
+CREATE FUNCTION bloom_contains(bloomfilter, anyelement, key bytea)
+RETURNS boolean
+AS 'MODULE_PATHNAME', 'bloom_contains_keyed'
+LANGUAGE C STRICT IMMUTABLE PARALLEL SAFE;
+COMMENT ON FUNCTION bloom_contains(bloomfilter, anyelement, bytea) IS 'might the keyed bloom filter contain the value?';
+
+CREATE FUNCTION bloom_agg_template_transfn(bloomfilter, anyelement, bloomfilter, bytea)
+RETURNS bloomfilter
+AS 'MODULE_PATHNAME'
+LANGUAGE C IMMUTABLE PARALLEL SAFE;
+
+CREATE AGGREGATE bloom_agg(anyelement, template bloomfilter, key bytea) (
+	SFUNC = bloom_agg_template_transfn,
+	STYPE = bloomfilter,
+	COMBINEFUNC = bloom_union_filter_transfn,
+	PARALLEL = SAFE
+);
+COMMENT ON AGGREGATE bloom_agg(anyelement, bloomfilter, bytea) IS 'keyed bloom filter of the values, in a copy of an empty keyed filter';

@@ -691,6 +691,11 @@ BloomCheckCompatible(const BloomFilterHeader *a, const BloomFilterHeader *b,
 				 errmsg("cannot combine a bloom filter of type %s with a bloom filter of type %s",
 						BloomTypeName(a->elemtype), BloomTypeName(b->elemtype))));
 	BloomCheckSameVariant(a, b, intersect);
+	if (a->key_fingerprint != b->key_fingerprint)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("cannot combine keyed bloom filters built with different keys"),
+				 errhint("Combine filters built with the same key.")));
 	if (a->hash_scheme != b->hash_scheme)
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
@@ -945,6 +950,7 @@ bloom_add(PG_FUNCTION_ARGS)
 	uint64		hash;
 
 	BloomFilterOpen(in, &f);
+	BloomCheckKey(&f.hdr, NULL);
 	BloomCheckValueType(f.hdr.elemtype, cache->elemtype, true);
 	BloomCheckHome(&f.hdr, cache->oid_hashed);
 
@@ -966,6 +972,7 @@ bloom_contains(PG_FUNCTION_ARGS)
 	uint64		hash;
 
 	BloomFilterOpen(BloomGetFilterArg(fcinfo, 0, cache), &f);
+	BloomCheckKey(&f.hdr, NULL);
 	BloomCheckValueType(f.hdr.elemtype, cache->elemtype, false);
 	BloomCheckHome(&f.hdr, cache->oid_hashed);
 	if (f.hdr.elemtype == 0)
@@ -1002,6 +1009,7 @@ BloomContainsArray(FunctionCallInfo fcinfo, BloomArrayProbe mode)
 	int			i;
 
 	BloomFilterOpen(BloomGetFilterArg(fcinfo, 0, cache), &f);
+	BloomCheckKey(&f.hdr, NULL);
 
 	/* a filter of arrays: the array is one value */
 	if (f.hdr.elemtype != 0 && f.hdr.elemtype == cache->arraytype &&

@@ -26,6 +26,14 @@
 /* Salt of the filter type's bit positions (the index salts by column) */
 #define BLOOM_FILTER_SALT		0
 
+/* A keyed filter's key, as SipHash-2-4 takes it, and its fingerprint */
+typedef struct BloomKey
+{
+	uint64		k0;
+	uint64		k1;
+	uint64		fingerprint;
+} BloomKey;
+
 /* A filter datum and its decoded header */
 typedef struct BloomFilterData
 {
@@ -54,7 +62,17 @@ typedef struct BloomFnCache
 	char	   *toast_key;
 	Size		toast_keylen;
 	bytea	   *toast_filter;
+	/* the key argument of a keyed function, once derived */
+	BloomKey	key;
 } BloomFnCache;
+
+/* Bytes of a key */
+#define BLOOM_KEY_LEN			16
+
+/* filter_keyed.c */
+extern void BloomKeyFromBytea(bytea *key, BloomKey *out);
+extern void BloomCheckKey(const BloomFilterHeader *hdr, const BloomKey *key);
+extern uint64 BloomKeyedHash(const BloomKey *key, uint64 hash);
 
 /* filter.c */
 extern char *BloomTypeName(Oid typid);

@@ -802,19 +802,30 @@ bloom_union_filter_transfn(PG_FUNCTION_ARGS)
  * when NULL); returns the state, changed in place or new.
  */
 static Datum
-BloomAggAddValue(FunctionCallInfo fcinfo, bytea *(*make) (FunctionCallInfo, BloomFnCache *))
+BloomAggAddValue(FunctionCallInfo fcinfo, bytea *(*make) (FunctionCallInfo, BloomFnCache *),
+				 bool keyed)
 {
 	BloomFnCache *cache = BloomGetFnCache(fcinfo, 1, false);
 	BloomFilterData f;
 	bytea	   *state;
+	uint64		hash;
+
+	/* the key argument (the last): derived for each row, it may change */
+	if (keyed)
+		BloomKeyFromBytea(PG_GETARG_BYTEA_PP(fcinfo->nargs - 1), &cache->key);
 
 	if (PG_ARGISNULL(0))
 		state = make(fcinfo, cache);
 	else
 		state = BloomAggWritableState(fcinfo, 0);
 	BloomFilterOpen(state, &f);
-	PG_RETURN_BYTEA_P(BloomFilterAddHash(CurrentMemoryContext, &f,
-										 BloomValueHash(cache, PG_GETARG_DATUM(1))));
+	hash = BloomValueHash(cache, PG_GETARG_DATUM(1));
+	if (keyed)
+	{
+		BloomCheckKey(&f.hdr, &cache->key);
+		hash = BloomKeyedHash(&cache->key, hash);
+	}
+	PG_RETURN_BYTEA_P(BloomFilterAddHash(CurrentMemoryContext, &f, hash));
 }
 
 /*
@@ -854,7 +865,7 @@ bloom_agg_growing_transfn(PG_FUNCTION_ARGS)
 			PG_RETURN_NULL();
 		PG_RETURN_DATUM(PG_GETARG_DATUM(0));
 	}
-	return BloomAggAddValue(fcinfo, BloomAggMakeGrowing);
+	return BloomAggAddValue(fcinfo, BloomAggMakeGrowing, false);
 }
 
 /*
@@ -867,6 +878,7 @@ BloomAggMakeFromTemplate(FunctionCallInfo fcinfo, BloomFnCache *cache)
 	BloomFilterData t;
 
 	BloomFilterOpen(PG_GETARG_BYTEA_PP(2), &t);
+	BloomCheckKey(&t.hdr, fcinfo->nargs == 4 ? &cache->key : NULL);
 	if (t.hdr.flags & BLOOM_VARIANT_GROWING)
 		ereport(ERROR,
 				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
@@ -881,15 +893,21 @@ BloomAggMakeFromTemplate(FunctionCallInfo fcinfo, BloomFnCache *cache)
 }
 
 /*
- * bloom_agg(value, template) transition: add the value to a copy of the
- * template, an empty filter of any variant but growing.  Partial states
- * combine with bloom_union_filter_transfn.
+ * bloom_agg(value, template) transition, and bloom_agg(value, template,
+ * key) for a keyed template: add the value to a copy of the template, an
+ * empty filter of any variant but growing.  Partial states combine with
+ * bloom_union_filter_transfn.
  */
 Datum
 bloom_agg_template_transfn(PG_FUNCTION_ARGS)
 {
 	if (!AggCheckCallContext(fcinfo, NULL))
 		elog(ERROR, "bloom_agg_template_transfn called in non-aggregate context");
+	if (fcinfo->nargs == 4 && PG_ARGISNULL(3))
+		ereport(ERROR,
+				(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
+				 errmsg("the key of bloom_agg must not be null"),
+				 errhint("Pass the key the template filter was created with.")));
 	if (PG_ARGISNULL(2))
 		ereport(ERROR,
 				(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
@@ -901,5 +919,6 @@ bloom_agg_template_transfn(PG_FUNCTION_ARGS)
 			PG_RETURN_NULL();
 		PG_RETURN_DATUM(PG_GETARG_DATUM(0));
 	}
-	return BloomAggAddValue(fcinfo, BloomAggMakeFromTemplate);
+	return BloomAggAddValue(fcinfo, BloomAggMakeFromTemplate,
+							fcinfo->nargs == 4);
 }

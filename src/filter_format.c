@@ -151,7 +151,7 @@ DecodeVariant(const uint8 *data, size_t len, size_t off, BloomFilterHeader *hdr)
 	}
 	else if (hdr->growth != 0 || rbits != 0 || hdr->nlayers != 1)
 		return BLOOM_FORMAT_BAD_VARIANT;
-	if (hdr->key_fingerprint != 0)
+	if (((hdr->flags & BLOOM_VARIANT_KEYED) != 0) != (hdr->key_fingerprint != 0))
 		return BLOOM_FORMAT_BAD_VARIANT;
 	/* a filter gets its type, and later layers, with its first value */
 	if (hdr->elemtype == 0 && hdr->nlayers != 1)

@@ -96,6 +96,7 @@ bloom_remove(PG_FUNCTION_ARGS)
 	bytea	   *out;
 
 	BloomFilterOpen(PG_GETARG_BYTEA_PP(0), &f);
+	BloomCheckKey(&f.hdr, NULL);
 	if (!(f.hdr.flags & BLOOM_VARIANT_COUNTING))
 		ereport(ERROR,
 				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),

@@ -388,20 +388,29 @@ BloomCombineCells(uint8 *dst, const uint8 *src, size_t nbytes, bool counting,
 const char *
 BloomVariantName(uint16 flags)
 {
-	switch (flags)
+	const char *name = "unknown";
+
+	switch (flags & ~BLOOM_VARIANT_KEYED)
 	{
 		case 0:
-			return "plain";
+			name = "plain";
+			break;
 		case BLOOM_VARIANT_GROWING:
-			return "growing";
+			name = "growing";
+			break;
 		case BLOOM_VARIANT_COUNTING:
-			return "counting";
+			name = "counting";
+			break;
 		case BLOOM_VARIANT_BLOCKED:
-			return "blocked";
+			name = "blocked";
+			break;
 		case BLOOM_VARIANT_GROWING | BLOOM_VARIANT_BLOCKED:
-			return "growing blocked";
+			name = "growing blocked";
+			break;
 	}
-	return "unknown";
+	if (flags & BLOOM_VARIANT_KEYED)
+		return psprintf("keyed %s", name);
+	return name;
 }
 
 /*

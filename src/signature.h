@@ -286,6 +286,9 @@ BloomTestBitsBlocked(const uint8 *bits, uint64 nbits, uint64 hash, uint32 salt,
 /* 64-bit hash of a non-NULL datum with a type's extended hash function */
 extern uint64 BloomHashDatum(FmgrInfo *hashproc, Oid collation, Datum value);
 
+/* SipHash-2-4 of one 64-bit word under a 128-bit key (keyed filters) */
+extern uint64 BloomSipHash64(uint64 k0, uint64 k1, uint64 m);
+
 /* Number of bits set in a byte array */
 extern uint64 BloomCountBits(const uint8 *bits, Size nbytes);
 
