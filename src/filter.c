@@ -598,6 +598,7 @@ BloomGetFilterArg(FunctionCallInfo fcinfo, int argno, BloomFnCache *cache)
 		pfree(cache->toast_key);
 		cache->toast_filter = NULL;
 	}
+	cache->toast_open_valid = false;
 	oldcxt = MemoryContextSwitchTo(fcinfo->flinfo->fn_mcxt);
 	cache->toast_filter = (bytea *) detoast_attr(raw);
 	cache->toast_key = palloc(keylen);
@@ -605,6 +606,30 @@ BloomGetFilterArg(FunctionCallInfo fcinfo, int argno, BloomFnCache *cache)
 	cache->toast_keylen = keylen;
 	MemoryContextSwitchTo(oldcxt);
 	return cache->toast_filter;
+}
+
+/*
+ * The filter argument argno, opened: a stored filter that BloomGetFilterArg
+ * keeps detoasted is decoded once, not for every probe; any other is
+ * decoded into local.
+ */
+const BloomFilterData *
+BloomOpenFilterArg(FunctionCallInfo fcinfo, int argno, BloomFnCache *cache,
+				   BloomFilterData *local)
+{
+	bytea	   *datum = BloomGetFilterArg(fcinfo, argno, cache);
+
+	if (datum != cache->toast_filter)
+	{
+		BloomFilterOpen(datum, local);
+		return local;
+	}
+	if (!cache->toast_open_valid)
+	{
+		BloomFilterOpen(datum, &cache->toast_open);
+		cache->toast_open_valid = true;
+	}
+	return &cache->toast_open;
 }
 
 /*
@@ -968,18 +993,19 @@ Datum
 bloom_contains(PG_FUNCTION_ARGS)
 {
 	BloomFnCache *cache = BloomGetFnCache(fcinfo, 1, false);
-	BloomFilterData f;
+	BloomFilterData local;
+	const BloomFilterData *f;
 	uint64		hash;
 
-	BloomFilterOpen(BloomGetFilterArg(fcinfo, 0, cache), &f);
-	BloomCheckKey(&f.hdr, NULL);
-	BloomCheckValueType(f.hdr.elemtype, cache->elemtype, false);
-	BloomCheckHome(&f.hdr, cache->oid_hashed);
-	if (f.hdr.elemtype == 0)
+	f = BloomOpenFilterArg(fcinfo, 0, cache, &local);
+	BloomCheckKey(&f->hdr, NULL);
+	BloomCheckValueType(f->hdr.elemtype, cache->elemtype, false);
+	BloomCheckHome(&f->hdr, cache->oid_hashed);
+	if (f->hdr.elemtype == 0)
 		PG_RETURN_BOOL(false);
 
 	hash = BloomValueHash(cache, PG_GETARG_DATUM(1));
-	PG_RETURN_BOOL(BloomFilterTestHash(&f, hash));
+	PG_RETURN_BOOL(BloomFilterTestHash(f, hash));
 }
 
 /* What the array forms of bloom_contains compute */

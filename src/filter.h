@@ -62,6 +62,8 @@ typedef struct BloomFnCache
 	char	   *toast_key;
 	Size		toast_keylen;
 	bytea	   *toast_filter;
+	bool		toast_open_valid;	/* toast_open describes toast_filter */
+	BloomFilterData toast_open;
 	/* the key argument of a keyed function, once derived */
 	BloomKey	key;
 } BloomFnCache;
@@ -87,6 +89,9 @@ extern void BloomChooseSize(int64 capacity, double fpr, uint64 *nbits, int *nhas
 extern void BloomChooseSizeFor(int64 capacity, double fpr, uint16 flags,
 							   uint64 *nbits, int *nhashes);
 extern BloomFnCache *BloomGetFnCache(FunctionCallInfo fcinfo, int argno, bool is_array);
+extern const BloomFilterData *BloomOpenFilterArg(FunctionCallInfo fcinfo, int argno,
+												BloomFnCache *cache,
+												BloomFilterData *local);
 extern void BloomCheckValueType(Oid elemtype, Oid valuetype, bool adding);
 extern void BloomCheckHome(const BloomFilterHeader *hdr, bool oid_hashed);
 extern bytea *BloomCombineInto(MemoryContext cxt, bytea *a, bytea *b, bool intersect);
