@@ -6,7 +6,7 @@
 -- Everything below is also in bloomidx--1.1.sql, so that a fresh 1.1 install
 -- and an updated 1.0 install hold the same objects.
 
--- Issue 12: bloomidx_stats gets a cheap form (exact => false: the metapage
+-- 1.1: bloomidx_stats gets a cheap form (exact => false: the metapage
 -- only), a row for a partitioned index (layout 'partitioned'), and the
 -- false-positive rate the index was built for; comments for \df+
 DROP FUNCTION bloomidx_stats(regclass);
@@ -47,3 +47,157 @@ COMMENT ON FUNCTION bloomidx_estimate(regclass, text[]) IS
 'false positives, true matches and pages the planner expects of an equality on some columns of a bloomidx index';
 COMMENT ON FUNCTION bloomidx_merge(regclass) IS
 'merge the pending rows of a sliced bloomidx index into its slices; returns the rows merged';
+
+-------------------------------------------------------------------------------
+-- 1.1: aggregates that distributed engines can push down (src/filter_agg.c)
+-------------------------------------------------------------------------------
+-- The sized bloom_agg and bloom_union_agg keep the filter itself as their
+-- transition state (1.0: internal), updated in place; partial states are
+-- bloomfilter values, which Citus and parallel workers move as they are.
+-- The results are the same bytes as 1.0's.
+DROP AGGREGATE bloom_agg(anyelement, bigint, float8);
+DROP AGGREGATE bloom_union_agg(bloomfilter);
+DROP FUNCTION bloom_agg_sized_transfn(internal, anyelement, bigint, float8);
+DROP FUNCTION bloom_union_agg_transfn(internal, bloomfilter);
+
+CREATE FUNCTION bloom_agg_filter_transfn(bloomfilter, anyelement, bigint, float8)
+RETURNS bloomfilter
+AS 'MODULE_PATHNAME'
+LANGUAGE C IMMUTABLE PARALLEL SAFE;
+
+CREATE FUNCTION bloom_union_filter_transfn(bloomfilter, bloomfilter)
+RETURNS bloomfilter
+AS 'MODULE_PATHNAME'
+LANGUAGE C IMMUTABLE PARALLEL SAFE;
+
+CREATE AGGREGATE bloom_agg(anyelement, capacity bigint, false_positive_rate float8) (
+	SFUNC = bloom_agg_filter_transfn,
+	STYPE = bloomfilter,
+	COMBINEFUNC = bloom_union_filter_transfn,
+	PARALLEL = SAFE
+);
+COMMENT ON AGGREGATE bloom_agg(anyelement, bigint, float8) IS 'bloom filter of the values, sized for capacity values at a false-positive rate';
+
+CREATE AGGREGATE bloom_union_agg(bloomfilter) (
+	SFUNC = bloom_union_filter_transfn,
+	STYPE = bloomfilter,
+	COMBINEFUNC = bloom_union_filter_transfn,
+	PARALLEL = SAFE
+);
+COMMENT ON AGGREGATE bloom_union_agg(bloomfilter) IS 'union of bloom filters';
+
+-------------------------------------------------------------------------------
+-- 1.1: filter variants (src/filter_variant.c, src/filter_ops.c)
+-------------------------------------------------------------------------------
+-- Growing (scalable), counting and blocked filters, in format 3 of the
+-- byte format; plain filters keep format 2.  bloom_empty gains options and
+-- bloom_info three columns, so both are dropped and created again.
+DROP FUNCTION bloom_empty(bigint, float8);
+CREATE FUNCTION bloom_empty(capacity bigint, false_positive_rate float8 DEFAULT 0.01,
+	growth integer DEFAULT 0, counting boolean DEFAULT false, blocked boolean DEFAULT false)
+RETURNS bloomfilter
+AS 'MODULE_PATHNAME', 'bloom_empty_variant'
+LANGUAGE C STRICT IMMUTABLE PARALLEL SAFE;
+COMMENT ON FUNCTION bloom_empty(bigint, float8, integer, boolean, boolean) IS 'empty bloom filter sized for capacity values at a false-positive rate: growing by a factor, counting or blocked';
+
+DROP FUNCTION bloom_info(bloomfilter);
+CREATE FUNCTION bloom_info(filter bloomfilter,
+	OUT format_version integer,
+	OUT element_type regtype,
+	OUT nbits bigint,
+	OUT nhashes integer,
+	OUT capacity bigint,
+	OUT target_false_positive_rate float8,
+	OUT nbits_set bigint,
+	OUT fill_ratio float8,
+	OUT estimated_cardinality float8,
+	OUT expected_false_positive_rate float8,
+	OUT size_bytes bigint,
+	OUT variant text,
+	OUT layers integer,
+	OUT growth integer)
+RETURNS record
+AS 'MODULE_PATHNAME'
+LANGUAGE C STRICT IMMUTABLE PARALLEL SAFE;
+COMMENT ON FUNCTION bloom_info(bloomfilter) IS 'variant, shape, fill and expected false-positive rate of a bloom filter';
+
+CREATE FUNCTION bloom_remove(bloomfilter, anyelement)
+RETURNS bloomfilter
+AS 'MODULE_PATHNAME'
+LANGUAGE C STRICT IMMUTABLE PARALLEL SAFE;
+COMMENT ON FUNCTION bloom_remove(bloomfilter, anyelement) IS 'copy of a counting bloom filter with a value removed';
+
+CREATE FUNCTION bloom_plain(bloomfilter)
+RETURNS bloomfilter
+AS 'MODULE_PATHNAME'
+LANGUAGE C STRICT IMMUTABLE PARALLEL SAFE;
+COMMENT ON FUNCTION bloom_plain(bloomfilter) IS 'plain bloom filter with the same answers as a counting one';
+
+CREATE FUNCTION bloom_fold(bloomfilter, factor integer)
+RETURNS bloomfilter
+AS 'MODULE_PATHNAME'
+LANGUAGE C STRICT IMMUTABLE PARALLEL SAFE;
+COMMENT ON FUNCTION bloom_fold(bloomfilter, integer) IS 'plain bloom filter folded to 1/factor of its bits, holding the same values';
+
+CREATE FUNCTION bloom_agg_growing_transfn(bloomfilter, anyelement, bigint, float8, integer)
+RETURNS bloomfilter
+AS 'MODULE_PATHNAME'
+LANGUAGE C IMMUTABLE PARALLEL SAFE;
+
+CREATE FUNCTION bloom_agg_template_transfn(bloomfilter, anyelement, bloomfilter)
+RETURNS bloomfilter
+AS 'MODULE_PATHNAME'
+LANGUAGE C IMMUTABLE PARALLEL SAFE;
+
+-- No combine function: a growing filter's layers depend on the order of the
+-- values, and filters built apart merge only above their target rate.
+CREATE AGGREGATE bloom_agg(anyelement, capacity bigint, false_positive_rate float8, growth integer) (
+	SFUNC = bloom_agg_growing_transfn,
+	STYPE = bloomfilter,
+	PARALLEL = SAFE
+);
+COMMENT ON AGGREGATE bloom_agg(anyelement, bigint, float8, integer) IS 'growing bloom filter of the values, first sized for capacity values, at a false-positive rate';
+
+CREATE AGGREGATE bloom_agg(anyelement, template bloomfilter) (
+	SFUNC = bloom_agg_template_transfn,
+	STYPE = bloomfilter,
+	COMBINEFUNC = bloom_union_filter_transfn,
+	PARALLEL = SAFE
+);
+COMMENT ON AGGREGATE bloom_agg(anyelement, bloomfilter) IS 'bloom filter of the values, in a copy of an empty filter of any variant but growing';
+
+-------------------------------------------------------------------------------
+-- 1.1: keyed filters (src/filter_keyed.c)
+-------------------------------------------------------------------------------
+-- Bit positions from SipHash-2-4, under a 16-byte secret key, of the value's
+-- hash; the filter stores only a fingerprint of the key.
+CREATE FUNCTION bloom_empty(capacity bigint, false_positive_rate float8, key bytea)
+RETURNS bloomfilter
+AS 'MODULE_PATHNAME', 'bloom_empty_keyed'
+LANGUAGE C STRICT IMMUTABLE PARALLEL SAFE;
+COMMENT ON FUNCTION bloom_empty(bigint, float8, bytea) IS 'empty keyed bloom filter: bit positions depend on a secret 16-byte key';
+
+CREATE FUNCTION bloom_add(bloomfilter, anyelement, key bytea)
+RETURNS bloomfilter
+AS 'MODULE_PATHNAME', 'bloom_add_keyed'
+LANGUAGE C STRICT IMMUTABLE PARALLEL SAFE;
+COMMENT ON FUNCTION bloom_add(bloomfilter, anyelement, bytea) IS 'copy of a keyed bloom filter with a value added';
+
+CREATE FUNCTION bloom_contains(bloomfilter, anyelement, key bytea)
+RETURNS boolean
+AS 'MODULE_PATHNAME', 'bloom_contains_keyed'
+LANGUAGE C STRICT IMMUTABLE PARALLEL SAFE;
+COMMENT ON FUNCTION bloom_contains(bloomfilter, anyelement, bytea) IS 'might the keyed bloom filter contain the value?';
+
+CREATE FUNCTION bloom_agg_template_transfn(bloomfilter, anyelement, bloomfilter, bytea)
+RETURNS bloomfilter
+AS 'MODULE_PATHNAME'
+LANGUAGE C IMMUTABLE PARALLEL SAFE;
+
+CREATE AGGREGATE bloom_agg(anyelement, template bloomfilter, key bytea) (
+	SFUNC = bloom_agg_template_transfn,
+	STYPE = bloomfilter,
+	COMBINEFUNC = bloom_union_filter_transfn,
+	PARALLEL = SAFE
+);
+COMMENT ON AGGREGATE bloom_agg(anyelement, bloomfilter, bytea) IS 'keyed bloom filter of the values, in a copy of an empty keyed filter';

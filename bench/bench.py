@@ -477,6 +477,75 @@ SELECT pg_prewarm('tbloom');
     return r
 
 
+# The filter variants: how each is built, as a bloom_agg call over k.
+FILTER_VARIANTS = [
+    ("plain", "bloom_agg(k, %(n)d, 0.01)"),
+    ("blocked", "bloom_agg(k, bloom_empty(%(n)d, 0.01, blocked => true))"),
+    ("counting", "bloom_agg(k, bloom_empty(%(n)d, 0.01, counting => true))"),
+    ("growing (from n/100, growth 2)", "bloom_agg(k, %(n100)d, 0.01, 2)"),
+]
+
+
+def measure_filter_variants(pg, a):
+    """Per filter variant at a 1% target over n keys: build rate, probe
+    rate, measured false-positive rate over n absent keys and size; and the
+    growth of a growing filter (RedisBloom's EXPANSION): layers and size
+    against a filter sized up front, after 100x its first capacity."""
+    have = pg.value("SELECT count(*) FROM pg_proc WHERE proname = "
+                    "'bloom_agg_template_transfn'")
+    if int(have) < 1:
+        reason = "the filter variants are not installed (bloomidx < 1.1)"
+        log("filter variants: skipped: " + reason)
+        return dict(skipped=reason)
+    n = max(10000, a.rows // 10)
+    runs = a.runs
+    pg.run("DROP TABLE IF EXISTS fvkeys, fvprobe, fvf;\n"
+           "CREATE TABLE fvkeys AS SELECT i AS k FROM generate_series(1, %d) i;\n"
+           "CREATE TABLE fvprobe AS SELECT i AS k FROM generate_series(%d, %d) i;\n"
+           "VACUUM ANALYZE fvkeys; VACUUM ANALYZE fvprobe;\n"
+           "CREATE TABLE fvf (name text, f bloomfilter);\n"
+           % (n, n + 1, 2 * n))
+    out = []
+    for name, expr in FILTER_VARIANTS:
+        e = expr % dict(n=n, n100=max(1, n // 100))
+        t = pg.times(("SELECT %s FROM fvkeys;\n" % e) * (runs + 1),
+                     setup="SET max_parallel_workers_per_gather = 0;")[1:]
+        r = dict(name=name, build_ms=median(t))
+        r["build_rate"] = n / (r["build_ms"] / 1000.0)
+        pg.run("INSERT INTO fvf SELECT '%s', %s FROM fvkeys;" % (name, e))
+        probe = ("SELECT count(*) FROM fvprobe "
+                 "WHERE bloom_contains((SELECT f FROM fvf WHERE name = '%s'), k)"
+                 % name)
+        t = pg.times((probe + ";\n") * (runs + 1),
+                     setup="SET max_parallel_workers_per_gather = 0;")[1:]
+        r["probe_ms"] = median(t)
+        r["probe_rate"] = n / (r["probe_ms"] / 1000.0)
+        r["fpr"] = int(pg.value(probe)) / float(n)
+        r["size_bytes"] = int(pg.value(
+            "SELECT size_bytes FROM fvf, bloom_info(f) WHERE name = '%s'"
+            % name))
+        r["layers"] = int(pg.value(
+            "SELECT layers FROM fvf, bloom_info(f) WHERE name = '%s'" % name))
+        out.append(r)
+        log("filter variant %s: build %.2f M values/s, probe %.2f M/s, "
+            "fpr %.4f, %d bytes, %d layers"
+            % (name, r["build_rate"] / 1e6, r["probe_rate"] / 1e6, r["fpr"],
+               r["size_bytes"], r["layers"]))
+    g = dict(n=n, first_capacity=max(1, n // 100))
+    g["plain_bytes"] = int(pg.value(
+        "SELECT size_bytes FROM bloom_info(bloom_empty(%d, 0.01))" % n))
+    grow = [r for r in out if r["name"].startswith("growing")][0]
+    g["growing_bytes"] = grow["size_bytes"]
+    g["size_ratio"] = g["growing_bytes"] / float(g["plain_bytes"])
+    g["layers"] = grow["layers"]
+    g["fpr"] = grow["fpr"]
+    log("growing filter after 100x its first capacity: %d layers, %.2fx the "
+        "size of a filter sized up front, fpr %.4f"
+        % (g["layers"], g["size_ratio"], g["fpr"]))
+    pg.run("DROP TABLE fvkeys, fvprobe, fvf;")
+    return dict(n=n, variants=out, growth=g)
+
+
 # --- the machine -----------------------------------------------------------------
 
 def machine_info(pg, a):
@@ -559,6 +628,7 @@ def cmd_measure(a):
             loads.append(load_avg())
         raw["tables"][table] = tr
     raw["filters"] = measure_filters(pg, a)
+    raw["filter_variants"] = measure_filter_variants(pg, a)
     loads.append(load_avg())
     raw["elapsed_s"] = time.time() - t_start
     raw["load_avg"] = loads
@@ -950,6 +1020,37 @@ def cmd_report(a):
             csvrows.append(["filters", "", name, "", x, ratio(x, y), ""])
         md.append("")
         md.append("× is bloom filter / hash semi-join.")
+    md.append("")
+    fv = raw.get("filter_variants", {})
+    md.append("## Filter variants")
+    md.append("")
+    if not fv or fv.get("skipped"):
+        md.append("Skipped: %s." % fv.get("skipped", "not measured"))
+    else:
+        md.append("Each variant at a 1%% target over %s keys, probed with %s "
+                  "keys not added (one backend, no parallel workers)."
+                  % (fmt(fv["n"]), fmt(fv["n"])))
+        md.append("")
+        md.append("| variant | build values/s | probes/s | measured fpr "
+                  "| bytes | layers |")
+        md.append("|---|---|---|---|---|---|")
+        for r in fv["variants"]:
+            md.append("| %s | %s | %s | %.4f | %s | %d |"
+                      % (r["name"], fmt(r["build_rate"]), fmt(r["probe_rate"]),
+                         r["fpr"], fmt(r["size_bytes"]), r["layers"]))
+            csvrows.append(["filter_variants", "", r["name"] + " build/s", "",
+                            r["build_rate"], "", ""])
+            csvrows.append(["filter_variants", "", r["name"] + " probes/s", "",
+                            r["probe_rate"], "", ""])
+            csvrows.append(["filter_variants", "", r["name"] + " fpr", "",
+                            r["fpr"], "", ""])
+        g = fv["growth"]
+        md.append("")
+        md.append("Growth: a growing filter first sized for %s values, after "
+                  "%s values (100x): %d layers, %.2fx the bytes of a filter "
+                  "sized up front for them, measured rate %.4f (target 0.01)."
+                  % (fmt(g["first_capacity"]), fmt(g["n"]), g["layers"],
+                     g["size_ratio"], g["fpr"]))
     md.append("")
     md.append("## Plan choice (issue 4, bench/plan_choice.sh)")
     md.append("")

@@ -6,8 +6,10 @@
  *
  * Every input is either accepted as a valid filter or rejected with an
  * error code; an accepted input must also re-encode to the same header,
- * and probing and setting bits in it must stay inside its bit array (the
- * sanitizers catch a stray access).  Inputs are tried both as raw bytes
+ * read back the same from its text form, and probing and setting cells in
+ * each of its layers (plain, blocked or counting) must stay inside the
+ * layer (the sanitizers catch a stray access).  Inputs cover format 2 and
+ * every variant of format 3.  Inputs are tried both as raw bytes
  * and, when they start with "\x", as the text form.
  *
  * Built with -DBLOOM_FUZZ_LIBFUZZER it is a libFuzzer target.  Otherwise
@@ -58,6 +60,7 @@ FuzzDecode(const uint8 *data, size_t size)
 	uint8	   *bits;
 	uint64		h;
 	int			i;
+	uint32		l;
 
 	err = BloomFilterDecodeHeader(data, size, &hdr, true);
 	if (err != BLOOM_FORMAT_OK)
@@ -82,22 +85,94 @@ FuzzDecode(const uint8 *data, size_t size)
 	if (memcmp(buf, data, hdr.bits_offset) != 0)
 		FuzzFail("header does not re-encode to the same bytes");
 
-	/* probe and set bits in a private copy, as the server does */
-	bits = malloc(hdr.nbytes);
-	if (bits == NULL)
-		FuzzFail("out of memory");
-	memcpy(bits, data + hdr.bits_offset, hdr.nbytes);
-	h = hdr.nbits * UINT64CONST(0x9e3779b97f4a7c15);
-	for (i = 0; i < 4; i++)
+	if (hdr.nlayers < 1 || hdr.nlayers > BLOOM_FILTER_MAX_LAYERS ||
+		hdr.layers[0].nbits != hdr.nbits || hdr.layers[0].nhashes != hdr.nhashes)
+		FuzzFail("layers");
+	if (hdr.version == BLOOM_FILTER_FORMAT_VERSION && hdr.flags != 0)
+		FuzzFail("format 2 with a variant");
+	if (hdr.version == BLOOM_FILTER_FORMAT_VARIANT && hdr.flags == 0)
+		FuzzFail("format 3 without a variant: two encodings of a plain filter");
+
+	/* the text form decodes to the same bytes, which decode the same */
 	{
-		(void) BloomTestBits(bits, hdr.nbits, h + i, 0, hdr.nhashes);
-		BloomSetBits(bits, hdr.nbits, h + i, 0, hdr.nhashes);
-		if (!BloomTestBits(bits, hdr.nbits, h + i, 0, hdr.nhashes))
-			FuzzFail("a value just added is not contained");
+		uint8	   *text = malloc(2 * size + 2);
+		uint8	   *back = malloc(size + 1);
+		BloomFilterHeader hdr2;
+		size_t		j;
+		static const char hex[] = "0123456789abcdef";
+
+		if (text == NULL || back == NULL)
+			FuzzFail("out of memory");
+		for (j = 0; j < size; j++)
+		{
+			text[2 * j] = hex[data[j] >> 4];
+			text[2 * j + 1] = hex[data[j] & 15];
+		}
+		if (!BloomFilterHexDecode((const char *) text, 2 * size, back) ||
+			memcmp(back, data, size) != 0)
+			FuzzFail("text form does not read back");
+		if (BloomFilterDecodeHeader(back, size, &hdr2, true) != BLOOM_FORMAT_OK ||
+			hdr2.bits_offset != hdr.bits_offset || hdr2.nbytes != hdr.nbytes ||
+			hdr2.nlayers != hdr.nlayers || hdr2.flags != hdr.flags)
+			FuzzFail("text form decodes differently");
+		free(text);
+		free(back);
 	}
-	if (hdr.nbits % 8 != 0 && (bits[hdr.nbytes - 1] >> (hdr.nbits % 8)) != 0)
-		FuzzFail("a bit beyond nbits was set");
-	free(bits);
+
+	/* probe and set cells in a private copy of each layer, as the server does */
+	for (l = 0; l < hdr.nlayers; l++)
+	{
+		const BloomFilterLayer *layer = &hdr.layers[l];
+		bool		counting = (hdr.flags & BLOOM_VARIANT_COUNTING) != 0;
+		bool		blocked = (hdr.flags & BLOOM_VARIANT_BLOCKED) != 0;
+
+		if (layer->offset + layer->nbytes > size ||
+			layer->nbytes != BLOOM_LAYER_NBYTES(hdr.flags, layer->nbits))
+			FuzzFail("layer outside the data");
+		if (blocked && layer->nbits % BLOOM_BLOCK_BITS != 0)
+			FuzzFail("partial block");
+		bits = malloc(layer->nbytes);
+		if (bits == NULL)
+			FuzzFail("out of memory");
+		memcpy(bits, data + layer->offset, layer->nbytes);
+		h = layer->nbits * UINT64CONST(0x9e3779b97f4a7c15);
+		for (i = 0; i < 4; i++)
+		{
+			if (blocked)
+			{
+				(void) BloomTestBitsBlocked(bits, layer->nbits, h + i, 0, layer->nhashes);
+				BloomSetBitsBlocked(bits, layer->nbits, h + i, 0, layer->nhashes);
+				if (!BloomTestBitsBlocked(bits, layer->nbits, h + i, 0, layer->nhashes))
+					FuzzFail("a value just added is not contained");
+			}
+			else if (counting)
+			{
+				BloomProbe	probe;
+				int			k;
+
+				BloomProbeInit(&probe, h + i, 0, layer->nbits);
+				for (k = 0; k < (int) layer->nhashes; k++)
+				{
+					uint64		pos = BloomProbeNext(&probe);
+
+					if (pos >= layer->nbits || pos / 2 >= layer->nbytes)
+						FuzzFail("counter outside the layer");
+					bits[pos / 2] |= (uint8) (1 << ((pos & 1) * 4));
+				}
+			}
+			else
+			{
+				(void) BloomTestBits(bits, layer->nbits, h + i, 0, layer->nhashes);
+				BloomSetBits(bits, layer->nbits, h + i, 0, layer->nhashes);
+				if (!BloomTestBits(bits, layer->nbits, h + i, 0, layer->nhashes))
+					FuzzFail("a value just added is not contained");
+			}
+		}
+		if (counting ? (layer->nbits % 2 != 0 && (bits[layer->nbytes - 1] >> 4) != 0) :
+			(layer->nbits % 8 != 0 && (bits[layer->nbytes - 1] >> (layer->nbits % 8)) != 0))
+			FuzzFail("a bit beyond nbits was set");
+		free(bits);
+	}
 	return true;
 }
 
@@ -235,16 +310,72 @@ MakeValid(uint8 *buf, size_t bufsize)
 		if (hdr.elemtype >= BLOOM_FILTER_FIRST_UNFIXED_OID && RandBelow(2) == 0)
 			hdr.home_typid = 1 + RandBelow(200000);
 	}
-	hdr.bits_offset = BloomFilterHeaderSize(&hdr);
-	hdr.nbytes = BLOOM_FILTER_NBYTES(hdr.nbits);
+	hdr.nlayers = 1;
+	hdr.layers[0].nbits = hdr.nbits;
+	hdr.layers[0].nhashes = hdr.nhashes;
+	hdr.layers[0].count = 0;
+	/* half of them a variant: growing, counting, blocked or growing blocked */
+	if (RandBelow(2) == 0)
+	{
+		static const uint16 kinds[] = {
+			BLOOM_VARIANT_GROWING, BLOOM_VARIANT_COUNTING, BLOOM_VARIANT_BLOCKED,
+			BLOOM_VARIANT_GROWING | BLOOM_VARIANT_BLOCKED
+		};
+
+		hdr.version = BLOOM_FILTER_FORMAT_VARIANT;
+		hdr.flags = kinds[RandBelow(lengthof(kinds))];
+		if (hdr.flags & BLOOM_VARIANT_BLOCKED)
+		{
+			hdr.nbits = BLOOM_BLOCK_BITS * (1 + RandBelow(6));
+			hdr.layers[0].nbits = hdr.nbits;
+		}
+		if (hdr.flags & BLOOM_VARIANT_GROWING)
+		{
+			hdr.growth = 1 + RandBelow(BLOOM_FILTER_MAX_GROWTH);
+			hdr.tightening = 0.8;
+			if (hdr.capacity == 0)
+			{
+				hdr.capacity = 1 + RandBelow(1000);
+				hdr.target_fpr = 0.01;
+			}
+			if (hdr.elemtype != 0)
+			{
+				uint32		l;
+
+				hdr.nlayers = 1 + RandBelow(4);
+				for (l = 0; l < hdr.nlayers; l++)
+				{
+					if (l > 0)
+					{
+						hdr.layers[l].nbits = (hdr.flags & BLOOM_VARIANT_BLOCKED) ?
+							BLOOM_BLOCK_BITS * (1 + RandBelow(4)) : 1 + RandBelow(2048);
+						hdr.layers[l].nhashes = 1 + RandBelow(BLOOM_FILTER_MAX_NHASHES);
+					}
+					hdr.layers[l].count = RandBelow(5000);
+				}
+			}
+		}
+	}
+	BloomFilterLayoutLayers(&hdr);
 	len = hdr.bits_offset + hdr.nbytes;
 	if (len > bufsize)
 		FuzzFail("seed too large");
 	BloomFilterEncodeHeader(buf, &hdr);
 	for (i = 0; i < hdr.nbytes; i++)
 		buf[hdr.bits_offset + i] = hdr.elemtype == 0 ? 0 : (uint8) Rand64();
-	if (hdr.nbits % 8 != 0)
-		buf[len - 1] &= (uint8) ((1 << (hdr.nbits % 8)) - 1);
+	for (i = 0; i < hdr.nlayers; i++)
+	{
+		const BloomFilterLayer *layer = &hdr.layers[i];
+		uint8	   *last = &buf[layer->offset + layer->nbytes - 1];
+
+		if (hdr.flags & BLOOM_VARIANT_COUNTING)
+		{
+			if (layer->nbits % 2 != 0)
+				*last &= 0x0F;
+		}
+		else if (layer->nbits % 8 != 0)
+			*last &= (uint8) ((1 << (layer->nbits % 8)) - 1);
+	}
 	return len;
 }
 
@@ -289,8 +420,10 @@ Mutate(uint8 *buf, size_t len, size_t bufsize)
 				break;
 			case 4:				/* an interesting value in a header field */
 				{
-					static const int offsets[] = {4, 6, 8, 12, 16, 24, 32, 40, 48, 52, 56, 57};
-					static const int widths[] = {2, 2, 4, 4, 8, 8, 8, 8, 4, 4, 1, 1};
+					static const int offsets[] = {4, 6, 8, 12, 16, 24, 32, 40, 48, 52, 56, 57,
+					58, 60, 62, 66, 74, 82, 90, 94, 98};
+					static const int widths[] = {2, 2, 4, 4, 8, 8, 8, 8, 4, 4, 1, 1,
+					2, 2, 4, 8, 8, 8, 4, 4, 8};
 					int			f = RandBelow(lengthof(offsets));
 					uint64		v = interesting[RandBelow(lengthof(interesting))];
 					int			b;
@@ -333,7 +466,7 @@ ToText(const uint8 *data, size_t len, uint8 *out)
 	return 2 + 2 * len;
 }
 
-#define FUZZ_BUFSIZE	(BLOOM_FILTER_MAX_HEADER_SIZE + 4096 / 8 + 64)
+#define FUZZ_BUFSIZE	(BLOOM_FILTER_MAX_HEADER_SIZE + 4 * 4096 / 8 + 4 * 6 * 64 + 64)
 
 int
 main(int argc, char **argv)

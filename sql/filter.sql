@@ -291,7 +291,7 @@ SELECT f_patch(b, 0, '\x58')::bloomfilter FROM fgood;
 SELECT '\x00010203'::bytea::bloomfilter;
 -- version 1 had no home database and is no longer read
 SELECT f_patch(b, 4, '\x0100')::bloomfilter FROM fgood;
-SELECT f_patch(b, 4, '\x0300')::bloomfilter FROM fgood;
+SELECT f_patch(b, 4, '\x0400')::bloomfilter FROM fgood;
 SELECT f_patch(b, 4, '\x0000')::bloomfilter FROM fgood;
 SELECT f_patch(b, 6, '\x0200')::bloomfilter FROM fgood;
 SELECT f_patch(b, 12, '\x00000000')::bloomfilter FROM fgood;

@@ -16,10 +16,6 @@
  * is refused everywhere else, since it would answer every value as absent
  * there (see filter_format.h).
  *
- * bloom_agg without a capacity collects the distinct 64-bit hashes of its
- * input in an open-addressing hash set, and sizes the filter for their
- * number when it finishes; with a capacity it sets bits directly.
- *
  *-------------------------------------------------------------------------
  */
 #include "postgres.h"
@@ -46,7 +42,7 @@
 #include "utils/syscache.h"
 #include "utils/typcache.h"
 
-#include "filter_format.h"
+#include "filter.h"
 #include "signature.h"
 #include "visibility.h"
 
@@ -56,84 +52,6 @@ StaticAssertDecl(BLOOM_FILTER_FIRST_UNFIXED_OID == FirstGenbkiObjectId,
 				 "filter format must store every non-built-in type by name");
 StaticAssertDecl(BLOOM_FILTER_MAX_NAME_LEN == NAMEDATALEN - 1,
 				 "filter format type names must fit in NameData");
-
-/* Target rate of bloom_agg without a capacity */
-#define BLOOM_DEFAULT_FPR		0.01
-
-/* Salt of the filter type's bit positions (the index salts by column) */
-#define BLOOM_FILTER_SALT		0
-
-/* Initial number of slots of bloom_agg's hash set; a power of two */
-#define BLOOM_SET_INITIAL_SLOTS	1024
-
-/* Hashes bloom_agg buffers to insert together, prefetching their slots */
-#define BLOOM_SET_BATCH			64
-#define BLOOM_SET_PREFETCH		8
-
-#if defined(__GNUC__) || defined(__clang__)
-#define BloomPrefetch(p)		__builtin_prefetch(p, 1)
-#else
-#define BloomPrefetch(p)		((void) 0)
-#endif
-
-/* A filter datum and its decoded header */
-typedef struct BloomFilterData
-{
-	bytea	   *datum;
-	BloomFilterHeader hdr;
-	uint8	   *bits;
-} BloomFilterData;
-
-/* Per-call-site cache of how to hash a value argument (fn_extra) */
-typedef struct BloomFnCache
-{
-	Oid			argtype;		/* type of the value argument, as passed */
-	Oid			inputcollation; /* collation the call site passed */
-	Oid			elemtype;		/* base type of the values probed */
-	Oid			collation;		/* collation to hash with */
-	TypeCacheEntry *typentry;	/* hash function of elemtype */
-	bool		oid_hashed;		/* elemtype hashes by database-local OIDs */
-	/* for the array forms: the array itself as one value */
-	Oid			arraytype;		/* base type of the array argument */
-	TypeCacheEntry *arrayentry; /* its hash function, looked up on demand */
-	int16		elmlen;
-	bool		elmbyval;
-	char		elmalign;
-	/* the last out-of-line or compressed filter argument, detoasted */
-	char	   *toast_key;
-	Size		toast_keylen;
-	bytea	   *toast_filter;
-} BloomFnCache;
-
-/* Transition state of bloom_agg and bloom_union_agg */
-typedef struct BloomAggState
-{
-	Oid			elemtype;		/* 0 for bloom_union_agg of untyped filters */
-	Oid			collation;
-	bool		sized;			/* a filter (true) or a set of hashes */
-	/* sized: the filter, in the aggregate context, and its shape */
-	bytea	   *filter;
-	uint8	   *bits;
-	uint64		nbits;
-	int			nhashes;
-	/*
-	 * not sized: open-addressing set of nonzero hashes, and the zero hash;
-	 * after bloom_agg_deserialfn, slots is a plain list of nslots hashes
-	 */
-	uint64	   *slots;
-	uint64		nslots;
-	uint64		nused;
-	uint64		grow_at;
-	int			shift;
-	bool		has_zero;
-	int			npending;		/* hashes in pending, not yet in slots */
-	uint64		pending[BLOOM_SET_BATCH];
-	MemoryContext cxt;
-} BloomAggState;
-
-/* Kinds of serialized aggregate state */
-#define BLOOM_AGG_SERIAL_SET	1
-#define BLOOM_AGG_SERIAL_FILTER	2
 
 PG_FUNCTION_INFO_V1(bloomfilter_in);
 PG_FUNCTION_INFO_V1(bloomfilter_out);
@@ -151,18 +69,11 @@ PG_FUNCTION_INFO_V1(bloom_union);
 PG_FUNCTION_INFO_V1(bloom_intersect);
 PG_FUNCTION_INFO_V1(bloom_cardinality);
 PG_FUNCTION_INFO_V1(bloom_info);
-PG_FUNCTION_INFO_V1(bloom_agg_transfn);
-PG_FUNCTION_INFO_V1(bloom_agg_sized_transfn);
-PG_FUNCTION_INFO_V1(bloom_union_agg_transfn);
-PG_FUNCTION_INFO_V1(bloom_agg_finalfn);
-PG_FUNCTION_INFO_V1(bloom_agg_combinefn);
-PG_FUNCTION_INFO_V1(bloom_agg_serialfn);
-PG_FUNCTION_INFO_V1(bloom_agg_deserialfn);
 
 /*
  * Name of a type for messages, even if it no longer exists.
  */
-static char *
+char *
 BloomTypeName(Oid typid)
 {
 	return format_type_extended(typid, -1, FORMAT_TYPE_ALLOW_INVALID);
@@ -172,7 +83,7 @@ BloomTypeName(Oid typid)
  * Decode the header of a filter datum that was validated when it entered
  * the server; a failure here means the stored value is corrupt.
  */
-static void
+void
 BloomFilterOpen(bytea *datum, BloomFilterData *f)
 {
 	BloomFilterFormatError err;
@@ -185,21 +96,25 @@ BloomFilterOpen(bytea *datum, BloomFilterData *f)
 				(errcode(ERRCODE_DATA_CORRUPTED),
 				 errmsg("corrupt bloom filter: %s",
 						BloomFilterFormatErrorMessage(err))));
-	f->bits = (uint8 *) VARDATA_ANY(datum) + f->hdr.bits_offset;
+	f->data = (uint8 *) VARDATA_ANY(datum);
+	f->bits = f->data + f->hdr.bits_offset;
 }
 
 /*
  * Allocate a filter with the given header and all bits clear.
  */
-static bytea *
+bytea *
 BloomFilterAllocate(MemoryContext cxt, const BloomFilterHeader *hdr)
 {
-	size_t		hdrsize = BloomFilterHeaderSize(hdr);
-	size_t		size = VARHDRSZ + hdrsize + BLOOM_FILTER_NBYTES(hdr->nbits);
-	bytea	   *datum = (bytea *) MemoryContextAllocZero(cxt, size);
+	BloomFilterHeader layout = *hdr;
+	size_t		size;
+	bytea	   *datum;
 
+	BloomFilterLayoutLayers(&layout);
+	size = VARHDRSZ + layout.bits_offset + layout.nbytes;
+	datum = (bytea *) MemoryContextAllocExtended(cxt, size, MCXT_ALLOC_ZERO);
 	SET_VARSIZE(datum, size);
-	BloomFilterEncodeHeader((uint8 *) VARDATA(datum), hdr);
+	BloomFilterEncodeHeader((uint8 *) VARDATA(datum), &layout);
 	return datum;
 }
 
@@ -207,7 +122,7 @@ BloomFilterAllocate(MemoryContext cxt, const BloomFilterHeader *hdr)
  * Copy a filter datum into cxt, with a 4-byte header so that it can be
  * modified in place.
  */
-static bytea *
+bytea *
 BloomFilterCopy(MemoryContext cxt, const bytea *datum)
 {
 	Size		len = VARSIZE_ANY_EXHDR(datum);
@@ -223,7 +138,7 @@ BloomFilterCopy(MemoryContext cxt, const bytea *datum)
  * sized for capacity values at target rate fpr (both 0 if unknown), with
  * no element type yet.
  */
-static void
+void
 BloomHeaderInit(BloomFilterHeader *hdr, uint64 nbits, int nhashes,
 				uint64 capacity, double fpr)
 {
@@ -234,6 +149,9 @@ BloomHeaderInit(BloomFilterHeader *hdr, uint64 nbits, int nhashes,
 	hdr->nbits = nbits;
 	hdr->capacity = capacity;
 	hdr->target_fpr = fpr;
+	hdr->nlayers = 1;
+	hdr->layers[0].nbits = nbits;
+	hdr->layers[0].nhashes = nhashes;
 }
 
 /*
@@ -244,7 +162,7 @@ BloomHeaderInit(BloomFilterHeader *hdr, uint64 nbits, int nhashes,
  * ranges, multiranges, domains and composite types whose hash goes
  * through such a type.
  */
-static bool
+bool
 BloomTypeHashesOids(Oid typid)
 {
 	Oid			elemtype;
@@ -314,7 +232,7 @@ BloomTypeHashesOids(Oid typid)
  * and, if its values hash by OIDs (oid_hashed), this database as the
  * filter's home.
  */
-static void
+void
 BloomHeaderSetType(BloomFilterHeader *hdr, Oid typid, bool oid_hashed)
 {
 	hdr->elemtype = typid;
@@ -401,6 +319,19 @@ BloomFilterFromBytes(const uint8 *data, size_t len)
 					 errmsg("element type \"%s.%s\" of bloom filter does not exist",
 							nspname, typname),
 					 errhint("Create the type, or the extension that provides it, before reading the filter.")));
+
+		/*
+		 * A built-in type is stored by OID alone: a filter naming one would
+		 * be written with a built-in OID and names, which no reader accepts,
+		 * so it is refused here rather than stored unreadable.
+		 */
+		if (typid < FirstGenbkiObjectId)
+			ereport(ERROR,
+					(errcode(ERRCODE_DATA_EXCEPTION),
+					 errmsg("invalid bloom filter: element type \"%s.%s\" is built in, but is named with OID %u",
+							nspname, typname, hdr.elemtype),
+					 errdetail("Built-in types are recorded by their OID alone, below %u.",
+							   (unsigned) FirstGenbkiObjectId)));
 	}
 	else if (hdr.elemtype != 0 &&
 			 !SearchSysCacheExists1(TYPEOID, ObjectIdGetDatum(hdr.elemtype)))
@@ -425,48 +356,119 @@ BloomFilterFromBytes(const uint8 *data, size_t len)
 }
 
 /*
- * Choose the number of hash functions and of bits for capacity values at
- * false-positive rate fpr, after checking both; errors if the filter would
- * exceed BLOOM_FILTER_MAX_NBITS.
+ * Bits per value and number of hash functions of a filter of the variant
+ * flags at false-positive rate fpr.  A plain or counting filter takes k near
+ * log2(1/p), which minimizes m, and then the m that makes (1-e^(-kn/m))^k
+ * = p.  A blocked filter's rate is worse at equal size (the blocks' loads
+ * vary): it takes the least bits per value, over k near that k, for which
+ * BloomBlockedRate meets p.
  */
 static void
-BloomChooseSize(int64 capacity, double fpr, uint64 *nbits, int *nhashes)
+BloomBitsPerValue(double fpr, uint16 flags, double *per_value, int *nhashes)
 {
-	double		k;
+	double		k = rint(-log2(fpr));
+
+	k = Max(k, 1);
+	k = Min(k, BLOOM_FILTER_MAX_NHASHES);
+	*per_value = -k / log1p(-pow(fpr, 1.0 / k));
+	*nhashes = (int) k;
+
+	if (flags & BLOOM_VARIANT_BLOCKED)
+	{
+		double		best = 0;
+		int			bestk = 0;
+		int			kk;
+
+		for (kk = Max(1, (int) k - 3); kk <= Min((int) k + 2, BLOOM_FILTER_MAX_NHASHES); kk++)
+		{
+			double		lo = *per_value,
+						hi = *per_value * 4;
+			int			iter;
+
+			if (BloomBlockedRate(hi, kk) > fpr)
+				continue;
+			for (iter = 0; iter < 40; iter++)
+			{
+				double		mid = (lo + hi) / 2;
+
+				if (BloomBlockedRate(mid, kk) > fpr)
+					lo = mid;
+				else
+					hi = mid;
+			}
+			if (bestk == 0 || hi < best)
+			{
+				best = hi;
+				bestk = kk;
+			}
+		}
+		if (bestk == 0)
+			ereport(ERROR,
+					(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+					 errmsg("a blocked bloom filter cannot reach false-positive rate %g", fpr),
+					 errhint("Use a rate of at least 1e-6 for a blocked filter, or a filter that is not blocked.")));
+		*per_value = best;
+		*nhashes = bestk;
+	}
+}
+
+/*
+ * Choose the number of hash functions and of bits (counters of a counting
+ * filter) for capacity values at false-positive rate fpr in a filter of
+ * the variant flags, after checking both; errors if the filter would
+ * exceed 256 MB.
+ */
+void
+BloomChooseSizeFor(int64 capacity, double fpr, uint16 flags, uint64 *nbits,
+				   int *nhashes)
+{
 	double		per_value;
 	double		m;
+	double		maxcells = (double) BLOOM_FILTER_MAX_NBITS;
 
 	if (!(fpr > 0.0 && fpr < 1.0))
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 				 errmsg("false_positive_rate must be between 0 and 1, exclusive"),
 				 errhint("Use a rate greater than 0 and less than 1, such as 0.01.")));
+	if ((flags & BLOOM_VARIANT_BLOCKED) && fpr < 1e-6)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("a blocked bloom filter cannot reach false-positive rate %g", fpr),
+				 errhint("Use a rate of at least 1e-6 for a blocked filter, or a filter that is not blocked.")));
 
-	/* k near log2(1/p) minimizes m; m is then what makes (1-e^(-kn/m))^k = p */
-	k = rint(-log2(fpr));
-	k = Max(k, 1);
-	k = Min(k, BLOOM_FILTER_MAX_NHASHES);
-	per_value = -k / log1p(-pow(fpr, 1.0 / k));
+	BloomBitsPerValue(fpr, flags, &per_value, nhashes);
+	if (flags & BLOOM_VARIANT_COUNTING)
+		maxcells /= 4;			/* 4 bits a counter */
 
 	if (capacity <= 0)
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 				 errmsg("capacity must be greater than zero"),
 				 errhint("Use a capacity between 1 and %.0f for a false-positive rate of %g.",
-						 floor((double) BLOOM_FILTER_MAX_NBITS / per_value),
-						 fpr)));
+						 floor(maxcells / per_value), fpr)));
 
 	m = ceil(per_value * (double) capacity);
-	if (!(m <= (double) BLOOM_FILTER_MAX_NBITS))
+	if (flags & BLOOM_VARIANT_BLOCKED)
+		m = ceil(m / BLOOM_BLOCK_BITS) * BLOOM_BLOCK_BITS;
+	if (!(m <= maxcells))
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 				 errmsg("bloom filter for " INT64_FORMAT " values at false-positive rate %g would be larger than 256 MB",
 						capacity, fpr),
 				 errhint("Use a capacity between 1 and %.0f for this rate, or a larger false-positive rate.",
-						 floor((double) BLOOM_FILTER_MAX_NBITS / per_value))));
+						 floor(maxcells / per_value))));
 
 	*nbits = (uint64) Max(m, 1.0);
-	*nhashes = (int) k;
+}
+
+/*
+ * BloomChooseSizeFor for a plain filter.
+ */
+void
+BloomChooseSize(int64 capacity, double fpr, uint64 *nbits, int *nhashes)
+{
+	BloomChooseSizeFor(capacity, fpr, 0, nbits, nhashes);
 }
 
 /*
@@ -513,7 +515,7 @@ BloomLookupHash(Oid typid)
  * The fn_extra cache of a call site whose argument argno is a value (or,
  * with is_array, an array of values) to hash, set up on first use.
  */
-static BloomFnCache *
+BloomFnCache *
 BloomGetFnCache(FunctionCallInfo fcinfo, int argno, bool is_array)
 {
 	BloomFnCache *cache = (BloomFnCache *) fcinfo->flinfo->fn_extra;
@@ -597,6 +599,7 @@ BloomGetFilterArg(FunctionCallInfo fcinfo, int argno, BloomFnCache *cache)
 		pfree(cache->toast_key);
 		cache->toast_filter = NULL;
 	}
+	cache->toast_open_valid = false;
 	oldcxt = MemoryContextSwitchTo(fcinfo->flinfo->fn_mcxt);
 	cache->toast_filter = (bytea *) detoast_attr(raw);
 	cache->toast_key = palloc(keylen);
@@ -607,10 +610,34 @@ BloomGetFilterArg(FunctionCallInfo fcinfo, int argno, BloomFnCache *cache)
 }
 
 /*
+ * The filter argument argno, opened: a stored filter that BloomGetFilterArg
+ * keeps detoasted is decoded once, not for every probe; any other is
+ * decoded into local.
+ */
+const BloomFilterData *
+BloomOpenFilterArg(FunctionCallInfo fcinfo, int argno, BloomFnCache *cache,
+				   BloomFilterData *local)
+{
+	bytea	   *datum = BloomGetFilterArg(fcinfo, argno, cache);
+
+	if (datum != cache->toast_filter)
+	{
+		BloomFilterOpen(datum, local);
+		return local;
+	}
+	if (!cache->toast_open_valid)
+	{
+		BloomFilterOpen(datum, &cache->toast_open);
+		cache->toast_open_valid = true;
+	}
+	return &cache->toast_open;
+}
+
+/*
  * Error out unless values of type valuetype may be probed in (or, with
  * adding, added to) a filter with element type elemtype.
  */
-static void
+void
 BloomCheckValueType(Oid elemtype, Oid valuetype, bool adding)
 {
 	if (elemtype == 0 || elemtype == valuetype)
@@ -636,7 +663,7 @@ BloomCheckValueType(Oid elemtype, Oid valuetype, bool adding)
  * (oid_hashed, which the caller knows if it hashes values): it was made
  * elsewhere, or for another type of that name.
  */
-static void
+void
 BloomCheckHome(const BloomFilterHeader *hdr, bool oid_hashed)
 {
 	if (hdr->elemtype == 0)
@@ -681,19 +708,20 @@ BloomCheckHome(const BloomFilterHeader *hdr, bool oid_hashed)
  * database, and may be used in this database.
  */
 static void
-BloomCheckCompatible(const BloomFilterHeader *a, const BloomFilterHeader *b)
+BloomCheckCompatible(const BloomFilterHeader *a, const BloomFilterHeader *b,
+					 bool intersect)
 {
 	if (a->elemtype != 0 && b->elemtype != 0 && a->elemtype != b->elemtype)
 		ereport(ERROR,
 				(errcode(ERRCODE_DATATYPE_MISMATCH),
 				 errmsg("cannot combine a bloom filter of type %s with a bloom filter of type %s",
 						BloomTypeName(a->elemtype), BloomTypeName(b->elemtype))));
-	if (a->nbits != b->nbits || a->nhashes != b->nhashes)
+	BloomCheckSameVariant(a, b, intersect);
+	if (a->key_fingerprint != b->key_fingerprint)
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-				 errmsg("cannot combine a bloom filter of " UINT64_FORMAT " bits and %u hash functions with a bloom filter of " UINT64_FORMAT " bits and %u hash functions",
-						a->nbits, a->nhashes, b->nbits, b->nhashes),
-				 errhint("Combine filters created with the same capacity and false-positive rate, or the same nbits and nhashes.")));
+				 errmsg("cannot combine keyed bloom filters built with different keys"),
+				 errhint("Combine filters built with the same key.")));
 	if (a->hash_scheme != b->hash_scheme)
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
@@ -715,58 +743,90 @@ BloomCheckCompatible(const BloomFilterHeader *a, const BloomFilterHeader *b)
 }
 
 /*
- * Combine filter b into filter a, which is writable and in cxt, by OR
- * (union) or AND (intersection); returns the result, which replaces a.
+ * Combine filter b into filter a, which is writable, by OR (union) or AND
+ * (intersection); returns the result, a itself or a new filter in cxt.
  * The result has the element type of whichever has one, and keeps the
  * capacity and target rate only if both agree on them.
  */
-static bytea *
+bytea *
 BloomCombineInto(MemoryContext cxt, bytea *a, bytea *b, bool intersect)
 {
 	BloomFilterData fa;
 	BloomFilterData fb;
-	size_t		i;
+	bool		counting;
+	uint32		i;
 
 	BloomFilterOpen(a, &fa);
 	BloomFilterOpen(b, &fb);
-	BloomCheckCompatible(&fa.hdr, &fb.hdr);
+	BloomCheckCompatible(&fa.hdr, &fb.hdr, intersect);
+	counting = (fa.hdr.flags & BLOOM_VARIANT_COUNTING) != 0;
 
-	/* take b's header (type and names) when a has no type yet */
-	if (fa.hdr.elemtype == 0 && fb.hdr.elemtype != 0)
+	/*
+	 * The result is a copy of b when a has no type yet (b's header has the
+	 * type and names) or when b has more layers; a is left alone, as it may
+	 * be an aggregate's state, which the executor frees.  Union and
+	 * intersection are commutative, so b's cells take a's.
+	 */
+	if ((fa.hdr.elemtype == 0 && fb.hdr.elemtype != 0) ||
+		fb.hdr.nlayers > fa.hdr.nlayers)
 	{
-		bytea	   *result = BloomFilterCopy(cxt, b);
-		BloomFilterData fr;
+		BloomFilterData tmp;
 
-		BloomFilterOpen(result, &fr);
-		for (i = 0; i < fr.hdr.nbytes; i++)
-			fr.bits[i] = intersect ? (fr.bits[i] & fa.bits[i]) : (fr.bits[i] | fa.bits[i]);
-		pfree(a);
-		a = result;
-		fb = fa;				/* compare sizing with the old a below */
+		a = BloomFilterCopy(cxt, b);
+		tmp = fa;
 		BloomFilterOpen(a, &fa);
+		fb = tmp;
 	}
-	else if (intersect)
+	for (i = 0; i < fb.hdr.nlayers; i++)
 	{
-		for (i = 0; i < fa.hdr.nbytes; i++)
-			fa.bits[i] &= fb.bits[i];
-	}
-	else
-	{
-		for (i = 0; i < fa.hdr.nbytes; i++)
-			fa.bits[i] |= fb.bits[i];
+		CHECK_FOR_INTERRUPTS();
+		BloomCombineCells(fa.data + fa.hdr.layers[i].offset,
+						  fb.data + fb.hdr.layers[i].offset,
+						  fa.hdr.layers[i].nbytes, counting, intersect);
+		fa.hdr.layers[i].count += fb.hdr.layers[i].count;
 	}
 
 	if (fa.hdr.capacity != fb.hdr.capacity ||
 		fa.hdr.target_fpr != fb.hdr.target_fpr)
 	{
-		uint8		buf[BLOOM_FILTER_MAX_HEADER_SIZE];
-
+		/* never for growing filters, which must agree on them */
 		fa.hdr.capacity = 0;
 		fa.hdr.target_fpr = 0;
-		BloomFilterEncodeHeader(buf, &fa.hdr);
-		memcpy(VARDATA(a), buf, BLOOM_FILTER_FIXED_HEADER_SIZE);
 	}
+	/* the header keeps its size: only sizing and counts change */
+	BloomFilterEncodeHeader(fa.data, &fa.hdr);
 	return a;
+}
+
+/*
+ * The 64-bit hash of a value of the call site's element type.
+ */
+uint64
+BloomValueHash(BloomFnCache *cache, Datum value)
+{
+	return BloomHashDatum(&cache->typentry->hash_extended_proc_finfo,
+						  cache->collation, value);
+}
+
+/*
+ * A writable copy in cxt of the filter in f that has the call site's
+ * element type: an untyped filter gets it (and its names) in its header.
+ */
+bytea *
+BloomFilterTyped(MemoryContext cxt, const BloomFilterData *f,
+				 BloomFnCache *cache)
+{
+	BloomFilterHeader hdr;
+	bytea	   *out;
+
+	if (f->hdr.elemtype != 0)
+		return BloomFilterCopy(cxt, f->datum);
+
+	/* an untyped filter has one layer, all clear */
+	hdr = f->hdr;
+	BloomHeaderSetType(&hdr, cache->elemtype, cache->oid_hashed);
+	out = BloomFilterAllocate(cxt, &hdr);
+	return out;
 }
 
 /*
@@ -916,23 +976,14 @@ bloom_add(PG_FUNCTION_ARGS)
 	uint64		hash;
 
 	BloomFilterOpen(in, &f);
+	BloomCheckKey(&f.hdr, NULL);
 	BloomCheckValueType(f.hdr.elemtype, cache->elemtype, true);
 	BloomCheckHome(&f.hdr, cache->oid_hashed);
 
-	if (f.hdr.elemtype == 0)
-	{
-		BloomFilterHeader hdr = f.hdr;
-
-		BloomHeaderSetType(&hdr, cache->elemtype, cache->oid_hashed);
-		out = BloomFilterAllocate(CurrentMemoryContext, &hdr);
-	}
-	else
-		out = BloomFilterCopy(CurrentMemoryContext, in);
+	out = BloomFilterTyped(CurrentMemoryContext, &f, cache);
 	BloomFilterOpen(out, &f);
-
-	hash = BloomHashDatum(&cache->typentry->hash_extended_proc_finfo,
-						  cache->collation, PG_GETARG_DATUM(1));
-	BloomSetBits(f.bits, f.hdr.nbits, hash, BLOOM_FILTER_SALT, f.hdr.nhashes);
+	hash = BloomValueHash(cache, PG_GETARG_DATUM(1));
+	out = BloomFilterAddHash(CurrentMemoryContext, &f, hash);
 	PG_RETURN_BYTEA_P(out);
 }
 
@@ -943,19 +994,19 @@ Datum
 bloom_contains(PG_FUNCTION_ARGS)
 {
 	BloomFnCache *cache = BloomGetFnCache(fcinfo, 1, false);
-	BloomFilterData f;
+	BloomFilterData local;
+	const BloomFilterData *f;
 	uint64		hash;
 
-	BloomFilterOpen(BloomGetFilterArg(fcinfo, 0, cache), &f);
-	BloomCheckValueType(f.hdr.elemtype, cache->elemtype, false);
-	BloomCheckHome(&f.hdr, cache->oid_hashed);
-	if (f.hdr.elemtype == 0)
+	f = BloomOpenFilterArg(fcinfo, 0, cache, &local);
+	BloomCheckKey(&f->hdr, NULL);
+	BloomCheckValueType(f->hdr.elemtype, cache->elemtype, false);
+	BloomCheckHome(&f->hdr, cache->oid_hashed);
+	if (f->hdr.elemtype == 0)
 		PG_RETURN_BOOL(false);
 
-	hash = BloomHashDatum(&cache->typentry->hash_extended_proc_finfo,
-						  cache->collation, PG_GETARG_DATUM(1));
-	PG_RETURN_BOOL(BloomTestBits(f.bits, f.hdr.nbits, hash, BLOOM_FILTER_SALT,
-								 f.hdr.nhashes));
+	hash = BloomValueHash(cache, PG_GETARG_DATUM(1));
+	PG_RETURN_BOOL(BloomFilterTestHash(f, hash));
 }
 
 /* What the array forms of bloom_contains compute */
@@ -985,6 +1036,7 @@ BloomContainsArray(FunctionCallInfo fcinfo, BloomArrayProbe mode)
 	int			i;
 
 	BloomFilterOpen(BloomGetFilterArg(fcinfo, 0, cache), &f);
+	BloomCheckKey(&f.hdr, NULL);
 
 	/* a filter of arrays: the array is one value */
 	if (f.hdr.elemtype != 0 && f.hdr.elemtype == cache->arraytype &&
@@ -995,11 +1047,10 @@ BloomContainsArray(FunctionCallInfo fcinfo, BloomArrayProbe mode)
 		BloomCheckHome(&f.hdr, cache->oid_hashed);
 		if (cache->arrayentry == NULL)
 			cache->arrayentry = BloomLookupHash(cache->arraytype);
-		found = BloomTestBits(f.bits, f.hdr.nbits,
-							  BloomHashDatum(&cache->arrayentry->hash_extended_proc_finfo,
-											 cache->collation,
-											 PointerGetDatum(array)),
-							  BLOOM_FILTER_SALT, f.hdr.nhashes);
+		found = BloomFilterTestHash(&f,
+									BloomHashDatum(&cache->arrayentry->hash_extended_proc_finfo,
+												   cache->collation,
+												   PointerGetDatum(array)));
 		if (mode == BLOOM_PROBE_EACH)
 		{
 			Datum		d = BoolGetDatum(found);
@@ -1020,6 +1071,7 @@ BloomContainsArray(FunctionCallInfo fcinfo, BloomArrayProbe mode)
 	{
 		bool		found = false;
 
+		CHECK_FOR_INTERRUPTS();
 		if (nulls[i])
 		{
 			any_null = true;
@@ -1027,10 +1079,7 @@ BloomContainsArray(FunctionCallInfo fcinfo, BloomArrayProbe mode)
 			continue;
 		}
 		if (f.hdr.elemtype != 0)
-			found = BloomTestBits(f.bits, f.hdr.nbits,
-								  BloomHashDatum(&cache->typentry->hash_extended_proc_finfo,
-												 cache->collation, elems[i]),
-								  BLOOM_FILTER_SALT, f.hdr.nhashes);
+			found = BloomFilterTestHash(&f, BloomValueHash(cache, elems[i]));
 		answers[i] = found;
 		if (mode == BLOOM_PROBE_ANY && found)
 			PG_RETURN_BOOL(true);
@@ -1118,32 +1167,17 @@ bloom_intersect(PG_FUNCTION_ARGS)
 }
 
 /*
- * Estimated number of distinct values added to a filter with nset of its
- * bits set; infinite once every bit is set.
- */
-static double
-BloomEstimateCardinality(const BloomFilterHeader *hdr, uint64 nset)
-{
-	double		m = (double) hdr->nbits;
-
-	if (nset == 0)
-		return 0.0;
-	if (nset >= hdr->nbits)
-		return get_float8_infinity();
-	return -(m / hdr->nhashes) * log1p(-(double) nset / m);
-}
-
-/*
  * bloom_cardinality(filter): estimated number of distinct values added.
  */
 Datum
 bloom_cardinality(PG_FUNCTION_ARGS)
 {
 	BloomFilterData f;
+	BloomFilterStatsData st;
 
 	BloomFilterOpen(PG_GETARG_BYTEA_PP(0), &f);
-	PG_RETURN_FLOAT8(BloomEstimateCardinality(&f.hdr,
-											  BloomCountBits(f.bits, f.hdr.nbytes)));
+	BloomFilterStats(&f, &st);
+	PG_RETURN_FLOAT8(st.cardinality);
 }
 
 /*
@@ -1154,551 +1188,40 @@ bloom_info(PG_FUNCTION_ARGS)
 {
 	bytea	   *datum = PG_GETARG_BYTEA_PP(0);
 	BloomFilterData f;
+	BloomFilterStatsData st;
 	TupleDesc	tupdesc;
-	Datum		values[11];
-	bool		nulls[11];
-	uint64		nset;
-	double		fill;
+	Datum		values[14];
+	bool		nulls[14];
 
 	if (get_call_result_type(fcinfo, NULL, &tupdesc) != TYPEFUNC_COMPOSITE)
 		elog(ERROR, "return type must be a row type");
+	/* 1.0 declares the first 11 columns, 1.1 all 14 */
+	if (tupdesc->natts > lengthof(values))
+		elog(ERROR, "bloom_info returns at most %d columns", (int) lengthof(values));
 	tupdesc = BlessTupleDesc(tupdesc);
 
 	BloomFilterOpen(datum, &f);
-	nset = BloomCountBits(f.bits, f.hdr.nbytes);
-	fill = (double) nset / (double) f.hdr.nbits;
+	BloomFilterStats(&f, &st);
 
 	memset(nulls, 0, sizeof(nulls));
 	values[0] = Int32GetDatum(f.hdr.version);
 	values[1] = ObjectIdGetDatum(f.hdr.elemtype);
 	nulls[1] = (f.hdr.elemtype == 0);
-	values[2] = Int64GetDatum((int64) f.hdr.nbits);
+	values[2] = Int64GetDatum((int64) st.ncells);
 	values[3] = Int32GetDatum((int32) f.hdr.nhashes);
 	values[4] = Int64GetDatum((int64) f.hdr.capacity);
 	nulls[4] = (f.hdr.capacity == 0);
 	values[5] = Float8GetDatum(f.hdr.target_fpr);
 	nulls[5] = (f.hdr.capacity == 0);
-	values[6] = Int64GetDatum((int64) nset);
-	values[7] = Float8GetDatum(fill);
-	values[8] = Float8GetDatum(BloomEstimateCardinality(&f.hdr, nset));
-	values[9] = Float8GetDatum(BloomFalsePositiveRate(fill, f.hdr.nhashes));
+	values[6] = Int64GetDatum((int64) st.nset);
+	values[7] = Float8GetDatum((double) st.nset / (double) st.ncells);
+	values[8] = Float8GetDatum(st.cardinality);
+	values[9] = Float8GetDatum(st.fpr);
 	values[10] = Int64GetDatum((int64) VARSIZE_ANY_EXHDR(datum));
+	values[11] = CStringGetTextDatum(BloomVariantName(f.hdr.flags));
+	values[12] = Int32GetDatum((int32) f.hdr.nlayers);
+	values[13] = Int32GetDatum((int32) f.hdr.growth);
+	nulls[13] = !(f.hdr.flags & BLOOM_VARIANT_GROWING);
 
 	PG_RETURN_DATUM(HeapTupleGetDatum(heap_form_tuple(tupdesc, values, nulls)));
-}
-
-/*
- * Set up the hash set of an aggregate state with room for nslots hashes
- * (a power of two).
- */
-static void
-BloomSetAllocate(BloomAggState *state, uint64 nslots)
-{
-	state->slots = (uint64 *) MemoryContextAllocExtended(state->cxt,
-														 nslots * sizeof(uint64),
-														 MCXT_ALLOC_HUGE | MCXT_ALLOC_ZERO);
-	state->nslots = nslots;
-	state->shift = 64 - pg_leftmost_one_pos64(nslots);
-	state->grow_at = nslots / 2 + nslots / 4;
-	state->nused = 0;
-}
-
-/*
- * Most distinct values bloom_agg without a capacity can take: the most a
- * filter at the default rate holds within BLOOM_FILTER_MAX_NBITS.
- */
-static uint64
-BloomSetMaxDistinct(void)
-{
-	static uint64 max_distinct = 0;
-
-	if (max_distinct == 0)
-	{
-		double		k = rint(-log2(BLOOM_DEFAULT_FPR));
-
-		max_distinct = (uint64) floor((double) BLOOM_FILTER_MAX_NBITS *
-									  -log1p(-pow(BLOOM_DEFAULT_FPR, 1.0 / k)) / k);
-	}
-	return max_distinct;
-}
-
-/*
- * Slot where the search for hash starts.
- */
-static inline uint64
-BloomSetHome(const BloomAggState *state, uint64 hash)
-{
-	return (hash * UINT64CONST(0x9e3779b97f4a7c15)) >> state->shift;
-}
-
-static void BloomSetInsert(BloomAggState *state, uint64 hash);
-
-/*
- * Double the hash set of an aggregate state.
- */
-static void
-BloomSetGrow(BloomAggState *state)
-{
-	uint64	   *old = state->slots;
-	uint64		oldn = state->nslots;
-	uint64		i;
-
-	if (state->nused + state->has_zero > BloomSetMaxDistinct())
-		ereport(ERROR,
-				(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
-				 errmsg("too many distinct values for a bloom filter of at most 256 MB at false-positive rate %g",
-						BLOOM_DEFAULT_FPR),
-				 errhint("Use bloom_agg(value, capacity, false_positive_rate) with a capacity of at most " UINT64_FORMAT ", or a larger rate.",
-						 BloomSetMaxDistinct())));
-
-	BloomSetAllocate(state, oldn * 2);
-	for (i = 0; i < oldn; i++)
-	{
-		if (old[i] != 0)
-			BloomSetInsert(state, old[i]);
-	}
-	pfree(old);
-}
-
-/*
- * Add a hash to the hash set of an aggregate state (linear probing,
- * Fibonacci hashing of the 64-bit hash to a slot).
- */
-static inline void
-BloomSetInsert(BloomAggState *state, uint64 hash)
-{
-	uint64		mask = state->nslots - 1;
-	uint64		i;
-
-	if (hash == 0)
-	{
-		state->has_zero = true;
-		return;
-	}
-	i = BloomSetHome(state, hash);
-	for (;;)
-	{
-		uint64		cur = state->slots[i];
-
-		if (cur == hash)
-			return;
-		if (cur == 0)
-			break;
-		i = (i + 1) & mask;
-	}
-	state->slots[i] = hash;
-	if (++state->nused > state->grow_at)
-		BloomSetGrow(state);
-}
-
-/*
- * Make filter (in the state's context) the filter of a sized state.
- */
-static void
-BloomAggStateSetFilter(BloomAggState *state, bytea *filter)
-{
-	BloomFilterData f;
-
-	BloomFilterOpen(filter, &f);
-	state->filter = filter;
-	state->bits = f.bits;
-	state->nbits = f.hdr.nbits;
-	state->nhashes = f.hdr.nhashes;
-	state->elemtype = f.hdr.elemtype;
-}
-
-/*
- * Insert the buffered hashes of an aggregate state into its hash set,
- * prefetching the slots of the hashes a few places ahead, so that the
- * cache misses of a large set overlap.
- */
-static void
-BloomSetFlush(BloomAggState *state)
-{
-	int			n = state->npending;
-	int			i;
-
-	state->npending = 0;
-	for (i = 0; i < n; i++)
-	{
-		if (i + BLOOM_SET_PREFETCH < n)
-			BloomPrefetch(&state->slots[BloomSetHome(state, state->pending[i + BLOOM_SET_PREFETCH])]);
-		BloomSetInsert(state, state->pending[i]);
-	}
-}
-
-/*
- * Add a hash to an aggregate state's set, through the batch buffer.
- */
-static inline void
-BloomSetAdd(BloomAggState *state, uint64 hash)
-{
-	state->pending[state->npending++] = hash;
-	if (state->npending == BLOOM_SET_BATCH)
-		BloomSetFlush(state);
-}
-
-/*
- * A new aggregate state in cxt: a set of hashes, or with filter (already
- * in cxt) a sized filter.
- */
-static BloomAggState *
-BloomAggStateCreate(MemoryContext cxt, Oid elemtype, Oid collation,
-					bytea *filter)
-{
-	BloomAggState *state = MemoryContextAllocZero(cxt, sizeof(BloomAggState));
-
-	state->cxt = cxt;
-	state->elemtype = elemtype;
-	state->collation = collation;
-	state->sized = (filter != NULL);
-	if (state->sized)
-		BloomAggStateSetFilter(state, filter);
-	else
-		BloomSetAllocate(state, BLOOM_SET_INITIAL_SLOTS);
-	return state;
-}
-
-/*
- * The aggregate memory context of a transition or combine function.
- */
-static MemoryContext
-BloomAggContext(FunctionCallInfo fcinfo, const char *fname)
-{
-	MemoryContext aggcxt;
-
-	if (!AggCheckCallContext(fcinfo, &aggcxt))
-		elog(ERROR, "%s called in non-aggregate context", fname);
-	return aggcxt;
-}
-
-/*
- * bloom_agg(value) transition: add the value's hash to the set.
- */
-Datum
-bloom_agg_transfn(PG_FUNCTION_ARGS)
-{
-	MemoryContext aggcxt = BloomAggContext(fcinfo, "bloom_agg_transfn");
-	BloomAggState *state = PG_ARGISNULL(0) ? NULL : (BloomAggState *) PG_GETARG_POINTER(0);
-	BloomFnCache *cache;
-
-	if (PG_ARGISNULL(1))
-	{
-		if (state == NULL)
-			PG_RETURN_NULL();
-		PG_RETURN_POINTER(state);
-	}
-
-	cache = BloomGetFnCache(fcinfo, 1, false);
-	if (state == NULL)
-		state = BloomAggStateCreate(aggcxt, cache->elemtype, cache->collation,
-									NULL);
-	BloomSetAdd(state,
-				BloomHashDatum(&cache->typentry->hash_extended_proc_finfo,
-							   cache->collation, PG_GETARG_DATUM(1)));
-	PG_RETURN_POINTER(state);
-}
-
-/*
- * bloom_agg(value, capacity, false_positive_rate) transition: set the
- * value's bits in a filter sized on the first value.
- */
-Datum
-bloom_agg_sized_transfn(PG_FUNCTION_ARGS)
-{
-	MemoryContext aggcxt = BloomAggContext(fcinfo, "bloom_agg_sized_transfn");
-	BloomAggState *state = PG_ARGISNULL(0) ? NULL : (BloomAggState *) PG_GETARG_POINTER(0);
-	BloomFnCache *cache;
-
-	if (PG_ARGISNULL(2) || PG_ARGISNULL(3))
-		ereport(ERROR,
-				(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
-				 errmsg("capacity and false_positive_rate of bloom_agg must not be null"),
-				 errhint("Omit both to size the filter for the distinct values seen.")));
-	if (PG_ARGISNULL(1))
-	{
-		if (state == NULL)
-			PG_RETURN_NULL();
-		PG_RETURN_POINTER(state);
-	}
-
-	cache = BloomGetFnCache(fcinfo, 1, false);
-	if (state == NULL)
-	{
-		BloomFilterHeader hdr;
-		uint64		nbits;
-		int			nhashes;
-
-		BloomChooseSize(PG_GETARG_INT64(2), PG_GETARG_FLOAT8(3),
-						&nbits, &nhashes);
-		BloomHeaderInit(&hdr, nbits, nhashes, PG_GETARG_INT64(2),
-						PG_GETARG_FLOAT8(3));
-		BloomHeaderSetType(&hdr, cache->elemtype, cache->oid_hashed);
-		state = BloomAggStateCreate(aggcxt, cache->elemtype, cache->collation,
-									BloomFilterAllocate(aggcxt, &hdr));
-	}
-
-	BloomSetBits(state->bits, state->nbits,
-				 BloomHashDatum(&cache->typentry->hash_extended_proc_finfo,
-								cache->collation, PG_GETARG_DATUM(1)),
-				 BLOOM_FILTER_SALT, state->nhashes);
-	PG_RETURN_POINTER(state);
-}
-
-/*
- * bloom_union_agg(filter) transition: OR the filter into the state.
- */
-Datum
-bloom_union_agg_transfn(PG_FUNCTION_ARGS)
-{
-	MemoryContext aggcxt = BloomAggContext(fcinfo, "bloom_union_agg_transfn");
-	BloomAggState *state = PG_ARGISNULL(0) ? NULL : (BloomAggState *) PG_GETARG_POINTER(0);
-	bytea	   *in;
-	BloomFilterData f;
-
-	if (PG_ARGISNULL(1))
-	{
-		if (state == NULL)
-			PG_RETURN_NULL();
-		PG_RETURN_POINTER(state);
-	}
-
-	in = PG_GETARG_BYTEA_PP(1);
-	if (state == NULL)
-	{
-		BloomFilterOpen(in, &f);
-		state = BloomAggStateCreate(aggcxt, f.hdr.elemtype, InvalidOid,
-									BloomFilterCopy(aggcxt, in));
-	}
-	else
-		BloomAggStateSetFilter(state,
-							   BloomCombineInto(aggcxt, state->filter, in, false));
-	PG_RETURN_POINTER(state);
-}
-
-/*
- * Final function of the aggregates: the filter, or NULL if no non-NULL
- * value came.  Without a capacity, the filter is sized here for the number
- * of distinct hashes seen, at the default rate.
- */
-Datum
-bloom_agg_finalfn(PG_FUNCTION_ARGS)
-{
-	BloomAggState *state;
-	BloomFilterHeader hdr;
-	BloomFilterData f;
-	bytea	   *result;
-	uint64		ndistinct;
-	uint64		nbits;
-	int			nhashes;
-	uint64		i;
-
-	if (!AggCheckCallContext(fcinfo, NULL))
-		elog(ERROR, "bloom_agg_finalfn called in non-aggregate context");
-	if (PG_ARGISNULL(0))
-		PG_RETURN_NULL();
-	state = (BloomAggState *) PG_GETARG_POINTER(0);
-
-	if (state->sized)
-		PG_RETURN_BYTEA_P(BloomFilterCopy(CurrentMemoryContext, state->filter));
-
-	/* the set does not change, only where some of its hashes are */
-	BloomSetFlush(state);
-	ndistinct = state->nused + state->has_zero;
-	BloomChooseSize((int64) ndistinct, BLOOM_DEFAULT_FPR, &nbits, &nhashes);
-	BloomHeaderInit(&hdr, nbits, nhashes, ndistinct, BLOOM_DEFAULT_FPR);
-	BloomHeaderSetType(&hdr, state->elemtype,
-					   BloomTypeHashesOids(state->elemtype));
-	result = BloomFilterAllocate(CurrentMemoryContext, &hdr);
-	BloomFilterOpen(result, &f);
-
-	if (state->has_zero)
-		BloomSetBits(f.bits, nbits, 0, BLOOM_FILTER_SALT, nhashes);
-	for (i = 0; i < state->nslots; i++)
-	{
-		if (state->slots[i] != 0)
-			BloomSetBits(f.bits, nbits, state->slots[i], BLOOM_FILTER_SALT,
-						 nhashes);
-	}
-	PG_RETURN_BYTEA_P(result);
-}
-
-/*
- * Combine function of the aggregates: merge state2 into state1, creating
- * state1 in the aggregate context when it is empty.
- */
-Datum
-bloom_agg_combinefn(PG_FUNCTION_ARGS)
-{
-	MemoryContext aggcxt = BloomAggContext(fcinfo, "bloom_agg_combinefn");
-	BloomAggState *state1 = PG_ARGISNULL(0) ? NULL : (BloomAggState *) PG_GETARG_POINTER(0);
-	BloomAggState *state2 = PG_ARGISNULL(1) ? NULL : (BloomAggState *) PG_GETARG_POINTER(1);
-	uint64		i;
-
-	if (state2 == NULL)
-	{
-		if (state1 == NULL)
-			PG_RETURN_NULL();
-		PG_RETURN_POINTER(state1);
-	}
-	if (!state2->sized)
-		BloomSetFlush(state2);
-	if (state1 != NULL && !state1->sized)
-		BloomSetFlush(state1);
-
-	if (state1 == NULL)
-	{
-		state1 = BloomAggStateCreate(aggcxt, state2->elemtype,
-									 state2->collation,
-									 state2->sized ? BloomFilterCopy(aggcxt, state2->filter) : NULL);
-		if (state2->sized)
-			PG_RETURN_POINTER(state1);
-
-		/* room for state2's hashes without growing */
-		{
-			uint64		nslots = BLOOM_SET_INITIAL_SLOTS;
-
-			while (nslots / 2 + nslots / 4 < state2->nused)
-				nslots *= 2;
-			if (nslots != state1->nslots)
-			{
-				pfree(state1->slots);
-				BloomSetAllocate(state1, nslots);
-			}
-		}
-	}
-
-	if (state1->sized != state2->sized)
-		elog(ERROR, "cannot combine bloom_agg states of different kinds");
-
-	if (state1->sized)
-		BloomAggStateSetFilter(state1,
-							   BloomCombineInto(aggcxt, state1->filter,
-												state2->filter, false));
-	else
-	{
-		if (state1->elemtype != state2->elemtype)
-			elog(ERROR, "cannot combine bloom_agg states of types %u and %u",
-				 state1->elemtype, state2->elemtype);
-		/* state2 is a set, or a list from bloom_agg_deserialfn */
-		if (state2->has_zero)
-			state1->has_zero = true;
-		for (i = 0; i < state2->nslots; i++)
-		{
-			if (state2->slots[i] != 0)
-				BloomSetAdd(state1, state2->slots[i]);
-		}
-		BloomSetFlush(state1);
-	}
-	PG_RETURN_POINTER(state1);
-}
-
-/*
- * Serial function of the aggregates: the state as bytea, for parallel
- * workers; a set of hashes is sent as the hashes alone.
- */
-Datum
-bloom_agg_serialfn(PG_FUNCTION_ARGS)
-{
-	BloomAggState *state = (BloomAggState *) PG_GETARG_POINTER(0);
-	StringInfoData buf;
-	uint64		i;
-
-	if (!AggCheckCallContext(fcinfo, NULL))
-		elog(ERROR, "bloom_agg_serialfn called in non-aggregate context");
-
-	if (!state->sized)
-		BloomSetFlush(state);
-	pq_begintypsend(&buf);
-	pq_sendbyte(&buf, state->sized ? BLOOM_AGG_SERIAL_FILTER : BLOOM_AGG_SERIAL_SET);
-	pq_sendint32(&buf, state->elemtype);
-	pq_sendint32(&buf, state->collation);
-	if (state->sized)
-		pq_sendbytes(&buf, VARDATA_ANY(state->filter),
-					 VARSIZE_ANY_EXHDR(state->filter));
-	else
-	{
-		uint64	   *out;
-		uint64		n = 0;
-
-		pq_sendbyte(&buf, state->has_zero);
-		pq_sendint64(&buf, state->nused);
-		enlargeStringInfo(&buf, state->nused * sizeof(uint64));
-		out = (uint64 *) (buf.data + buf.len);
-		for (i = 0; i < state->nslots; i++)
-		{
-			if (state->slots[i] != 0)
-				memcpy(&out[n++], &state->slots[i], sizeof(uint64));
-		}
-		Assert(n == state->nused);
-		buf.len += n * sizeof(uint64);
-	}
-	PG_RETURN_BYTEA_P(pq_endtypsend(&buf));
-}
-
-/*
- * Deserial function of the aggregates: a state from bloom_agg_serialfn's
- * bytes, in the current memory context.
- */
-Datum
-bloom_agg_deserialfn(PG_FUNCTION_ARGS)
-{
-	bytea	   *data = PG_GETARG_BYTEA_PP(0);
-	StringInfoData buf;
-	BloomAggState *state;
-	int			kind;
-	Oid			elemtype;
-	Oid			collation;
-
-	if (!AggCheckCallContext(fcinfo, NULL))
-		elog(ERROR, "bloom_agg_deserialfn called in non-aggregate context");
-
-	/* read in place */
-	buf.data = VARDATA_ANY(data);
-	buf.len = VARSIZE_ANY_EXHDR(data);
-	buf.maxlen = buf.len;
-	buf.cursor = 0;
-	kind = pq_getmsgbyte(&buf);
-	elemtype = pq_getmsgint(&buf, 4);
-	collation = pq_getmsgint(&buf, 4);
-
-	if (kind == BLOOM_AGG_SERIAL_FILTER)
-	{
-		int			len = buf.len - buf.cursor;
-		bytea	   *filter = palloc(VARHDRSZ + len);
-
-		SET_VARSIZE(filter, VARHDRSZ + len);
-		memcpy(VARDATA(filter), pq_getmsgbytes(&buf, len), len);
-		state = BloomAggStateCreate(CurrentMemoryContext, elemtype, collation,
-									filter);
-	}
-	else if (kind == BLOOM_AGG_SERIAL_SET)
-	{
-		bool		has_zero = pq_getmsgbyte(&buf) != 0;
-		uint64		n = pq_getmsgint64(&buf);
-		if (n > (uint64) (buf.len - buf.cursor) / sizeof(uint64))
-			elog(ERROR, "invalid bloom_agg state: " UINT64_FORMAT " hashes announced",
-				 n);
-
-		/*
-		 * Only bloom_agg_combinefn reads this state: leave the hashes in a
-		 * plain list, which it inserts into its own set.
-		 */
-		state = MemoryContextAllocZero(CurrentMemoryContext,
-									   sizeof(BloomAggState));
-		state->cxt = CurrentMemoryContext;
-		state->elemtype = elemtype;
-		state->collation = collation;
-		state->has_zero = has_zero;
-		state->slots = palloc(Max(n, 1) * sizeof(uint64));
-		memcpy(state->slots, pq_getmsgbytes(&buf, (int) (n * sizeof(uint64))),
-			   n * sizeof(uint64));
-		state->nslots = n;
-		state->nused = n;
-	}
-	else
-		elog(ERROR, "invalid bloom_agg state kind %d", kind);
-	pq_getmsgend(&buf);
-
-	PG_RETURN_POINTER(state);
 }

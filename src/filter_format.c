@@ -16,6 +16,7 @@
 #include "postgres_fe.h"
 #endif
 
+#include <stddef.h>
 #include <string.h>
 
 #include "filter_format.h"
@@ -84,7 +85,108 @@ WriteLE64(uint8 *p, uint64 v)
 size_t
 BloomFilterHeaderSize(const BloomFilterHeader *hdr)
 {
-	return BLOOM_FILTER_FIXED_HEADER_SIZE + hdr->nspname_len + hdr->typname_len;
+	size_t		size = BLOOM_FILTER_FIXED_HEADER_SIZE + hdr->nspname_len +
+		hdr->typname_len;
+
+	if (hdr->version == BLOOM_FILTER_FORMAT_VARIANT)
+		size += BLOOM_FILTER_VARIANT_FIXED_SIZE +
+			(size_t) hdr->nlayers * BLOOM_FILTER_LAYER_SIZE;
+	return size;
+}
+
+/*
+ * Set bits_offset, nbytes and each layer's offset and nbytes from the
+ * header's shape (the layers' nbits, the names and the flags).
+ */
+void
+BloomFilterLayoutLayers(BloomFilterHeader *hdr)
+{
+	size_t		off;
+	uint32		i;
+
+	hdr->bits_offset = off = BloomFilterHeaderSize(hdr);
+	for (i = 0; i < hdr->nlayers; i++)
+	{
+		hdr->layers[i].offset = off;
+		hdr->layers[i].nbytes = BLOOM_LAYER_NBYTES(hdr->flags,
+												   hdr->layers[i].nbits);
+		off += hdr->layers[i].nbytes;
+	}
+	hdr->nbytes = off - hdr->bits_offset;
+}
+
+/*
+ * Decode and validate the variant part of a format-3 filter, which starts
+ * at data + off; len is the whole length.
+ */
+static BloomFilterFormatError
+DecodeVariant(const uint8 *data, size_t len, size_t off, BloomFilterHeader *hdr)
+{
+	uint64		rbits;
+	uint64		total = 0;
+	uint32		i;
+
+	if (len < off + BLOOM_FILTER_VARIANT_FIXED_SIZE)
+		return BLOOM_FORMAT_TRUNCATED;
+	hdr->flags = ReadLE16(data + off);
+	hdr->growth = ReadLE16(data + off + 2);
+	hdr->nlayers = ReadLE32(data + off + 4);
+	rbits = ReadLE64(data + off + 8);
+	memcpy(&hdr->tightening, &rbits, sizeof(double));
+	hdr->key_fingerprint = ReadLE64(data + off + 16);
+
+	/* a plain filter is written in format 2, so that it has one encoding */
+	if (hdr->flags == 0 || (hdr->flags & ~BLOOM_VARIANT_ALL) != 0)
+		return BLOOM_FORMAT_BAD_VARIANT;
+	if ((hdr->flags & BLOOM_VARIANT_COUNTING) &&
+		(hdr->flags & (BLOOM_VARIANT_GROWING | BLOOM_VARIANT_BLOCKED)))
+		return BLOOM_FORMAT_BAD_VARIANT;
+	if (hdr->flags & BLOOM_VARIANT_GROWING)
+	{
+		if (hdr->growth < 1 || hdr->growth > BLOOM_FILTER_MAX_GROWTH ||
+			!(hdr->tightening > 0.0 && hdr->tightening < 1.0) ||
+			hdr->capacity == 0 ||
+			hdr->nlayers < 1 || hdr->nlayers > BLOOM_FILTER_MAX_LAYERS)
+			return BLOOM_FORMAT_BAD_VARIANT;
+	}
+	else if (hdr->growth != 0 || rbits != 0 || hdr->nlayers != 1)
+		return BLOOM_FORMAT_BAD_VARIANT;
+	if (((hdr->flags & BLOOM_VARIANT_KEYED) != 0) != (hdr->key_fingerprint != 0))
+		return BLOOM_FORMAT_BAD_VARIANT;
+	/* a filter gets its type, and later layers, with its first value */
+	if (hdr->elemtype == 0 && hdr->nlayers != 1)
+		return BLOOM_FORMAT_BAD_LAYERS;
+
+	off += BLOOM_FILTER_VARIANT_FIXED_SIZE;
+	if (len < off + (size_t) hdr->nlayers * BLOOM_FILTER_LAYER_SIZE)
+		return BLOOM_FORMAT_TRUNCATED;
+	for (i = 0; i < hdr->nlayers; i++)
+	{
+		const uint8 *p = data + off + (size_t) i * BLOOM_FILTER_LAYER_SIZE;
+		BloomFilterLayer *layer = &hdr->layers[i];
+
+		layer->nbits = ReadLE64(p);
+		layer->nhashes = ReadLE32(p + 8);
+		layer->count = ReadLE64(p + 16);
+		if (ReadLE32(p + 12) != 0 ||
+			layer->nbits < 1 || layer->nbits > BLOOM_FILTER_MAX_NBITS ||
+			layer->nhashes < 1 || layer->nhashes > BLOOM_FILTER_MAX_NHASHES)
+			return BLOOM_FORMAT_BAD_LAYERS;
+		if ((hdr->flags & BLOOM_VARIANT_BLOCKED) &&
+			layer->nbits % BLOOM_BLOCK_BITS != 0)
+			return BLOOM_FORMAT_BAD_LAYERS;
+		if ((hdr->flags & BLOOM_VARIANT_GROWING) ?
+			(layer->count > (UINT64CONST(1) << 40) ||
+			 (hdr->elemtype == 0 && layer->count != 0)) :
+			layer->count != 0)
+			return BLOOM_FORMAT_BAD_LAYERS;
+		total += BLOOM_LAYER_NBYTES(hdr->flags, layer->nbits);
+	}
+	if (hdr->layers[0].nbits != hdr->nbits ||
+		hdr->layers[0].nhashes != hdr->nhashes ||
+		total > BLOOM_FILTER_NBYTES(BLOOM_FILTER_MAX_NBITS))
+		return BLOOM_FORMAT_BAD_LAYERS;
+	return BLOOM_FORMAT_OK;
 }
 
 /*
@@ -98,10 +200,13 @@ BloomFilterDecodeHeader(const uint8 *data, size_t len, BloomFilterHeader *hdr,
 						bool check_bits)
 {
 	uint64		fprbits;
+	size_t		names_end;
 	size_t		expected;
 	size_t		i;
+	BloomFilterFormatError err;
 
-	memset(hdr, 0, sizeof(*hdr));
+	memset(hdr, 0, offsetof(BloomFilterHeader, layers));
+	hdr->bits_offset = hdr->nbytes = 0;
 
 	if (len < BLOOM_FILTER_FIXED_HEADER_SIZE)
 	{
@@ -114,7 +219,8 @@ BloomFilterDecodeHeader(const uint8 *data, size_t len, BloomFilterHeader *hdr,
 		return BLOOM_FORMAT_BAD_MAGIC;
 
 	hdr->version = ReadLE16(data + 4);
-	if (hdr->version != BLOOM_FILTER_FORMAT_VERSION)
+	if (hdr->version != BLOOM_FILTER_FORMAT_VERSION &&
+		hdr->version != BLOOM_FILTER_FORMAT_VARIANT)
 		return BLOOM_FORMAT_UNKNOWN_VERSION;
 
 	hdr->hash_scheme = ReadLE16(data + 6);
@@ -176,10 +282,9 @@ BloomFilterDecodeHeader(const uint8 *data, size_t len, BloomFilterHeader *hdr,
 			return BLOOM_FORMAT_BAD_TYPE_NAME;
 	}
 
-	hdr->bits_offset = BloomFilterHeaderSize(hdr);
-	hdr->nbytes = BLOOM_FILTER_NBYTES(hdr->nbits);
-	expected = hdr->bits_offset + hdr->nbytes;
-	if (len < hdr->bits_offset)
+	names_end = BLOOM_FILTER_FIXED_HEADER_SIZE + hdr->nspname_len +
+		hdr->typname_len;
+	if (len < names_end)
 		return BLOOM_FORMAT_TRUNCATED;
 
 	hdr->nspname = (const char *) data + BLOOM_FILTER_FIXED_HEADER_SIZE;
@@ -190,15 +295,41 @@ BloomFilterDecodeHeader(const uint8 *data, size_t len, BloomFilterHeader *hdr,
 			return BLOOM_FORMAT_BAD_TYPE_NAME;
 	}
 
+	if (hdr->version == BLOOM_FILTER_FORMAT_VARIANT)
+	{
+		err = DecodeVariant(data, len, names_end, hdr);
+		if (err != BLOOM_FORMAT_OK)
+			return err;
+	}
+	else
+	{
+		hdr->nlayers = 1;
+		hdr->layers[0].nbits = hdr->nbits;
+		hdr->layers[0].nhashes = hdr->nhashes;
+		hdr->layers[0].count = 0;
+	}
+	BloomFilterLayoutLayers(hdr);
+	expected = hdr->bits_offset + hdr->nbytes;
+
 	if (len < expected)
 		return BLOOM_FORMAT_TRUNCATED;
 	if (len > expected)
 		return BLOOM_FORMAT_LENGTH_MISMATCH;
 
-	/* the padding bits of the last byte are never set */
-	if (hdr->nbits % 8 != 0 &&
-		(data[expected - 1] >> (hdr->nbits % 8)) != 0)
-		return BLOOM_FORMAT_BITS_BEYOND_NBITS;
+	/* the padding bits (or counter) at the end of each layer are never set */
+	for (i = 0; i < hdr->nlayers; i++)
+	{
+		const BloomFilterLayer *layer = &hdr->layers[i];
+		uint8		last = data[layer->offset + layer->nbytes - 1];
+
+		if (hdr->flags & BLOOM_VARIANT_COUNTING)
+		{
+			if (layer->nbits % 2 != 0 && (last >> 4) != 0)
+				return BLOOM_FORMAT_BITS_BEYOND_NBITS;
+		}
+		else if (layer->nbits % 8 != 0 && (last >> (layer->nbits % 8)) != 0)
+			return BLOOM_FORMAT_BITS_BEYOND_NBITS;
+	}
 
 	/* a filter gets its type with its first value */
 	if (check_bits && hdr->elemtype == 0)
@@ -242,6 +373,28 @@ BloomFilterEncodeHeader(uint8 *dst, const BloomFilterHeader *hdr)
 	if (hdr->typname_len > 0)
 		memcpy(dst + BLOOM_FILTER_FIXED_HEADER_SIZE + hdr->nspname_len,
 			   hdr->typname, hdr->typname_len);
+	if (hdr->version == BLOOM_FILTER_FORMAT_VARIANT)
+	{
+		uint8	   *p = dst + BLOOM_FILTER_FIXED_HEADER_SIZE +
+			hdr->nspname_len + hdr->typname_len;
+		uint64		rbits;
+		uint32		i;
+
+		WriteLE16(p, hdr->flags);
+		WriteLE16(p + 2, hdr->growth);
+		WriteLE32(p + 4, hdr->nlayers);
+		memcpy(&rbits, &hdr->tightening, sizeof(double));
+		WriteLE64(p + 8, rbits);
+		WriteLE64(p + 16, hdr->key_fingerprint);
+		p += BLOOM_FILTER_VARIANT_FIXED_SIZE;
+		for (i = 0; i < hdr->nlayers; i++, p += BLOOM_FILTER_LAYER_SIZE)
+		{
+			WriteLE64(p, hdr->layers[i].nbits);
+			WriteLE32(p + 8, hdr->layers[i].nhashes);
+			WriteLE32(p + 12, 0);
+			WriteLE64(p + 16, hdr->layers[i].count);
+		}
+	}
 }
 
 /*
@@ -278,6 +431,10 @@ BloomFilterFormatErrorMessage(BloomFilterFormatError err)
 			return "bits beyond the number of bits are set";
 		case BLOOM_FORMAT_UNTYPED_WITH_BITS:
 			return "bits are set but no element type is recorded";
+		case BLOOM_FORMAT_BAD_VARIANT:
+			return "the variant part is inconsistent";
+		case BLOOM_FORMAT_BAD_LAYERS:
+			return "the layers are inconsistent";
 	}
 	return "unknown error";
 }

@@ -41,6 +41,31 @@
  * three fields are all zero (no home: the filter answers the same in every
  * database) or all nonzero.
  *
+ * Format 3 is format 2 (version 3 at offset 4) followed, after the names,
+ * by a variant part, and is used only for the filter variants; a plain
+ * filter is always written in format 2.  The fixed header's nbits and
+ * nhashes are those of the first layer, its capacity and rate those the
+ * filter was created with (required for a growing filter).
+ *
+ *	offset	size	field (from the end of the names)
+ *	0		2		variant flags (BLOOM_VARIANT_*), at least one
+ *	2		2		growing: growth factor 1 .. BLOOM_FILTER_MAX_GROWTH, else 0
+ *	4		4		number of layers: growing 1 .. BLOOM_FILTER_MAX_LAYERS,
+ *					else 1
+ *	8		8		growing: tightening ratio r of the layers' rates, 0 < r < 1
+ *					(IEEE 754 binary64), else 0
+ *	16		8		keyed: fingerprint of the key (SipHash-2-4 of a constant
+ *					under the key; never the key), nonzero; else 0
+ *	24		24 * L	per layer: nbits (8), nhashes (4), zero (4), values
+ *					added to it (8; growing filters only, else 0)
+ *	...		...		each layer's cells in turn: m/8 bytes of bits, or for a
+ *					counting filter m/2 bytes of 4-bit counters (counter c
+ *					in byte c / 2, low nibble for even c)
+ *
+ * A blocked filter keeps all of a value's bits in one 512-bit block, so its
+ * layers' nbits are multiples of 512.  A counting filter has one layer and
+ * is neither growing nor blocked.
+ *
  * This file has no backend dependencies, so that the decoder can be fuzzed
  * outside the server (fuzz/filter_fuzz.c).
  *
@@ -54,14 +79,43 @@
 #define BLOOM_FILTER_HASH_SCHEME		1	/* must equal BLOOM_HASH_SCHEME */
 #define BLOOM_FILTER_FIXED_HEADER_SIZE	58
 #define BLOOM_FILTER_MAX_NAME_LEN		63	/* NAMEDATALEN - 1 */
+#define BLOOM_FILTER_FORMAT_VARIANT		3	/* format 2 and a variant part */
+#define BLOOM_FILTER_VARIANT_FIXED_SIZE	24
+#define BLOOM_FILTER_LAYER_SIZE			24
+#define BLOOM_FILTER_MAX_LAYERS			32
+#define BLOOM_FILTER_MAX_GROWTH			16
 #define BLOOM_FILTER_MAX_HEADER_SIZE \
-	(BLOOM_FILTER_FIXED_HEADER_SIZE + 2 * BLOOM_FILTER_MAX_NAME_LEN)
+	(BLOOM_FILTER_FIXED_HEADER_SIZE + 2 * BLOOM_FILTER_MAX_NAME_LEN + \
+	 BLOOM_FILTER_VARIANT_FIXED_SIZE + \
+	 BLOOM_FILTER_MAX_LAYERS * BLOOM_FILTER_LAYER_SIZE)
+
+/* Variant flags of format 3 */
+#define BLOOM_VARIANT_GROWING			0x0001	/* scalable: layers added */
+#define BLOOM_VARIANT_COUNTING			0x0002	/* 4-bit counters */
+#define BLOOM_VARIANT_BLOCKED			0x0004	/* one 512-bit block a value */
+#define BLOOM_VARIANT_KEYED				0x0008	/* positions depend on a key */
+#define BLOOM_VARIANT_ALL				0x000F
+
+/* Bits of one block of a blocked filter: a 64-byte cache line */
+#define BLOOM_BLOCK_BITS				512
+/* Largest value of a counting filter's 4-bit counter; it then sticks */
+#define BLOOM_COUNTER_MAX				15
 
 /* 256 MB of bits */
 #define BLOOM_FILTER_MAX_NBITS			(UINT64CONST(256) * 1024 * 1024 * 8)
 #define BLOOM_FILTER_MAX_NHASHES		64
 /* must equal FirstGenbkiObjectId */
 #define BLOOM_FILTER_FIRST_UNFIXED_OID	10000
+
+/* One layer of a filter: all of a plain filter, one of a growing filter */
+typedef struct BloomFilterLayer
+{
+	uint64		nbits;			/* bits, or counters of a counting filter */
+	uint32		nhashes;
+	uint64		count;			/* values added (growing filters), or 0 */
+	size_t		offset;			/* where its cells start in the bytes */
+	size_t		nbytes;			/* length of its cells */
+} BloomFilterLayer;
 
 /* Decoded header of a filter; the names point into the decoded bytes */
 typedef struct BloomFilterHeader
@@ -80,8 +134,15 @@ typedef struct BloomFilterHeader
 	uint8		typname_len;
 	const char *nspname;		/* not zero-terminated */
 	const char *typname;		/* not zero-terminated */
-	size_t		bits_offset;	/* where the bits start */
-	size_t		nbytes;			/* length of the bits */
+	/* format 3 only; a format-2 filter has flags 0 and one layer */
+	uint16		flags;			/* BLOOM_VARIANT_* */
+	uint16		growth;
+	double		tightening;
+	uint64		key_fingerprint;
+	uint32		nlayers;
+	BloomFilterLayer layers[BLOOM_FILTER_MAX_LAYERS];
+	size_t		bits_offset;	/* where the cells (of all layers) start */
+	size_t		nbytes;			/* length of the cells of all layers */
 } BloomFilterHeader;
 
 /* What is wrong with a byte string that is not a valid filter */
@@ -99,11 +160,17 @@ typedef enum BloomFilterFormatError
 	BLOOM_FORMAT_BAD_HOME,
 	BLOOM_FORMAT_LENGTH_MISMATCH,
 	BLOOM_FORMAT_BITS_BEYOND_NBITS,
-	BLOOM_FORMAT_UNTYPED_WITH_BITS
+	BLOOM_FORMAT_UNTYPED_WITH_BITS,
+	BLOOM_FORMAT_BAD_VARIANT,
+	BLOOM_FORMAT_BAD_LAYERS
 } BloomFilterFormatError;
 
 /* Byte length of the bit array of a filter of nbits bits */
 #define BLOOM_FILTER_NBYTES(nbits)	((size_t) (((nbits) + 7) / 8))
+/* Byte length of the cells of one layer of nbits positions */
+#define BLOOM_LAYER_NBYTES(flags, nbits) \
+	(((flags) & BLOOM_VARIANT_COUNTING) ? (size_t) (((nbits) + 1) / 2) : \
+	 BLOOM_FILTER_NBYTES(nbits))
 
 extern BloomFilterFormatError BloomFilterDecodeHeader(const uint8 *data,
 													  size_t len,
@@ -111,6 +178,7 @@ extern BloomFilterFormatError BloomFilterDecodeHeader(const uint8 *data,
 													  bool check_bits);
 extern size_t BloomFilterHeaderSize(const BloomFilterHeader *hdr);
 extern void BloomFilterEncodeHeader(uint8 *dst, const BloomFilterHeader *hdr);
+extern void BloomFilterLayoutLayers(BloomFilterHeader *hdr);
 extern const char *BloomFilterFormatErrorMessage(BloomFilterFormatError err);
 extern bool BloomFilterHexDecode(const char *src, size_t len, uint8 *dst);
 

@@ -224,8 +224,70 @@ BloomSetMaskBits(uint64 *mask, uint64 nbits, uint64 hash, uint32 salt, int k)
 	}
 }
 
+/*
+ * Blocked filters (the bloomfilter type's blocked variant): all k positions
+ * of a value lie in one 512-bit block (a 64-byte cache line), so that a
+ * probe touches one line.  The block is chosen by multiply-shift of the
+ * mixed hash onto [0, nblocks); the positions within it are the top 9 bits
+ * of a second mixed value, x, x * C, x * C^2, ... as in BloomProbeNext.
+ */
+#define BLOOM_BLOCK_SHIFT		9	/* log2 of the block's bits */
+
+/* First bit of the block of (hash, salt) in an array of nbits bits */
+static inline uint64
+BloomBlockStart(uint64 hash, uint32 salt, uint64 nbits)
+{
+	uint64		x = BloomMix64(hash + ((uint64) salt + 1) * BLOOM_SALT_MULTIPLIER);
+
+	return BloomMulHigh64(x, nbits >> BLOOM_BLOCK_SHIFT) << BLOOM_BLOCK_SHIFT;
+}
+
+/* Odd start of the position sequence within the block of (hash, salt) */
+static inline uint64
+BloomBlockProbeInit(uint64 hash, uint32 salt)
+{
+	return BloomMix64(hash ^ (((uint64) salt + 1) * BLOOM_PROBE_MULTIPLIER)) | 1;
+}
+
+/* Set the k bits of (hash, salt) in a blocked bit array */
+static inline void
+BloomSetBitsBlocked(uint8 *bits, uint64 nbits, uint64 hash, uint32 salt, int k)
+{
+	uint64		start = BloomBlockStart(hash, salt, nbits);
+	uint64		x = BloomBlockProbeInit(hash, salt);
+
+	while (k-- > 0)
+	{
+		BloomSetBit(bits, start + (x >> (64 - BLOOM_BLOCK_SHIFT)));
+		x *= BLOOM_PROBE_MULTIPLIER;
+	}
+}
+
+/* Are all k bits of (hash, salt) set in a blocked bit array? */
+static inline bool
+BloomTestBitsBlocked(const uint8 *bits, uint64 nbits, uint64 hash, uint32 salt,
+					 int k)
+{
+	uint64		start = BloomBlockStart(hash, salt, nbits);
+	uint64		x = BloomBlockProbeInit(hash, salt);
+	const uint8 *block = bits + (start >> 3);
+
+	while (k-- > 0)
+	{
+		uint64		pos = x >> (64 - BLOOM_BLOCK_SHIFT);
+
+		if (!((block[pos >> 3] >> (pos & 7)) & 1))
+			return false;
+		x *= BLOOM_PROBE_MULTIPLIER;
+	}
+	return true;
+}
+
 /* 64-bit hash of a non-NULL datum with a type's extended hash function */
 extern uint64 BloomHashDatum(FmgrInfo *hashproc, Oid collation, Datum value);
+
+/* SipHash-2-4 of one 64-bit word under a 128-bit key (keyed filters) */
+extern uint64 BloomSipHash64(uint64 k0, uint64 k1, uint64 m);
 
 /* Number of bits set in a byte array */
 extern uint64 BloomCountBits(const uint8 *bits, Size nbytes);

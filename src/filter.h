@@ -1,0 +1,132 @@
+/*-------------------------------------------------------------------------
+ *
+ * filter.h
+ *	  Declarations shared by the files of the bloomfilter SQL type.
+ *
+ * filter.c holds the type's input and output, constructors, probes and
+ * combination; filter_agg.c its aggregates.  The byte format is in
+ * filter_format.h.
+ *
+ *-------------------------------------------------------------------------
+ */
+#ifndef BLOOMIDX_FILTER_H
+#define BLOOMIDX_FILTER_H
+
+#include "fmgr.h"
+#include "utils/typcache.h"
+
+#include "filter_format.h"
+
+/* Target rate of bloom_agg without a capacity */
+#define BLOOM_DEFAULT_FPR		0.01
+
+/* Ratio r of the rates of successive layers of a growing filter */
+#define BLOOM_GROWING_TIGHTENING	0.8
+
+/* Salt of the filter type's bit positions (the index salts by column) */
+#define BLOOM_FILTER_SALT		0
+
+/* A keyed filter's key, as SipHash-2-4 takes it, and its fingerprint */
+typedef struct BloomKey
+{
+	uint64		k0;
+	uint64		k1;
+	uint64		fingerprint;
+} BloomKey;
+
+/* A filter datum and its decoded header */
+typedef struct BloomFilterData
+{
+	bytea	   *datum;
+	BloomFilterHeader hdr;
+	uint8	   *data;			/* the byte format */
+	uint8	   *bits;			/* the cells of the first layer */
+} BloomFilterData;
+
+/* Per-call-site cache of how to hash a value argument (fn_extra) */
+typedef struct BloomFnCache
+{
+	Oid			argtype;		/* type of the value argument, as passed */
+	Oid			inputcollation; /* collation the call site passed */
+	Oid			elemtype;		/* base type of the values probed */
+	Oid			collation;		/* collation to hash with */
+	TypeCacheEntry *typentry;	/* hash function of elemtype */
+	bool		oid_hashed;		/* elemtype hashes by database-local OIDs */
+	/* for the array forms: the array itself as one value */
+	Oid			arraytype;		/* base type of the array argument */
+	TypeCacheEntry *arrayentry; /* its hash function, looked up on demand */
+	int16		elmlen;
+	bool		elmbyval;
+	char		elmalign;
+	/* the last out-of-line or compressed filter argument, detoasted */
+	char	   *toast_key;
+	Size		toast_keylen;
+	bytea	   *toast_filter;
+	bool		toast_open_valid;	/* toast_open describes toast_filter */
+	BloomFilterData toast_open;
+	/* the key argument of a keyed function, once derived */
+	BloomKey	key;
+} BloomFnCache;
+
+/* Bytes of a key */
+#define BLOOM_KEY_LEN			16
+
+/* filter_keyed.c */
+extern void BloomKeyFromBytea(bytea *key, BloomKey *out);
+extern void BloomCheckKey(const BloomFilterHeader *hdr, const BloomKey *key);
+extern uint64 BloomKeyedHash(const BloomKey *key, uint64 hash);
+
+/* filter.c */
+extern char *BloomTypeName(Oid typid);
+extern void BloomFilterOpen(bytea *datum, BloomFilterData *f);
+extern bytea *BloomFilterAllocate(MemoryContext cxt, const BloomFilterHeader *hdr);
+extern bytea *BloomFilterCopy(MemoryContext cxt, const bytea *datum);
+extern void BloomHeaderInit(BloomFilterHeader *hdr, uint64 nbits, int nhashes,
+							uint64 capacity, double fpr);
+extern bool BloomTypeHashesOids(Oid typid);
+extern void BloomHeaderSetType(BloomFilterHeader *hdr, Oid typid, bool oid_hashed);
+extern void BloomChooseSize(int64 capacity, double fpr, uint64 *nbits, int *nhashes);
+extern void BloomChooseSizeFor(int64 capacity, double fpr, uint16 flags,
+							   uint64 *nbits, int *nhashes);
+extern BloomFnCache *BloomGetFnCache(FunctionCallInfo fcinfo, int argno, bool is_array);
+extern const BloomFilterData *BloomOpenFilterArg(FunctionCallInfo fcinfo, int argno,
+												BloomFnCache *cache,
+												BloomFilterData *local);
+extern void BloomCheckValueType(Oid elemtype, Oid valuetype, bool adding);
+extern void BloomCheckHome(const BloomFilterHeader *hdr, bool oid_hashed);
+extern bytea *BloomCombineInto(MemoryContext cxt, bytea *a, bytea *b, bool intersect);
+extern uint64 BloomValueHash(BloomFnCache *cache, Datum value);
+extern bytea *BloomFilterTyped(MemoryContext cxt, const BloomFilterData *f,
+							   BloomFnCache *cache);
+
+/* What bloom_info and bloom_cardinality report of a filter */
+typedef struct BloomFilterStatsData
+{
+	uint64		ncells;			/* bits (counters) of all layers */
+	uint64		nset;			/* those set (nonzero) */
+	double		cardinality;	/* estimated distinct values added */
+	double		fpr;			/* expected false-positive rate */
+} BloomFilterStatsData;
+
+/* filter_ops.c */
+extern void BloomHeaderInitVariant(BloomFilterHeader *hdr, int64 capacity,
+								   double fpr, int32 growth, bool counting,
+								   bool blocked);
+
+/* filter_variant.c */
+extern void BloomFilterStats(const BloomFilterData *f, BloomFilterStatsData *st);
+extern bool BloomLayerTest(const BloomFilterData *f, int i, uint64 hash);
+extern bool BloomFilterTestHash(const BloomFilterData *f, uint64 hash);
+extern bytea *BloomFilterAddHash(MemoryContext cxt, BloomFilterData *f, uint64 hash);
+extern void BloomFilterRemoveHash(BloomFilterData *f, uint64 hash);
+extern uint64 BloomLayerCapacity(const BloomFilterHeader *hdr, int i);
+extern double BloomLayerRate(const BloomFilterHeader *hdr, int i);
+extern uint64 BloomFilterValues(const BloomFilterHeader *hdr);
+extern void BloomCheckSameVariant(const BloomFilterHeader *a,
+								  const BloomFilterHeader *b, bool intersect);
+extern void BloomCombineCells(uint8 *dst, const uint8 *src, size_t nbytes,
+							  bool counting, bool intersect);
+extern const char *BloomVariantName(uint16 flags);
+extern double BloomBlockedRate(double bits_per_value, int k);
+
+#endif							/* BLOOMIDX_FILTER_H */

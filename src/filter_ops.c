@@ -1,0 +1,221 @@
+/*-------------------------------------------------------------------------
+ *
+ * filter_ops.c
+ *	  SQL functions of the bloomfilter variants: bloom_empty with options,
+ *	  bloom_remove, bloom_plain and bloom_fold.
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "postgres.h"
+
+#include "fmgr.h"
+#include "miscadmin.h"
+#include "port/pg_bitutils.h"
+
+#include "filter.h"
+#include "signature.h"
+
+PG_FUNCTION_INFO_V1(bloom_empty_variant);
+PG_FUNCTION_INFO_V1(bloom_remove);
+PG_FUNCTION_INFO_V1(bloom_plain);
+PG_FUNCTION_INFO_V1(bloom_fold);
+
+/*
+ * Fill in the header of an empty filter for capacity values at rate fpr,
+ * growing by growth (0: a fixed size), counting or blocked.
+ */
+void
+BloomHeaderInitVariant(BloomFilterHeader *hdr, int64 capacity, double fpr,
+					   int32 growth, bool counting, bool blocked)
+{
+	uint16		flags = 0;
+	uint64		nbits;
+	int			nhashes;
+	double		layer_fpr = fpr;
+
+	if (growth < 0 || growth > BLOOM_FILTER_MAX_GROWTH)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("growth must be between 0 and %d", BLOOM_FILTER_MAX_GROWTH),
+				 errhint("Use 0 for a filter of a fixed size, or a growth factor between 1 and %d, such as 2.",
+						 BLOOM_FILTER_MAX_GROWTH)));
+	if (counting && (growth > 0 || blocked))
+		ereport(ERROR,
+				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+				 errmsg("a counting bloom filter can be neither growing nor blocked"),
+				 errhint("Create a counting filter with growth 0 and blocked false.")));
+	if (growth > 0)
+		flags |= BLOOM_VARIANT_GROWING;
+	if (counting)
+		flags |= BLOOM_VARIANT_COUNTING;
+	if (blocked)
+		flags |= BLOOM_VARIANT_BLOCKED;
+
+	/* the first layer of a growing filter gets p * (1 - r) */
+	if (growth > 0 && fpr > 0.0 && fpr < 1.0)
+		layer_fpr = fpr * (1.0 - BLOOM_GROWING_TIGHTENING);
+	BloomChooseSizeFor(capacity, layer_fpr, flags, &nbits, &nhashes);
+	BloomHeaderInit(hdr, nbits, nhashes, capacity, fpr);
+	if (flags != 0)
+	{
+		hdr->version = BLOOM_FILTER_FORMAT_VARIANT;
+		hdr->flags = flags;
+	}
+	if (growth > 0)
+	{
+		hdr->growth = growth;
+		hdr->tightening = BLOOM_GROWING_TIGHTENING;
+	}
+}
+
+/*
+ * bloom_empty(capacity, false_positive_rate, growth, counting, blocked): an
+ * empty filter of the chosen variant sized for capacity values at that
+ * false-positive rate.
+ */
+Datum
+bloom_empty_variant(PG_FUNCTION_ARGS)
+{
+	BloomFilterHeader hdr;
+
+	BloomHeaderInitVariant(&hdr, PG_GETARG_INT64(0), PG_GETARG_FLOAT8(1),
+						   PG_GETARG_INT32(2), PG_GETARG_BOOL(3),
+						   PG_GETARG_BOOL(4));
+	PG_RETURN_BYTEA_P(BloomFilterAllocate(CurrentMemoryContext, &hdr));
+}
+
+/*
+ * bloom_remove(filter, value): a copy of a counting filter with the value
+ * removed.
+ */
+Datum
+bloom_remove(PG_FUNCTION_ARGS)
+{
+	BloomFnCache *cache = BloomGetFnCache(fcinfo, 1, false);
+	BloomFilterData f;
+	bytea	   *out;
+
+	BloomFilterOpen(PG_GETARG_BYTEA_PP(0), &f);
+	BloomCheckKey(&f.hdr, NULL);
+	if (!(f.hdr.flags & BLOOM_VARIANT_COUNTING))
+		ereport(ERROR,
+				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+				 errmsg("cannot remove a value from a %s bloom filter",
+						BloomVariantName(f.hdr.flags)),
+				 errhint("Only counting filters, created with bloom_empty(..., counting => true), can forget values.")));
+	BloomCheckValueType(f.hdr.elemtype, cache->elemtype, false);
+	BloomCheckHome(&f.hdr, cache->oid_hashed);
+	if (f.hdr.elemtype == 0)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("cannot remove a value that is not in the counting bloom filter"),
+				 errdetail("The filter is empty."),
+				 errhint("Remove only values that were added, once for each time they were added.")));
+
+	out = BloomFilterCopy(CurrentMemoryContext, f.datum);
+	BloomFilterOpen(out, &f);
+	BloomFilterRemoveHash(&f, BloomValueHash(cache, PG_GETARG_DATUM(1)));
+	PG_RETURN_BYTEA_P(out);
+}
+
+/*
+ * bloom_plain(filter): a plain filter with the same answers.  A counting
+ * filter gives the filter of its nonzero counters, of the same shape; a
+ * plain filter is returned as it is.
+ */
+Datum
+bloom_plain(PG_FUNCTION_ARGS)
+{
+	bytea	   *in = PG_GETARG_BYTEA_PP(0);
+	BloomFilterData f;
+	BloomFilterData r;
+	BloomFilterHeader hdr;
+	bytea	   *out;
+	uint64		p;
+
+	BloomFilterOpen(in, &f);
+	if (f.hdr.flags == 0)
+		PG_RETURN_BYTEA_P(in);
+	if (f.hdr.flags != BLOOM_VARIANT_COUNTING)
+		ereport(ERROR,
+				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+				 errmsg("cannot convert a %s bloom filter to a plain one",
+						BloomVariantName(f.hdr.flags)),
+				 errhint("Only counting filters convert to plain filters.")));
+
+	hdr = f.hdr;
+	hdr.version = BLOOM_FILTER_FORMAT_VERSION;
+	hdr.flags = 0;
+	out = BloomFilterAllocate(CurrentMemoryContext, &hdr);
+	BloomFilterOpen(out, &r);
+	for (p = 0; p < f.hdr.nbits; p++)
+	{
+		if ((p & 0xFFFFF) == 0)
+			CHECK_FOR_INTERRUPTS();
+		if ((f.bits[p >> 1] >> ((p & 1) << 2)) & 0x0F)
+			BloomSetBit(r.bits, p);
+	}
+	PG_RETURN_BYTEA_P(out);
+}
+
+/*
+ * bloom_fold(filter, factor): a plain filter folded to nbits / factor bits.
+ *
+ * A value's positions are multiply-shift images of 64-bit numbers onto
+ * [0, m), and the image onto [0, m / f) of the same number is the image
+ * onto [0, m) divided by f (when f divides m): so bit p of the folded
+ * filter is the OR of bits p * f .. p * f + f - 1, and the folded filter
+ * holds every value the original held.  Its fill is about 1 - (1 - fill)^f,
+ * so its rate rises; capacity and target rate no longer describe it and
+ * are cleared (bloom_info reports the expected rate).
+ */
+Datum
+bloom_fold(PG_FUNCTION_ARGS)
+{
+	bytea	   *in = PG_GETARG_BYTEA_PP(0);
+	int32		factor = PG_GETARG_INT32(1);
+	BloomFilterData f;
+	BloomFilterData r;
+	BloomFilterHeader hdr;
+	bytea	   *out;
+	uint64		p;
+
+	BloomFilterOpen(in, &f);
+	if (f.hdr.flags != 0)
+		ereport(ERROR,
+				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+				 errmsg("cannot fold a %s bloom filter", BloomVariantName(f.hdr.flags)),
+				 errhint("Only plain filters can be folded.")));
+	if (factor < 1 || (factor & (factor - 1)) != 0)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("fold factor must be a power of two"),
+				 errhint("Use 1, 2, 4, 8 or another power of two that divides the filter's " UINT64_FORMAT " bits.",
+						 f.hdr.nbits)));
+	if (f.hdr.nbits % factor != 0)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("cannot fold a bloom filter of " UINT64_FORMAT " bits by %d",
+						f.hdr.nbits, factor),
+				 errdetail("The factor must divide the number of bits."),
+				 errhint("Fold by a power of two that divides " UINT64_FORMAT ", or create the filters with bloom_empty_raw and a number of bits divisible by the factors to come.",
+						 f.hdr.nbits)));
+	if (factor == 1)
+		PG_RETURN_BYTEA_P(in);
+
+	hdr = f.hdr;
+	hdr.nbits = f.hdr.nbits / factor;
+	hdr.layers[0].nbits = hdr.nbits;
+	hdr.capacity = 0;
+	hdr.target_fpr = 0;
+	out = BloomFilterAllocate(CurrentMemoryContext, &hdr);
+	BloomFilterOpen(out, &r);
+	for (p = 0; p < f.hdr.nbits; p++)
+	{
+		if ((p & 0xFFFFF) == 0)
+			CHECK_FOR_INTERRUPTS();
+		if (BloomTestBit(f.bits, p))
+			BloomSetBit(r.bits, p / factor);
+	}
+	PG_RETURN_BYTEA_P(out);
+}
