@@ -256,14 +256,16 @@ extern bool BloomPageAddTuple(Page page, int sigBytes, const uint8 *sig,
 							  ItemPointer tid);
 extern void BloomPageDeleteTuple(Page page, int sigBytes, int i);
 extern void BloomMetaGetShape(BloomMetaPage meta, BloomShape *shape);
-extern void BloomCheckMetaPage(Relation index, Page page);
 extern void BloomMetaAddFreePage(BloomMetaPage meta, BlockNumber blkno);
-extern void BloomReportCorruption(Relation index, BlockNumber blkno,
-								  const char *problem) pg_attribute_noreturn();
 extern Buffer BloomNewBuffer(Relation index);
 extern void BloomFreePage(Relation index, Buffer buffer);
 extern void BloomRecordFreeSpace(Relation index, BlockNumber blkno, Page page,
 								 int sigBytes);
+
+/* pagecheck.c */
+extern void BloomReportCorruption(Relation index, BlockNumber blkno,
+								  const char *problem) pg_attribute_noreturn();
+extern void BloomCheckMetaPage(Relation index, Page page);
 extern bool BloomPageIsData(Relation index, Page page, BlockNumber blkno,
 							int tuplesPerPage);
 extern bool BloomPageIsRowPage(Page page, int tuplesPerPage);

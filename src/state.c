@@ -163,7 +163,7 @@ BloomCheckIndexRelation(Relation rel)
 						RelationGetRelationName(rel)),
 				 errhint("Use the index of each partition.")));
 	if (rel->rd_rel->relkind != RELKIND_INDEX ||
-		rel->rd_indam->aminsert != bloomidx_insert)
+		rel->rd_indam->amvalidate != bloomidx_validate)
 		ereport(ERROR,
 				(errcode(ERRCODE_WRONG_OBJECT_TYPE),
 				 errmsg("\"%s\" is not a bloomidx index",

@@ -1,0 +1,312 @@
+/*-------------------------------------------------------------------------
+ *
+ * pagecheck.c
+ *	  Checks of the pages of a bloomidx index: what readers and writers
+ *	  test before they trust a page, what bloomidx_check reports, and the
+ *	  error they raise.
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "postgres.h"
+
+#include "access/htup_details.h"
+#include "port/pg_bitutils.h"
+#include "storage/bufpage.h"
+#include "utils/rel.h"
+
+#include "page.h"
+#include "signature.h"
+
+/*
+ * Raise the error for a corrupted page of an index: XX002, naming the
+ * block, problem saying what is wrong.
+ */
+void
+BloomReportCorruption(Relation index, BlockNumber blkno, const char *problem)
+{
+	ereport(ERROR,
+			(errcode(ERRCODE_INDEX_CORRUPTED),
+			 errmsg("index \"%s\" is corrupted at block %u",
+					RelationGetRelationName(index), blkno),
+			 errdetail_internal("%s", problem),
+			 errhint("REINDEX the index.")));
+}
+
+/*
+ * Complain unless page is the metapage of a bloomidx index this code can
+ * read.
+ */
+void
+BloomCheckMetaPage(Relation index, Page page)
+{
+	BloomMetaPage meta = BloomPageGetMeta(page);
+
+	if (PageIsNew(page) || !BloomPageIsMeta(page) ||
+		BloomPageGetOpaque(page)->page_id != BLOOMIDX_PAGE_ID ||
+		meta->magic != BLOOMIDX_MAGIC)
+		ereport(ERROR,
+				(errcode(ERRCODE_INDEX_CORRUPTED),
+				 errmsg("index \"%s\" is not a bloomidx index",
+						RelationGetRelationName(index)),
+				 errdetail("Block %u has no valid bloomidx metapage.",
+						   BLOOMIDX_METAPAGE_BLKNO)));
+	if (meta->version != BLOOMIDX_FORMAT_VERSION ||
+		(meta->layout != BLOOMIDX_LAYOUT_ROW && meta->layout != BLOOMIDX_LAYOUT_SLICED) ||
+		meta->hashScheme != BLOOM_HASH_SCHEME)
+		ereport(ERROR,
+				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+				 errmsg("bloomidx index \"%s\" has format version %u, layout %u and hash scheme %u, which this build cannot read",
+						RelationGetRelationName(index), meta->version,
+						meta->layout, meta->hashScheme),
+				 errhint("REINDEX the index.")));
+	if (meta->nColumns < 1 || meta->nColumns > BLOOMIDX_MAX_COLUMNS ||
+		meta->sigBits < BLOOMIDX_MIN_LENGTH || meta->sigBits > BLOOMIDX_MAX_LENGTH ||
+		meta->tuplesPerPage != BloomTuplesPerPage((meta->sigBits + 7) / 8) ||
+		meta->nFree > BLOOMIDX_FREELIST_SIZE)
+		ereport(ERROR,
+				(errcode(ERRCODE_INDEX_CORRUPTED),
+				 errmsg("metapage of index \"%s\" is corrupted",
+						RelationGetRelationName(index)),
+				 errdetail("Block %u has an invalid signature shape or free list.",
+						   BLOOMIDX_METAPAGE_BLKNO)));
+}
+
+/*
+ * Describe what is wrong with the page header or special space of an
+ * initialized page, or return NULL if nothing is.
+ */
+static char *
+BloomPageHeaderProblem(Page page)
+{
+	PageHeader	phdr = (PageHeader) page;
+	BloomPageOpaque opaque;
+
+	if (PageGetPageSize(page) != BLCKSZ ||
+		PageGetPageLayoutVersion(page) != PG_PAGE_LAYOUT_VERSION)
+		return psprintf("Page size %u and layout version %u are not %u and %u.",
+						(unsigned) PageGetPageSize(page),
+						(unsigned) PageGetPageLayoutVersion(page),
+						(unsigned) BLCKSZ, (unsigned) PG_PAGE_LAYOUT_VERSION);
+	if (phdr->pd_special != BLCKSZ - MAXALIGN(sizeof(BloomPageOpaqueData)))
+		return psprintf("Special space starts at %u, not %u.",
+						(unsigned) phdr->pd_special,
+						(unsigned) (BLCKSZ - MAXALIGN(sizeof(BloomPageOpaqueData))));
+	if (phdr->pd_lower < SizeOfPageHeaderData ||
+		phdr->pd_lower > phdr->pd_upper ||
+		phdr->pd_upper > phdr->pd_special)
+		return psprintf("pd_lower %u and pd_upper %u are out of order.",
+						(unsigned) phdr->pd_lower, (unsigned) phdr->pd_upper);
+	opaque = BloomPageGetOpaque(page);
+	if (opaque->page_id != BLOOMIDX_PAGE_ID)
+		return psprintf("Page id is 0x%04X, not 0x%04X.",
+						(unsigned) opaque->page_id, (unsigned) BLOOMIDX_PAGE_ID);
+	if ((opaque->flags & ~BLOOMIDX_ALL_FLAGS) != 0 ||
+		(opaque->flags & BLOOMIDX_META && opaque->flags & BLOOMIDX_DELETED))
+		return psprintf("Page flags 0x%04X are invalid.", (unsigned) opaque->flags);
+	return NULL;
+}
+
+/*
+ * Describe what is wrong with a metapage, or return NULL if nothing is.
+ *
+ * Sets *unsupported when the page is a sound metapage of a format version,
+ * layout or hash scheme this build cannot read, rather than a corrupted one.
+ * Free-list entries are checked against the index's length by the caller.
+ */
+char *
+BloomMetaPageProblem(Page page, bool *unsupported)
+{
+	BloomMetaPage meta = BloomPageGetMeta(page);
+	char	   *problem;
+	uint64		totalBits = 0;
+	int			i;
+
+	*unsupported = false;
+	if (PageIsNew(page))
+		return pstrdup("The metapage is not initialized.");
+	if ((problem = BloomPageHeaderProblem(page)) != NULL)
+		return problem;
+	if (!BloomPageIsMeta(page))
+		return pstrdup("Block 0 is not flagged as the metapage.");
+	if (((PageHeader) page)->pd_lower < MAXALIGN(SizeOfPageHeaderData) + sizeof(BloomMetaPageData))
+		return psprintf("pd_lower %u does not cover the metapage contents.",
+						(unsigned) ((PageHeader) page)->pd_lower);
+	if (meta->magic != BLOOMIDX_MAGIC)
+		return psprintf("Magic number is 0x%08X, not 0x%08X.",
+						meta->magic, BLOOMIDX_MAGIC);
+	if (meta->version != BLOOMIDX_FORMAT_VERSION ||
+		(meta->layout != BLOOMIDX_LAYOUT_ROW && meta->layout != BLOOMIDX_LAYOUT_SLICED) ||
+		meta->hashScheme != BLOOM_HASH_SCHEME)
+	{
+		*unsupported = true;
+		return psprintf("Format version %u, layout %u and hash scheme %u; this build reads version %u, layout %u and hash scheme %u.",
+						meta->version, meta->layout, meta->hashScheme,
+						BLOOMIDX_FORMAT_VERSION, BLOOMIDX_LAYOUT_ROW,
+						BLOOM_HASH_SCHEME);
+	}
+	if (meta->nColumns < 1 || meta->nColumns > BLOOMIDX_MAX_COLUMNS)
+		return psprintf("Column count %u is not between 1 and %d.",
+						meta->nColumns, BLOOMIDX_MAX_COLUMNS);
+	if (meta->sigBits < BLOOMIDX_MIN_LENGTH || meta->sigBits > BLOOMIDX_MAX_LENGTH ||
+		meta->sigBits % 16 != 0)
+		return psprintf("Signature length %u is not a multiple of 16 between %d and %d.",
+						meta->sigBits, BLOOMIDX_MIN_LENGTH, BLOOMIDX_MAX_LENGTH);
+	if (meta->tuplesPerPage != BloomTuplesPerPage(meta->sigBits / 8))
+		return psprintf("Tuples per page is %u, not %d.",
+						meta->tuplesPerPage, BloomTuplesPerPage(meta->sigBits / 8));
+	for (i = 0; i < BLOOMIDX_MAX_COLUMNS; i++)
+	{
+		if (i < meta->nColumns &&
+			(meta->bitsPerColumn[i] < 1 || meta->bitsPerColumn[i] >= meta->sigBits))
+			return psprintf("Column %d has %u bits, not between 1 and %u.",
+							i + 1, meta->bitsPerColumn[i], meta->sigBits - 1);
+		if (i >= meta->nColumns && meta->bitsPerColumn[i] != 0)
+			return psprintf("Column %d of %u has %u bits.",
+							i + 1, meta->nColumns, meta->bitsPerColumn[i]);
+		totalBits += meta->bitsPerColumn[i];
+	}
+	if (!(meta->targetFpr == 0 ||
+		  (meta->targetFpr >= BLOOMIDX_MIN_FPR && meta->targetFpr <= BLOOMIDX_MAX_FPR)))
+		return psprintf("Target false-positive rate %g is out of range.",
+						meta->targetFpr);
+	if (meta->statBitsSet > meta->statTuples * Min(totalBits, meta->sigBits))
+		return psprintf("Fill statistics count " UINT64_FORMAT " bits set in " UINT64_FORMAT " signatures of at most " UINT64_FORMAT " bits set.",
+						meta->statBitsSet, meta->statTuples,
+						Min(totalBits, (uint64) meta->sigBits));
+	if (meta->nFree > BLOOMIDX_FREELIST_SIZE || meta->freeStart > meta->nFree)
+		return psprintf("Free list has %u entries from %u, more than %d.",
+						meta->nFree, meta->freeStart, BLOOMIDX_FREELIST_SIZE);
+	return NULL;
+}
+
+/*
+ * Describe what is wrong with a page other than the metapage of an index of
+ * the given shape whose layout uses pages of pageKinds besides data pages,
+ * or return NULL if nothing is.
+ *
+ * A new (all-zero) page is sound: an index is extended before the new page
+ * is initialized.  Heap TIDs are checked for validity, not against the
+ * heap's length, which the caller knows.
+ */
+char *
+BloomPageProblem(Page page, const BloomShape *shape, uint16 pageKinds)
+{
+	BloomPageOpaque opaque = BloomPageGetOpaque(page);
+	int			sigBytes = shape->sigBytes;
+	int			maxBitsSet = 0;
+	char	   *problem;
+	int			i;
+
+	if (PageIsNew(page))
+		return NULL;
+	if ((problem = BloomPageHeaderProblem(page)) != NULL)
+		return problem;
+	if (BloomPageIsMeta(page))
+		return pstrdup("Page is flagged as a metapage.");
+	if (BloomPageIsDeleted(page))
+	{
+		if (opaque->ntuples != 0)
+			return psprintf("Deleted page has %u tuples.", opaque->ntuples);
+		return NULL;
+	}
+	if (BloomPageHasFlag(page, BLOOMIDX_SLICED_FLAGS))
+	{
+		if ((opaque->flags & BLOOMIDX_SLICED_FLAGS & ~pageKinds) != 0)
+			return pstrdup("Page of the sliced layout in an index of the row layout.");
+		if (((PageHeader) page)->pd_lower != BLCKSZ - MAXALIGN(sizeof(BloomPageOpaqueData)))
+			return psprintf("pd_lower %u does not cover the page.",
+							(unsigned) ((PageHeader) page)->pd_lower);
+		if (pg_popcount32(opaque->flags & BLOOMIDX_SLICED_FLAGS) != 1)
+			return psprintf("Page has flags 0x%04X of more than one kind of page.",
+							opaque->flags);
+		if (BloomPageHasFlag(page, BLOOMIDX_TIDMAP))
+			return BloomTidMapProblem(page);
+		return NULL;
+	}
+
+	if (opaque->maxtuples != BloomTuplesPerPage(sigBytes))
+		return psprintf("Page has %u slots, not %d.",
+						opaque->maxtuples, BloomTuplesPerPage(sigBytes));
+	if (opaque->ntuples > opaque->maxtuples)
+		return psprintf("Page has %u tuples in %u slots.",
+						opaque->ntuples, opaque->maxtuples);
+	if (((PageHeader) page)->pd_lower !=
+		MAXALIGN(SizeOfPageHeaderData) + opaque->ntuples * sigBytes ||
+		((PageHeader) page)->pd_upper !=
+		((PageHeader) page)->pd_special - opaque->ntuples * sizeof(ItemPointerData))
+		return psprintf("pd_lower %u and pd_upper %u do not bound the %u signatures and TIDs.",
+						(unsigned) ((PageHeader) page)->pd_lower,
+						(unsigned) ((PageHeader) page)->pd_upper,
+						(unsigned) opaque->ntuples);
+
+	for (i = 0; i < shape->nColumns; i++)
+		maxBitsSet += shape->bitsPerColumn[i];
+	maxBitsSet = Min(maxBitsSet, shape->sigBits);
+
+	for (i = 0; i < opaque->ntuples; i++)
+	{
+		ItemPointer tid = BloomPageGetTid(page, sigBytes, i);
+		OffsetNumber offnum = ItemPointerGetOffsetNumberNoCheck(tid);
+		uint64		bitsSet;
+
+		if (ItemPointerGetBlockNumberNoCheck(tid) == InvalidBlockNumber ||
+			offnum < FirstOffsetNumber || offnum > MaxHeapTuplesPerPage)
+			return psprintf("Tuple %d points to invalid heap TID (%u,%u).",
+							i, ItemPointerGetBlockNumberNoCheck(tid), offnum);
+		bitsSet = BloomCountBits(BloomPageGetSignature(page, sigBytes, i), sigBytes);
+		if (bitsSet < 1 || bitsSet > maxBitsSet)
+			return psprintf("Tuple %d has " UINT64_FORMAT " bits set, not between 1 and %d.",
+							i, bitsSet, maxBitsSet);
+	}
+	return NULL;
+}
+
+/*
+ * Is this a data page holding tuples, rather than a new or deleted page?
+ * A page that is neither, or whose slot counts do not fit the index's
+ * signature length, is corrupted: complain rather than read past it.
+ */
+bool
+BloomPageIsData(Relation index, Page page, BlockNumber blkno, int tuplesPerPage)
+{
+	BloomPageOpaque opaque;
+
+	if (PageIsNew(page))
+		return false;
+	opaque = BloomPageGetOpaque(page);
+	if (PageGetSpecialSize(page) != MAXALIGN(sizeof(BloomPageOpaqueData)) ||
+		opaque->page_id != BLOOMIDX_PAGE_ID ||
+		(opaque->flags & BLOOMIDX_META) != 0)
+		ereport(ERROR,
+				(errcode(ERRCODE_INDEX_CORRUPTED),
+				 errmsg("index \"%s\" contains corrupted page at block %u",
+						RelationGetRelationName(index), blkno),
+				 errhint("Please REINDEX it.")));
+	if (opaque->flags & (BLOOMIDX_DELETED | BLOOMIDX_SLICED_FLAGS))
+		return false;
+	if (opaque->maxtuples != tuplesPerPage || opaque->ntuples > opaque->maxtuples)
+		ereport(ERROR,
+				(errcode(ERRCODE_INDEX_CORRUPTED),
+				 errmsg("index \"%s\" contains corrupted page at block %u",
+						RelationGetRelationName(index), blkno),
+				 errdetail("The page has %u of %u slots in use; pages of this index have %d.",
+						   opaque->ntuples, opaque->maxtuples, tuplesPerPage),
+				 errhint("Please REINDEX it.")));
+	return true;
+}
+
+/*
+ * Is this a data page of the index, with sound slot counts?  Unlike
+ * BloomPageIsData, never complains: for a sliced scan reading a pending
+ * page that a merge may have freed, and that may be any page by now.
+ */
+bool
+BloomPageIsRowPage(Page page, int tuplesPerPage)
+{
+	return !PageIsNew(page) &&
+		BloomPageGetOpaque(page)->page_id == BLOOMIDX_PAGE_ID &&
+		!BloomPageHasFlag(page, BLOOMIDX_META | BLOOMIDX_DELETED |
+						  BLOOMIDX_SLICED_FLAGS) &&
+		BloomPageGetOpaque(page)->maxtuples == tuplesPerPage &&
+		BloomPageGetNTuples(page) <= tuplesPerPage;
+}
