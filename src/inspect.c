@@ -5,7 +5,8 @@
  *	  bloomidx_check.
  *
  * Both walk every page of the index once, checking its format with the
- * helpers of page.c (nothing here knows a page's layout).  bloomidx_check
+ * helpers of pagecheck.c, then the rows the index's layout keeps outside
+ * data pages (nothing here knows a page's layout).  bloomidx_check
  * also checks that no tuple points past the end of the table and, with
  * heapallindexed, that every row of the table has its signature in the
  * index under its TID, as amcheck's bt_index_check does for a B-tree.

@@ -1,7 +1,8 @@
 /*-------------------------------------------------------------------------
  *
  * page.h
- *	  The on-disk format of a bloomidx index (row layout).
+ *	  The on-disk format of a bloomidx index, both layouts: every struct
+ *	  a page holds, the one place a pg_filedump author reads.
  *
  * Block 0 is the metapage: magic number, format version, the frozen
  * signature shape, fill statistics for the planner and the list of data
@@ -20,8 +21,9 @@
  *
  * sig[i] is sigBytes bytes, bit p of the signature in byte p / 8 at bit
  * p % 8.  Slots 0 .. ntuples-1 are in use; deleting a tuple moves the last
- * one into its slot.  Only page.c knows these offsets: the rest of the code
- * goes through the functions and inline accessors below.
+ * one into its slot.  Only the page layer (page.c, pagecheck.c and
+ * sliced_format.c) knows these offsets: the rest of the code goes through
+ * the functions and inline accessors below.
  *
  *-------------------------------------------------------------------------
  */
@@ -93,7 +95,7 @@ typedef BloomPageOpaqueData *BloomPageOpaque;
  * the metapage's list, in the special space's ntuples (low half) and
  * maxtuples (high half), unused on those pages.  Stripe numbers are never
  * reused, so a scan that finds a page of another tag knows the page was
- * freed and reused under it (see sliced.c).
+ * freed and reused under it (see sliced.h).
  */
 #define BLOOMIDX_STRIPE_WORDS		(BLOOMIDX_PAGE_FREE_SPACE / sizeof(uint64))
 #define BLOOMIDX_STRIPE_ROWS		(BLOOMIDX_STRIPE_WORDS * 64)
@@ -246,6 +248,50 @@ BloomTidMapGet(BloomTidMap map, int i, ItemPointer tid)
 					   off);
 }
 
+/* The pages of one stripe, copied from its stripe page (in memory) */
+typedef struct BloomStripePages
+{
+	uint32		stripe;			/* its number */
+	int			nTidPages;
+	BlockNumber tidPages[BLOOMIDX_STRIPE_TIDPAGES];
+	uint16		tidFirstRow[BLOOMIDX_STRIPE_TIDPAGES];
+	BlockNumber slices[BLOOMIDX_SLICED_MAX_LENGTH];
+} BloomStripePages;
+
+/* Does a slice page have the bit of row r of its stripe set? */
+static inline bool
+BloomSliceHasRow(Page page, int r)
+{
+	return (BloomPageGetSlice(page)[r / 64] & (UINT64CONST(1) << (r % 64))) != 0;
+}
+
+/* First row and number of rows of a TID-map page */
+static inline int
+BloomTidMapGetFirstRow(Page page)
+{
+	return BloomPageGetTidMap(page)->firstRow;
+}
+
+static inline int
+BloomTidMapGetNRows(Page page)
+{
+	return BloomPageGetTidMap(page)->nrows;
+}
+
+/* TID of entry i of a TID-map page (see BloomTidMapGet) */
+static inline void
+BloomTidMapPageGet(Page page, int i, ItemPointer tid)
+{
+	BloomTidMapGet(BloomPageGetTidMap(page), i, tid);
+}
+
+/* Mark a pending page frozen: a merge is taking its rows */
+static inline void
+BloomPageSetFrozen(Page page)
+{
+	BloomPageGetOpaque(page)->flags |= BLOOMIDX_FROZEN;
+}
+
 /* page.c */
 extern int	BloomTuplesPerPage(int sigBytes);
 extern void BloomInitPage(Page page, uint16 flags);
@@ -279,9 +325,26 @@ extern bool BloomPageIsSliced(Page page, uint16 flag, uint32 tag);
 extern int	BloomTidMapPack(Page page, int firstRow, const ItemPointerData *tids,
 							int ntids);
 extern int	BloomTidMapUnpack(Page page, ItemPointerData *tids);
-extern void BloomTidMapKill(BloomTidMap map, int i);
+extern void BloomTidMapKill(Page page, int i);
 extern bool BloomTidMapIsSane(BloomTidMap map);
 extern char *BloomTidMapProblem(Page page);
 extern int	BloomTidMapCountLive(Page page);
+extern void BloomStripeGetPages(Page page, int sigBits, BloomStripePages *pages);
+extern BlockNumber BloomStripeGetLink(Page page, uint16 flag, int i);
+extern void BloomStripeSetLink(Page page, uint16 flag, int i, BlockNumber blkno);
+extern int	BloomStripeGetNTidPages(Page page);
+extern int	BloomStripeGetTidFirstRow(Page page, int t);
+extern void BloomStripeSetTidPages(Page page, int ntidpages, int t0,
+								   const uint16 *firstRows);
+extern void BloomStripeSetLive(Page page, uint32 nlive);
+extern void BloomStripeAddLive(Page page, uint32 n);
+extern void BloomSliceSetWords(Page page, const uint64 *words);
+extern void BloomSliceOrWords(Page page, int w0, const uint64 *words, int nw);
+extern bool BloomSliceAndWords(Page page, uint64 *r, int nw);
+extern BlockNumber BloomStripeListGet(Page page, int i);
+extern void BloomStripeListSet(Page page, int i, BlockNumber blkno);
+extern void BloomStripeListCopy(Page page, BlockNumber *stripes, int n);
+extern void BloomStripeListFill(Page page, const BlockNumber *stripes, int n);
+extern bool BloomStripeListIsEmpty(Page page);
 
 #endif							/* BLOOMIDX_PAGE_H */

@@ -96,15 +96,6 @@ BloomSnapStripe(const BloomSlicedSnapshot *snap, uint32 s)
 	return snap->stripes[s - snap->firstStripe];
 }
 
-/* The pages of one stripe, copied from its stripe page */
-typedef struct BloomStripePages
-{
-	uint32		stripe;			/* its number */
-	int			nTidPages;
-	BlockNumber tidPages[BLOOMIDX_STRIPE_TIDPAGES];
-	uint16		tidFirstRow[BLOOMIDX_STRIPE_TIDPAGES];
-	BlockNumber slices[BLOOMIDX_SLICED_MAX_LENGTH];
-} BloomStripePages;
 
 
 /* sliced_util.c */

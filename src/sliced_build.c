@@ -96,7 +96,7 @@ BloomSlicedFlushStripe(BloomSlicedBuildState *bs)
 	bool		parallel = bs->shared != NULL;
 	PGAlignedBlock stripeImage;
 	PGAlignedBlock image;
-	BloomStripe stripe;
+	uint16		firstRows[BLOOMIDX_STRIPE_TIDPAGES];
 	BlockNumber blkno;
 	uint32		s;
 	int			b,
@@ -121,29 +121,28 @@ BloomSlicedFlushStripe(BloomSlicedBuildState *bs)
 		BloomTooManyRows(bs->index);
 
 	BloomInitSlicedPage(stripeImage.data, BLOOMIDX_STRIPE, sigBits, s);
-	stripe = BloomPageGetStripe(stripeImage.data);
 
 	for (b = 0; b < sigBits; b++)
 	{
 		if (!bs->sliceUsed[b])
 			continue;
 		BloomInitSlicedPage(image.data, BLOOMIDX_SLICE, sigBits, s);
-		memcpy(BloomPageGetSlice(image.data),
-			   bs->slices + (Size) b * BLOOMIDX_STRIPE_WORDS,
-			   sizeof(uint64) * BLOOMIDX_STRIPE_WORDS);
-		stripe->slices[b] = BloomBuildWritePage(bs->index, image.data, parallel);
+		BloomSliceSetWords(image.data, bs->slices + (Size) b * BLOOMIDX_STRIPE_WORDS);
+		BloomStripeSetLink(stripeImage.data, BLOOMIDX_SLICE, b,
+						   BloomBuildWritePage(bs->index, image.data, parallel));
 	}
 
 	for (t = 0, first = 0; first < bs->nrows; t++)
 	{
 		BloomInitSlicedPage(image.data, BLOOMIDX_TIDMAP, sigBits, s);
-		stripe->tidFirstRow[t] = first;
+		firstRows[t] = first;
 		first += BloomTidMapPack(image.data, first, bs->tids + first,
 								 bs->nrows - first);
-		stripe->tidPages[t] = BloomBuildWritePage(bs->index, image.data, parallel);
+		BloomStripeSetLink(stripeImage.data, BLOOMIDX_TIDMAP, t,
+						   BloomBuildWritePage(bs->index, image.data, parallel));
 	}
-	stripe->nTidPages = t;
-	stripe->nlive = bs->nrows;
+	BloomStripeSetTidPages(stripeImage.data, t, 0, firstRows);
+	BloomStripeSetLive(stripeImage.data, bs->nrows);
 
 	blkno = BloomBuildWritePage(bs->index, stripeImage.data, parallel);
 	if (parallel)
@@ -424,8 +423,7 @@ BloomSlicedBuildComplete(Relation heap, Relation index, IndexInfo *indexInfo,
 							BLOOMIDX_STRIPELIST_ENTRIES);
 
 		BloomInitSlicedPage(image.data, BLOOMIDX_STRIPELIST, shape->sigBits, k);
-		memcpy(BloomPageGetStripeList(image.data),
-			   bs->stripes + k * BLOOMIDX_STRIPELIST_ENTRIES, sizeof(BlockNumber) * n);
+		BloomStripeListFill(image.data, bs->stripes + k * BLOOMIDX_STRIPELIST_ENTRIES, n);
 		meta->stripeLists[k] = BloomBuildWritePage(index, image.data, false);
 	}
 	meta->mergedRows = rows;

@@ -171,8 +171,9 @@ BloomTidMapUnpack(Page page, ItemPointerData *tids)
  * Mark entry i of a TID-map page removed: its offset number becomes 0.
  */
 void
-BloomTidMapKill(BloomTidMap map, int i)
+BloomTidMapKill(Page page, int i)
 {
+	BloomTidMap map = BloomPageGetTidMap(page);
 	int			width = map->blockBits + map->offsetBits;
 	uint64		bit = (uint64) i * width;
 	uint8	   *p = map->packed + bit / 8;
@@ -218,4 +219,184 @@ BloomTidMapCountLive(Page page)
 		n += ItemPointerIsValid(&tid) ? 1 : 0;
 	}
 	return n;
+}
+
+/*
+ * Copy the page lists of a stripe page (of signatures of sigBits bits)
+ * into pages; the caller sets pages->stripe.
+ */
+void
+BloomStripeGetPages(Page page, int sigBits, BloomStripePages *pages)
+{
+	BloomStripe stripe = BloomPageGetStripe(page);
+
+	pages->nTidPages = Min(stripe->nTidPages, BLOOMIDX_STRIPE_TIDPAGES);
+	memcpy(pages->tidPages, stripe->tidPages, sizeof(pages->tidPages));
+	memcpy(pages->tidFirstRow, stripe->tidFirstRow, sizeof(pages->tidFirstRow));
+	memcpy(pages->slices, stripe->slices, sizeof(BlockNumber) * sigBits);
+}
+
+/*
+ * Link i of a stripe page: the slice page of bit i (flag BLOOMIDX_SLICE)
+ * or its i-th TID-map page (BLOOMIDX_TIDMAP).
+ */
+BlockNumber
+BloomStripeGetLink(Page page, uint16 flag, int i)
+{
+	BloomStripe stripe = BloomPageGetStripe(page);
+
+	Assert(flag == BLOOMIDX_SLICE || (i >= 0 && i < BLOOMIDX_STRIPE_TIDPAGES));
+	return flag == BLOOMIDX_SLICE ? stripe->slices[i] : stripe->tidPages[i];
+}
+
+/*
+ * Set link i of a stripe page (see BloomStripeGetLink).
+ */
+void
+BloomStripeSetLink(Page page, uint16 flag, int i, BlockNumber blkno)
+{
+	BloomStripe stripe = BloomPageGetStripe(page);
+
+	Assert(flag == BLOOMIDX_SLICE || (i >= 0 && i < BLOOMIDX_STRIPE_TIDPAGES));
+	if (flag == BLOOMIDX_SLICE)
+		stripe->slices[i] = blkno;
+	else
+		stripe->tidPages[i] = blkno;
+}
+
+/* TID-map pages a stripe page lists */
+int
+BloomStripeGetNTidPages(Page page)
+{
+	return BloomPageGetStripe(page)->nTidPages;
+}
+
+/* First row of TID-map page t of a stripe page */
+int
+BloomStripeGetTidFirstRow(Page page, int t)
+{
+	Assert(t >= 0 && t < BLOOMIDX_STRIPE_TIDPAGES);
+	return BloomPageGetStripe(page)->tidFirstRow[t];
+}
+
+/*
+ * Make a stripe page list ntidpages TID maps, those from t0 on starting at
+ * rows firstRows[t0 ..]; links past them are cleared.
+ */
+void
+BloomStripeSetTidPages(Page page, int ntidpages, int t0, const uint16 *firstRows)
+{
+	BloomStripe stripe = BloomPageGetStripe(page);
+	int			i;
+
+	Assert(ntidpages <= BLOOMIDX_STRIPE_TIDPAGES);
+	stripe->nTidPages = ntidpages;
+	for (i = t0; i < ntidpages; i++)
+		stripe->tidFirstRow[i] = firstRows[i];
+	for (i = ntidpages; i < BLOOMIDX_STRIPE_TIDPAGES; i++)
+		stripe->tidPages[i] = InvalidBlockNumber;
+}
+
+/* Set the live rows of a stripe page */
+void
+BloomStripeSetLive(Page page, uint32 nlive)
+{
+	BloomPageGetStripe(page)->nlive = nlive;
+}
+
+/* Add n to the live rows of a stripe page */
+void
+BloomStripeAddLive(Page page, uint32 n)
+{
+	BloomPageGetStripe(page)->nlive += n;
+}
+
+/*
+ * Fill a slice page with the BLOOMIDX_STRIPE_WORDS words of a build's slice.
+ */
+void
+BloomSliceSetWords(Page page, const uint64 *words)
+{
+	memcpy(BloomPageGetSlice(page), words, sizeof(uint64) * BLOOMIDX_STRIPE_WORDS);
+}
+
+/*
+ * OR nw words into a slice page from its word w0 on.
+ */
+void
+BloomSliceOrWords(Page page, int w0, const uint64 *words, int nw)
+{
+	uint64	   *dst = BloomPageGetSlice(page);
+	int			w;
+
+	Assert(w0 >= 0 && w0 + nw <= BLOOMIDX_STRIPE_WORDS);
+	for (w = 0; w < nw; w++)
+		dst[w0 + w] |= words[w];
+}
+
+/*
+ * AND the first nw words of a slice page into r; returns whether any bit
+ * of r is left.
+ */
+bool
+BloomSliceAndWords(Page page, uint64 *r, int nw)
+{
+	const uint64 *slice = BloomPageGetSlice(page);
+	uint64		any = 0;
+	int			w;
+
+	Assert(nw <= BLOOMIDX_STRIPE_WORDS);
+	for (w = 0; w < nw; w++)
+	{
+		r[w] &= slice[w];
+		any |= r[w];
+	}
+	return any != 0;
+}
+
+/* Entry i of a stripe-list page */
+BlockNumber
+BloomStripeListGet(Page page, int i)
+{
+	Assert(i >= 0 && i < BLOOMIDX_STRIPELIST_ENTRIES);
+	return BloomPageGetStripeList(page)[i];
+}
+
+/* Set entry i of a stripe-list page */
+void
+BloomStripeListSet(Page page, int i, BlockNumber blkno)
+{
+	Assert(i >= 0 && i < BLOOMIDX_STRIPELIST_ENTRIES);
+	BloomPageGetStripeList(page)[i] = blkno;
+}
+
+/* Copy the first n entries of a stripe-list page into stripes */
+void
+BloomStripeListCopy(Page page, BlockNumber *stripes, int n)
+{
+	Assert(n <= BLOOMIDX_STRIPELIST_ENTRIES);
+	memcpy(stripes, BloomPageGetStripeList(page), sizeof(BlockNumber) * n);
+}
+
+/* Set the first n entries of a stripe-list page from stripes */
+void
+BloomStripeListFill(Page page, const BlockNumber *stripes, int n)
+{
+	Assert(n <= BLOOMIDX_STRIPELIST_ENTRIES);
+	memcpy(BloomPageGetStripeList(page), stripes, sizeof(BlockNumber) * n);
+}
+
+/* Does a stripe-list page list no stripe? */
+bool
+BloomStripeListIsEmpty(Page page)
+{
+	const BlockNumber *list = BloomPageGetStripeList(page);
+	int			i;
+
+	for (i = 0; i < BLOOMIDX_STRIPELIST_ENTRIES; i++)
+	{
+		if (list[i] != InvalidBlockNumber)
+			return false;
+	}
+	return true;
 }

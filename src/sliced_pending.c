@@ -205,7 +205,7 @@ BloomTakePendingPage(Relation index, BloomState state, BlockNumber blkno,
 		GenericXLogState *xlogState = GenericXLogStart(index);
 
 		page = GenericXLogRegisterBuffer(xlogState, buffer, 0);
-		BloomPageGetOpaque(page)->flags |= BLOOMIDX_FROZEN;
+		BloomPageSetFrozen(page);
 		GenericXLogFinish(xlogState);
 		page = BufferGetPage(buffer);
 	}
@@ -235,40 +235,36 @@ BloomTakePendingPage(Relation index, BloomState state, BlockNumber blkno,
 }
 
 /*
- * Get the page a link of a (locked) stripe page of stripe s points to,
- * locked exclusively and registered in a new WAL record; if there is none
- * yet, allocate it and set the link in the same record.  With init, the
- * page is initialized afresh either way.
+ * Get the page link i of a (locked) stripe page of stripe s points to (see
+ * BloomStripeGetLink), locked exclusively and registered in a new WAL
+ * record; if there is none yet, allocate it and set the link in the same
+ * record.  With init, the page is initialized afresh either way.
  */
 static Page
-BloomStripeGetPage(Relation index, Buffer stripebuf, BlockNumber *link,
-				   uint16 flag, int sigBits, uint32 s, bool init,
+BloomStripeGetPage(Relation index, Buffer stripebuf, uint16 flag, int i,
+				   int sigBits, uint32 s, bool init,
 				   GenericXLogState **xlogState, Buffer *buffer)
 {
+	BlockNumber link = BloomStripeGetLink(BufferGetPage(stripebuf), flag, i);
 	Page		page;
 
 	*xlogState = GenericXLogStart(index);
-	if (*link == InvalidBlockNumber)
+	if (link == InvalidBlockNumber)
 	{
-		Page		stripePage;
-		BlockNumber *stripeLink;
-
 		*buffer = BloomNewBuffer(index);
 		page = GenericXLogRegisterBuffer(*xlogState, *buffer, GENERIC_XLOG_FULL_IMAGE);
 		BloomInitSlicedPage(page, flag, sigBits, s);
 
 		/* Link it, in the same WAL record */
-		stripePage = GenericXLogRegisterBuffer(*xlogState, stripebuf, 0);
-		stripeLink = (BlockNumber *) ((char *) stripePage +
-									  ((char *) link - (char *) BufferGetPage(stripebuf)));
-		*stripeLink = BufferGetBlockNumber(*buffer);
+		BloomStripeSetLink(GenericXLogRegisterBuffer(*xlogState, stripebuf, 0),
+						   flag, i, BufferGetBlockNumber(*buffer));
 	}
 	else
 	{
-		*buffer = ReadBuffer(index, *link);
+		*buffer = ReadBuffer(index, link);
 		LockBuffer(*buffer, BUFFER_LOCK_EXCLUSIVE);
 		if (!BloomPageIsSliced(BufferGetPage(*buffer), flag, s))
-			BloomSlicedCorrupted(index, *link,
+			BloomSlicedCorrupted(index, link,
 								 flag == BLOOMIDX_SLICE ? "slice page" : "TID-map page");
 		page = GenericXLogRegisterBuffer(*xlogState, *buffer,
 										 init ? GENERIC_XLOG_FULL_IMAGE : 0);
@@ -290,7 +286,8 @@ BloomWriteStripeTids(Relation index, BloomState state, Buffer stripebuf,
 					 uint32 s, const ItemPointerData *tids, int n, int r0)
 {
 	int			sigBits = state->shape.sigBits;
-	BloomStripe stripe = BloomPageGetStripe(BufferGetPage(stripebuf));
+	Page		stripePage = BufferGetPage(stripebuf);
+	int			nTidPages = BloomStripeGetNTidPages(stripePage);
 	ItemPointerData *all = palloc(sizeof(ItemPointerData) * BLOOMIDX_STRIPE_ROWS);
 	GenericXLogState *xlogState;
 	Buffer		buffer;
@@ -301,21 +298,22 @@ BloomWriteStripeTids(Relation index, BloomState state, Buffer stripebuf,
 	int			first = 0;
 	int			nall = 0;
 	int			done;
-	int			i;
 
 	/* The last TID map starting at or before r0: its rows before r0 */
-	while (t + 1 < stripe->nTidPages && stripe->tidFirstRow[t + 1] <= r0)
+	while (t + 1 < nTidPages && BloomStripeGetTidFirstRow(stripePage, t + 1) <= r0)
 		t++;
-	if (t < stripe->nTidPages)
+	if (t < nTidPages)
 	{
-		first = stripe->tidFirstRow[t];
-		buffer = ReadBuffer(index, stripe->tidPages[t]);
+		BlockNumber blkno = BloomStripeGetLink(stripePage, BLOOMIDX_TIDMAP, t);
+
+		first = BloomStripeGetTidFirstRow(stripePage, t);
+		buffer = ReadBuffer(index, blkno);
 		LockBuffer(buffer, BUFFER_LOCK_SHARE);
 		page = BufferGetPage(buffer);
 		if (!BloomPageIsSliced(page, BLOOMIDX_TIDMAP, s) ||
-			BloomPageGetTidMap(page)->firstRow != first ||
-			first + BloomPageGetTidMap(page)->nrows < r0)
-			BloomSlicedCorrupted(index, stripe->tidPages[t], "TID-map page");
+			BloomTidMapGetFirstRow(page) != first ||
+			first + BloomTidMapGetNRows(page) < r0)
+			BloomSlicedCorrupted(index, blkno, "TID-map page");
 		(void) BloomTidMapUnpack(page, all);
 		UnlockReleaseBuffer(buffer);
 	}
@@ -333,9 +331,8 @@ BloomWriteStripeTids(Relation index, BloomState state, Buffer stripebuf,
 		if (t >= BLOOMIDX_STRIPE_TIDPAGES)
 			elog(ERROR, "stripe %u of bloomidx index \"%s\" needs more than %d TID maps",
 				 s, RelationGetRelationName(index), (int) BLOOMIDX_STRIPE_TIDPAGES);
-		page = BloomStripeGetPage(index, stripebuf, &stripe->tidPages[t],
-								  BLOOMIDX_TIDMAP, sigBits, s, true,
-								  &xlogState, &buffer);
+		page = BloomStripeGetPage(index, stripebuf, BLOOMIDX_TIDMAP, t,
+								  sigBits, s, true, &xlogState, &buffer);
 		firstRows[t] = first + done;
 		done += BloomTidMapPack(page, first + done, all + done, nall - done);
 		GenericXLogFinish(xlogState);
@@ -344,12 +341,8 @@ BloomWriteStripeTids(Relation index, BloomState state, Buffer stripebuf,
 
 	/* List them; pages listed past them are left to VACUUM to free */
 	xlogState = GenericXLogStart(index);
-	stripe = BloomPageGetStripe(GenericXLogRegisterBuffer(xlogState, stripebuf, 0));
-	stripe->nTidPages = t;
-	for (i = t0; i < t; i++)
-		stripe->tidFirstRow[i] = firstRows[i];
-	for (i = t; i < BLOOMIDX_STRIPE_TIDPAGES; i++)
-		stripe->tidPages[i] = InvalidBlockNumber;
+	BloomStripeSetTidPages(GenericXLogRegisterBuffer(xlogState, stripebuf, 0),
+						   t, t0, firstRows);
 	GenericXLogFinish(xlogState);
 	pfree(all);
 }
@@ -366,7 +359,6 @@ BloomWriteStripe(Relation index, BloomState state, Buffer stripebuf, uint32 s,
 {
 	int			sigBits = state->shape.sigBits;
 	int			sigWords = state->shape.sigWords;
-	BloomStripe stripe = BloomPageGetStripe(BufferGetPage(stripebuf));
 	int			w0 = r0 / 64;
 	int			w1 = (r0 + n - 1) / 64;
 	int			nw = w1 - w0 + 1;
@@ -404,7 +396,7 @@ BloomWriteStripe(Relation index, BloomState state, Buffer stripebuf, uint32 s,
 		const uint64 *src = sliceWords + (Size) b * nw;
 		GenericXLogState *xlogState;
 		Buffer		buffer;
-		uint64	   *dst;
+		Page		page;
 		int			w;
 		bool		any = false;
 
@@ -414,12 +406,9 @@ BloomWriteStripe(Relation index, BloomState state, Buffer stripebuf, uint32 s,
 		if (!any)
 			continue;
 
-		dst = BloomPageGetSlice(BloomStripeGetPage(index, stripebuf,
-												   &stripe->slices[b],
-												   BLOOMIDX_SLICE, sigBits, s,
-												   false, &xlogState, &buffer));
-		for (w = 0; w < nw; w++)
-			dst[w0 + w] |= src[w];
+		page = BloomStripeGetPage(index, stripebuf, BLOOMIDX_SLICE, b, sigBits,
+								  s, false, &xlogState, &buffer);
+		BloomSliceOrWords(page, w0, src, nw);
 		GenericXLogFinish(xlogState);
 		UnlockReleaseBuffer(buffer);
 	}
@@ -444,7 +433,6 @@ BloomMergeStripePage(Relation index, BloomState state, uint32 s)
 	BlockNumber listed = InvalidBlockNumber;
 	GenericXLogState *xlogState;
 	BloomMetaPage meta;
-	BlockNumber *list;
 	Page		page;
 
 	LockBuffer(metabuf, BUFFER_LOCK_EXCLUSIVE);
@@ -459,7 +447,8 @@ BloomMergeStripePage(Relation index, BloomState state, uint32 s)
 		LockBuffer(listbuf, BUFFER_LOCK_EXCLUSIVE);
 		if (!BloomPageIsSliced(BufferGetPage(listbuf), BLOOMIDX_STRIPELIST, listNo))
 			BloomSlicedCorrupted(index, meta->stripeLists[k], "stripe-list page");
-		listed = BloomPageGetStripeList(BufferGetPage(listbuf))[s % BLOOMIDX_STRIPELIST_ENTRIES];
+		listed = BloomStripeListGet(BufferGetPage(listbuf),
+									s % BLOOMIDX_STRIPELIST_ENTRIES);
 	}
 
 	if (listed != InvalidBlockNumber)
@@ -488,13 +477,13 @@ BloomMergeStripePage(Relation index, BloomState state, uint32 s)
 	}
 	else
 		page = GenericXLogRegisterBuffer(xlogState, listbuf, 0);
-	list = BloomPageGetStripeList(page);
 
 	stripebuf = BloomNewBuffer(index);
 	BloomInitSlicedPage(GenericXLogRegisterBuffer(xlogState, stripebuf,
 												  GENERIC_XLOG_FULL_IMAGE),
 						BLOOMIDX_STRIPE, state->shape.sigBits, s);
-	list[s % BLOOMIDX_STRIPELIST_ENTRIES] = BufferGetBlockNumber(stripebuf);
+	BloomStripeListSet(page, s % BLOOMIDX_STRIPELIST_ENTRIES,
+					   BufferGetBlockNumber(stripebuf));
 	GenericXLogFinish(xlogState);
 
 	UnlockReleaseBuffer(listbuf);
@@ -589,7 +578,7 @@ BloomSlicedMergeLocked(Relation index)
 		/* Count the stripe's new live rows */
 		stripeXlog = GenericXLogStart(index);
 		stripePage = GenericXLogRegisterBuffer(stripeXlog, stripebuf, 0);
-		BloomPageGetStripe(stripePage)->nlive += n;
+		BloomStripeAddLive(stripePage, n);
 		GenericXLogFinish(stripeXlog);
 		UnlockReleaseBuffer(stripebuf);
 

@@ -48,9 +48,7 @@ BloomAndSlice(Relation index, const BloomStripePages *pages, BlockNumber stripeB
 			  BlockNumber blkno, uint64 *r, int nw, BufferAccessStrategy bas)
 {
 	Buffer		buffer;
-	const uint64 *slice;
-	uint64		any = 0;
-	int			w;
+	bool		any;
 
 	if (blkno == InvalidBlockNumber)
 	{
@@ -61,14 +59,9 @@ BloomAndSlice(Relation index, const BloomStripePages *pages, BlockNumber stripeB
 	buffer = BloomReadStripePage(index, pages, stripeBlkno, blkno, BLOOMIDX_SLICE, bas);
 	if (!BufferIsValid(buffer))
 		return BLOOM_SLICE_GONE;
-	slice = BloomPageGetSlice(BufferGetPage(buffer));
-	for (w = 0; w < nw; w++)
-	{
-		r[w] &= slice[w];
-		any |= r[w];
-	}
+	any = BloomSliceAndWords(BufferGetPage(buffer), r, nw);
 	UnlockReleaseBuffer(buffer);
-	return any != 0 ? BLOOM_SLICE_ANY : BLOOM_SLICE_NONE;
+	return any ? BLOOM_SLICE_ANY : BLOOM_SLICE_NONE;
 }
 
 /*
@@ -109,7 +102,9 @@ BloomAddStripeTids(Relation index, BloomSlicedScanData *work,
 {
 	const BloomStripePages *pages = &work->pages;
 	Buffer		buffer = InvalidBuffer;
-	BloomTidMap map = NULL;
+	Page		map = NULL;
+	int			mapFirstRow = 0;
+	int			mapRows = 0;
 	int			t = 0;
 	int			curPage = -1;
 	int			n = 0;
@@ -139,14 +134,16 @@ BloomAddStripeTids(Relation index, BloomSlicedScanData *work,
 											 work->bas);
 				if (!BufferIsValid(buffer))
 					return false;
-				map = BloomPageGetTidMap(BufferGetPage(buffer));
+				map = BufferGetPage(buffer);
+				mapFirstRow = BloomTidMapGetFirstRow(map);
+				mapRows = BloomTidMapGetNRows(map);
 				curPage = t;
 			}
-			i = row - map->firstRow;
-			if (i < 0 || i >= map->nrows)
+			i = row - mapFirstRow;
+			if (i < 0 || i >= mapRows)
 				BloomSlicedCorrupted(index, pages->tidPages[t],
 									 "TID-map page holding the stripe's rows");
-			BloomTidMapGet(map, i, &work->tids[n]);
+			BloomTidMapPageGet(map, i, &work->tids[n]);
 			if (!ItemPointerIsValid(&work->tids[n]))
 				continue;		/* removed by VACUUM */
 			if (++n == work->maxtids)

@@ -65,9 +65,8 @@ BloomTakeSnapshot(Relation index, BloomSlicedSnapshot *snap, bool stripes)
 			if (!BloomPageIsSliced(BufferGetPage(buffer), BLOOMIDX_STRIPELIST,
 								   snap->firstStripe / BLOOMIDX_STRIPELIST_ENTRIES + k))
 				BloomSlicedCorrupted(index, snap->stripeLists[k], "stripe-list page");
-			memcpy(snap->stripes + k * BLOOMIDX_STRIPELIST_ENTRIES,
-				   BloomPageGetStripeList(BufferGetPage(buffer)),
-				   sizeof(BlockNumber) * n);
+			BloomStripeListCopy(BufferGetPage(buffer),
+								snap->stripes + k * BLOOMIDX_STRIPELIST_ENTRIES, n);
 			UnlockReleaseBuffer(buffer);
 		}
 	}
@@ -109,7 +108,6 @@ BloomReadStripe(Relation index, uint32 s, BlockNumber blkno, int sigBits,
 {
 	Buffer		buffer = ReadBuffer(index, blkno);
 	Page		page;
-	BloomStripe stripe;
 
 	LockBuffer(buffer, BUFFER_LOCK_SHARE);
 	page = BufferGetPage(buffer);
@@ -120,12 +118,8 @@ BloomReadStripe(Relation index, uint32 s, BlockNumber blkno, int sigBits,
 			BloomSlicedCorrupted(index, blkno, "stripe page");
 		return false;
 	}
-	stripe = BloomPageGetStripe(page);
 	pages->stripe = s;
-	pages->nTidPages = Min(stripe->nTidPages, BLOOMIDX_STRIPE_TIDPAGES);
-	memcpy(pages->tidPages, stripe->tidPages, sizeof(pages->tidPages));
-	memcpy(pages->tidFirstRow, stripe->tidFirstRow, sizeof(pages->tidFirstRow));
-	memcpy(pages->slices, stripe->slices, sizeof(BlockNumber) * sigBits);
+	BloomStripeGetPages(page, sigBits, pages);
 	UnlockReleaseBuffer(buffer);
 	return true;
 }
@@ -255,7 +249,7 @@ BloomReadStripeRows(Relation index, const BloomShape *shape,
 		if (!BufferIsValid(buffer))
 			elog(ERROR, "stripe %u of bloomidx index \"%s\" was emptied while it was read",
 				 pages->stripe, RelationGetRelationName(index));
-		first = BloomPageGetTidMap(BufferGetPage(buffer))->firstRow;
+		first = BloomTidMapGetFirstRow(BufferGetPage(buffer));
 		n = BloomTidMapUnpack(BufferGetPage(buffer), map);
 		UnlockReleaseBuffer(buffer);
 		if (first != pages->tidFirstRow[t] || (t == 0 && first != 0) ||
@@ -277,7 +271,7 @@ BloomReadStripeRows(Relation index, const BloomShape *shape,
 	for (b = 0; b < shape->sigBits; b++)
 	{
 		Buffer		buffer;
-		const uint64 *slice;
+		Page		slice;
 
 		if (pages->slices[b] == InvalidBlockNumber)
 			continue;
@@ -287,12 +281,10 @@ BloomReadStripeRows(Relation index, const BloomShape *shape,
 		if (!BufferIsValid(buffer))
 			elog(ERROR, "stripe %u of bloomidx index \"%s\" was emptied while it was read",
 				 pages->stripe, RelationGetRelationName(index));
-		slice = BloomPageGetSlice(BufferGetPage(buffer));
+		slice = BufferGetPage(buffer);
 		for (i = 0; i < nlive; i++)
 		{
-			int			r = (*rowOf)[i];
-
-			if (slice[r / 64] & (UINT64CONST(1) << (r % 64)))
+			if (BloomSliceHasRow(slice, (*rowOf)[i]))
 				(*words)[(Size) i * sigWords + b / 64] |= UINT64CONST(1) << (b % 64);
 		}
 		UnlockReleaseBuffer(buffer);

@@ -162,8 +162,8 @@ BloomReclaimStripe(Relation index, BloomState state, uint32 s, BlockNumber strip
 	if (!BloomPageIsSliced(BufferGetPage(listbuf), BLOOMIDX_STRIPELIST, listNo))
 		BloomSlicedCorrupted(index, meta->stripeLists[k], "stripe-list page");
 	xlogState = GenericXLogStart(index);
-	BloomPageGetStripeList(GenericXLogRegisterBuffer(xlogState, listbuf, 0))
-		[s % BLOOMIDX_STRIPELIST_ENTRIES] = InvalidBlockNumber;
+	BloomStripeListSet(GenericXLogRegisterBuffer(xlogState, listbuf, 0),
+					   s % BLOOMIDX_STRIPELIST_ENTRIES, InvalidBlockNumber);
 	GenericXLogFinish(xlogState);
 	UnlockReleaseBuffer(listbuf);
 	UnlockReleaseBuffer(metabuf);
@@ -259,9 +259,6 @@ BloomDropEmptyStripeLists(Relation index)
 		Buffer		listbuf;
 		BloomMetaPage meta;
 		GenericXLogState *xlogState;
-		BlockNumber *list;
-		bool		empty = true;
-		int			i;
 
 		LockBuffer(metabuf, BUFFER_LOCK_EXCLUSIVE);
 		meta = BloomPageGetMeta(BufferGetPage(metabuf));
@@ -277,10 +274,7 @@ BloomDropEmptyStripeLists(Relation index)
 		if (!BloomPageIsSliced(BufferGetPage(listbuf), BLOOMIDX_STRIPELIST,
 							   meta->firstStripe / BLOOMIDX_STRIPELIST_ENTRIES))
 			BloomSlicedCorrupted(index, meta->stripeLists[0], "stripe-list page");
-		list = BloomPageGetStripeList(BufferGetPage(listbuf));
-		for (i = 0; i < BLOOMIDX_STRIPELIST_ENTRIES && empty; i++)
-			empty = list[i] == InvalidBlockNumber;
-		if (!empty)
+		if (!BloomStripeListIsEmpty(BufferGetPage(listbuf)))
 		{
 			UnlockReleaseBuffer(listbuf);
 			UnlockReleaseBuffer(metabuf);
@@ -383,7 +377,7 @@ BloomSlicedBulkDelete(IndexVacuumInfo *info, IndexBulkDeleteResult *stats,
 		{
 			Buffer		buffer;
 			Page		page;
-			BloomTidMap tidmap;
+			int			first;
 			int			n;
 			int			j;
 
@@ -394,10 +388,10 @@ BloomSlicedBulkDelete(IndexVacuumInfo *info, IndexBulkDeleteResult *stats,
 			page = BufferGetPage(buffer);
 			if (!BloomPageIsSliced(page, BLOOMIDX_TIDMAP, s))
 				BloomSlicedCorrupted(index, pages->tidPages[t], "TID-map page");
-			tidmap = BloomPageGetTidMap(page);
+			first = BloomTidMapGetFirstRow(page);
 			n = BloomTidMapUnpack(page, map);
 			xlogState = NULL;
-			for (j = 0; j < n && tidmap->firstRow + j < rows; j++)
+			for (j = 0; j < n && first + j < rows; j++)
 			{
 				if (!ItemPointerIsValid(&map[j]))
 					continue;
@@ -410,9 +404,8 @@ BloomSlicedBulkDelete(IndexVacuumInfo *info, IndexBulkDeleteResult *stats,
 				{
 					xlogState = GenericXLogStart(index);
 					page = GenericXLogRegisterBuffer(xlogState, buffer, 0);
-					tidmap = BloomPageGetTidMap(page);
 				}
-				BloomTidMapKill(tidmap, j);
+				BloomTidMapKill(page, j);
 				stats->tuples_removed += 1;
 			}
 			if (xlogState != NULL)
@@ -423,7 +416,7 @@ BloomSlicedBulkDelete(IndexVacuumInfo *info, IndexBulkDeleteResult *stats,
 		stripebuf = ReadBuffer(index, blkno);
 		LockBuffer(stripebuf, BUFFER_LOCK_EXCLUSIVE);
 		xlogState = GenericXLogStart(index);
-		BloomPageGetStripe(GenericXLogRegisterBuffer(xlogState, stripebuf, 0))->nlive = nlive;
+		BloomStripeSetLive(GenericXLogRegisterBuffer(xlogState, stripebuf, 0), nlive);
 		GenericXLogFinish(xlogState);
 		UnlockReleaseBuffer(stripebuf);
 
