@@ -32,9 +32,11 @@ BloomRowGetBitmap(Relation index, BloomState state, BloomScanOpaque so,
 	BlockNumber npages;
 	BlockNumber blkno;
 	ItemPointerData *tids;
+	char	   *copy;
 	int64		ntids = 0;
 
 	tids = palloc(sizeof(ItemPointerData) * state->tuplesPerPage);
+	copy = palloc(BLCKSZ);
 	bas = GetAccessStrategy(BAS_BULKREAD);
 	npages = RelationGetNumberOfBlocks(index);
 
@@ -50,8 +52,10 @@ BloomRowGetBitmap(Relation index, BloomState state, BloomScanOpaque so,
 		LockBuffer(buffer, BUFFER_LOCK_SHARE);
 		page = BufferGetPage(buffer);
 		if (BloomPageIsData(index, page, blkno, state->tuplesPerPage))
-			nfound = BloomScanRowPage(so, page, sigBytes, sigWords, tids);
-		UnlockReleaseBuffer(buffer);
+			nfound = BloomScanRowPageBuffer(so, buffer, sigBytes, sigWords,
+											tids, copy);
+		else
+			UnlockReleaseBuffer(buffer);
 
 		if (nfound > 0)
 		{
@@ -62,6 +66,7 @@ BloomRowGetBitmap(Relation index, BloomState state, BloomScanOpaque so,
 
 	FreeAccessStrategy(bas);
 	pfree(tids);
+	pfree(copy);
 	return ntids;
 }
 

@@ -36,6 +36,7 @@ typedef struct BloomSlicedScanData
 	uint64		g[BLOOMIDX_STRIPE_WORDS];	/* a group's rows */
 	ItemPointerData *tids;		/* a batch of TIDs for the bitmap */
 	int			maxtids;
+	char	   *copy;			/* a copy of a pending page, BLCKSZ */
 	BufferAccessStrategy bas;
 } BloomSlicedScanData;
 
@@ -199,6 +200,7 @@ BloomStripeCandidates(Relation index, const BloomShape *shape, BloomScanOpaque s
 		{
 			int			altResult;
 
+			CHECK_FOR_INTERRUPTS();
 			memcpy(work->t, work->r, sizeof(uint64) * nw);
 			altResult = BloomAndMask(index, &work->pages, blkno,
 									 alt->masks + (Size) j * shape->sigWords,
@@ -251,9 +253,11 @@ BloomSlicedScanOnce(Relation index, BloomState state, BloomScanOpaque so,
 		LockBuffer(buffer, BUFFER_LOCK_SHARE);
 		page = BufferGetPage(buffer);
 		if (BloomPageIsRowPage(page, state->tuplesPerPage))
-			nfound = BloomScanRowPage(so, page, shape->sigBytes,
-									  shape->sigWords, work->tids);
-		UnlockReleaseBuffer(buffer);
+			nfound = BloomScanRowPageBuffer(so, buffer, shape->sigBytes,
+											shape->sigWords, work->tids,
+											work->copy);
+		else
+			UnlockReleaseBuffer(buffer);
 		if (nfound > 0)
 		{
 			tbm_add_tuples(tbm, work->tids, nfound, true);
@@ -311,6 +315,7 @@ BloomSlicedGetBitmap(Relation index, BloomState state, BloomScanOpaque so,
 
 	work->maxtids = Max(state->tuplesPerPage, 1024);
 	work->tids = palloc(sizeof(ItemPointerData) * work->maxtids);
+	work->copy = palloc(BLCKSZ);
 	work->bas = GetAccessStrategy(BAS_BULKREAD);
 
 	while (!BloomSlicedScanOnce(index, state, so, tbm, work, &ntids))
@@ -319,6 +324,7 @@ BloomSlicedGetBitmap(Relation index, BloomState state, BloomScanOpaque so,
 
 	FreeAccessStrategy(work->bas);
 	pfree(work->tids);
+	pfree(work->copy);
 	pfree(work);
 	return ntids;
 }
