@@ -152,6 +152,8 @@ BloomPageRemoveDead(Relation index, Buffer buffer, Page *page, int sigBytes,
 	GenericXLogState *xlogState = NULL;
 	int			i;
 
+	BloomCheckDataPageBounds(index, *page, BufferGetBlockNumber(buffer), sigBytes);
+
 	/* Walk backwards so that moving the last slot down is safe */
 	for (i = BloomPageGetNTuples(*page) - 1; i >= 0; i--)
 	{

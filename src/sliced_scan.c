@@ -147,6 +147,7 @@ BloomAddStripeTids(Relation index, BloomSlicedScanData *work,
 			BloomTidMapPageGet(map, i, &work->tids[n]);
 			if (!ItemPointerIsValid(&work->tids[n]))
 				continue;		/* removed by VACUUM */
+			BloomCheckHeapTid(index, pages->tidPages[t], &work->tids[n]);
 			if (++n == work->maxtids)
 			{
 				tbm_add_tuples(tbm, work->tids, n, true);
@@ -260,6 +261,7 @@ BloomSlicedScanOnce(Relation index, BloomState state, BloomScanOpaque so,
 			UnlockReleaseBuffer(buffer);
 		if (nfound > 0)
 		{
+			BloomCheckHeapTids(index, snap->pending[i], work->tids, nfound);
 			tbm_add_tuples(tbm, work->tids, nfound, true);
 			*ntids += nfound;
 		}
