@@ -40,3 +40,11 @@ bench:
 .PHONY: asan-check
 asan-check:
 	bash $(srcdir)/scripts/asan-check.sh
+
+# `make corruption-fuzz`: the corruption fuzzer (t/020_corruption_fuzz.pl) at
+# its full count, 500 corruptions per layout (about an hour on 2 cores); the
+# test suite runs it with 15.  BX_FUZZ_CORRUPTIONS and BX_FUZZ_SEED override.
+.PHONY: corruption-fuzz
+corruption-fuzz:
+	BX_FUZZ_CORRUPTIONS=$${BX_FUZZ_CORRUPTIONS:-500} SUITE_TIMEOUT=$${SUITE_TIMEOUT:-7200} \
+	  TESTS=020_corruption_fuzz bash $(srcdir)/scripts/test.sh
