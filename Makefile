@@ -49,3 +49,11 @@ DISTVERSION = $(shell sed -n 's/^ *"version": *"\([^"]*\)".*/\1/p' $(srcdir)/MET
 dist:
 	bash $(srcdir)/scripts/check-meta.sh
 	git -C $(srcdir) archive --format zip --prefix=bloomidx-$(DISTVERSION)/ -o $(abspath bloomidx-$(DISTVERSION).zip) HEAD
+
+# `make corruption-fuzz`: the corruption fuzzer (t/017_corruption_fuzz.pl) at
+# its full count, 500 corruptions per layout (about an hour on 2 cores); the
+# test suite runs it with 15.  BX_FUZZ_CORRUPTIONS and BX_FUZZ_SEED override.
+.PHONY: corruption-fuzz
+corruption-fuzz:
+	BX_FUZZ_CORRUPTIONS=$${BX_FUZZ_CORRUPTIONS:-500} SUITE_TIMEOUT=$${SUITE_TIMEOUT:-7200} \
+	  TESTS=017_corruption_fuzz bash $(srcdir)/scripts/test.sh

@@ -90,6 +90,7 @@ BloomPrepareQuery(IndexScanDesc scan)
 	const BloomShape *shape = &state->shape;
 	int			sigWords = shape->sigWords;
 	MemoryContext oldcxt;
+	Size		maskBytes = 0;
 	int			i;
 
 	MemoryContextReset(so->queryCxt);
@@ -142,12 +143,27 @@ BloomPrepareQuery(IndexScanDesc scan)
 			deconstruct_array(array, elemtype, elmlen, elmbyval, elmalign,
 							  &elems, &nulls, &nelems);
 
+			/* One mask per element, all of them within work_mem */
+			maskBytes += sizeof(uint64) * sigWords * (Size) Max(nelems, 1);
+			if (maskBytes > (Size) work_mem * 1024)
+				ereport(ERROR,
+						(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
+						 errmsg("scan keys of index \"%s\" need %zu kB, more than work_mem (%d kB)",
+								RelationGetRelationName(index),
+								(maskBytes + 1023) / 1024, work_mem),
+						 errdetail_plural("Each of the %d value searched for takes %d bytes.",
+										  "Each of the %d values searched for takes %d bytes.",
+										  nelems, nelems,
+										  (int) (sizeof(uint64) * sigWords)),
+						 errhint("Raise work_mem, or use fewer elements in the array.")));
+
 			alt->nmasks = 0;
 			alt->masks = palloc0(sizeof(uint64) * sigWords * Max(nelems, 1));
 			for (j = 0; j < nelems; j++)
 			{
 				uint64		hash;
 
+				CHECK_FOR_INTERRUPTS();
 				if (nulls[j])
 					continue;	/* NULL equals nothing */
 				hash = BloomHashDatum(hashFn, state->collations[col], elems[j]);

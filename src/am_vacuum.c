@@ -10,9 +10,12 @@
 
 #include "access/relation.h"
 #include "access/xlog.h"
+#include "catalog/index.h"
+#include "catalog/objectaddress.h"
 #include "miscadmin.h"
 #include "storage/indexfsm.h"
 #include "utils/acl.h"
+#include "utils/lsyscache.h"
 #include "utils/rel.h"
 
 #include "bloomidx.h"
@@ -51,6 +54,29 @@ bloomidx_vacuumcleanup(IndexVacuumInfo *info, IndexBulkDeleteResult *stats)
 }
 
 /*
+ * Refuse a caller who owns neither the index's table nor, for a relation
+ * that is no index, the relation itself.
+ */
+static void
+BloomCheckOwner(Oid relid)
+{
+	Oid			heapoid = IndexGetRelation(relid, true);
+	Oid			owned = OidIsValid(heapoid) ? heapoid : relid;
+
+	if (!pg_class_ownercheck(owned, GetUserId()))
+	{
+		char	   *name = get_rel_name(relid);
+
+		if (name == NULL)
+			ereport(ERROR,
+					(errcode(ERRCODE_UNDEFINED_TABLE),
+					 errmsg("relation with OID %u does not exist", relid)));
+		aclcheck_error(ACLCHECK_NOT_OWNER,
+					   get_relkind_objtype(get_rel_relkind(relid)), name);
+	}
+}
+
+/*
  * bloomidx_merge(index regclass): merge the pending rows of a sliced
  * index into its slices now; returns the number of rows merged.
  */
@@ -68,12 +94,17 @@ bloomidx_merge(PG_FUNCTION_ARGS)
 				 errmsg("recovery is in progress"),
 				 errhint("bloomidx_merge() cannot be run during recovery.")));
 
+	/*
+	 * Like VACUUM and REINDEX, this is for the table's owner; checked
+	 * before the lock, as they do, so that a refused caller does not queue
+	 * behind DDL.  The syscache needs no lock; an OID that is no relation
+	 * fails here, one that is no index below.
+	 */
+	BloomCheckOwner(indexoid);
 	index = relation_open(indexoid, RowExclusiveLock);
 	BloomCheckIndexRelation(index);
-	/* Like VACUUM, this is for the owner */
-	if (!pg_class_ownercheck(indexoid, GetUserId()))
-		aclcheck_error(ACLCHECK_NOT_OWNER, OBJECT_INDEX,
-					   RelationGetRelationName(index));
+	/* Under the lock, for an index dropped and its OID reused meanwhile */
+	BloomCheckOwner(indexoid);
 
 	layout = BloomGetLayout(&BloomGetState(index)->shape);
 	if (layout->merge == NULL)

@@ -39,6 +39,8 @@
 
 #include "access/htup_details.h"
 #include "access/relation.h"
+#include "catalog/index.h"
+#include "catalog/pg_index.h"
 #include "catalog/pg_statistic.h"
 #include "catalog/pg_type.h"
 #include "funcapi.h"
@@ -531,26 +533,75 @@ BloomTypicalSelectivity(Relation index, int col, double heapTuples)
 }
 
 /*
- * May the current user see the statistics of the index's table (the
- * planner's own rule: SELECT on the table or on all the columns)?
+ * May the current user see the statistics of index column col?  pg_stats'
+ * rule: SELECT on the relation the statistics belong to (the table, or the
+ * index for an expression) or on the column.
  */
 static bool
-BloomCanSeeStatistics(Relation index, const int *cols, int ncols)
+BloomCanSeeColumnStats(Relation index, int col)
 {
-	Oid			relid = index->rd_index->indrelid;
+	Oid			relid;
+	AttrNumber	attnum;
+	Oid			userid = GetUserId();
+
+	BloomColumnStatsKey(index, col, &relid, &attnum);
+	return pg_class_aclcheck(relid, userid, ACL_SELECT) == ACLCHECK_OK ||
+		pg_attribute_aclcheck(relid, attnum, userid, ACL_SELECT) == ACLCHECK_OK;
+}
+
+/*
+ * Refuse a caller who may read neither the index's table nor the table
+ * columns of the index columns named.  Called before the index is locked,
+ * as core commands check privileges before they lock, so that a refused
+ * caller does not queue behind DDL; the catalogs are read through the
+ * syscache without a lock.  Errors as bloomidx_estimate would give them
+ * for an OID that is no index, or a name that is no column of the index.
+ */
+static void
+BloomEstimateCheckAccess(Oid indexoid, Datum *names, bool *nulls, int nnames)
+{
+	Oid			heapoid = IndexGetRelation(indexoid, true);
+	Oid			userid = GetUserId();
+	HeapTuple	indexTuple;
+	Form_pg_index indexForm;
 	int			i;
 
-	if (pg_class_aclcheck(relid, GetUserId(), ACL_SELECT) == ACLCHECK_OK)
-		return true;
-	for (i = 0; i < ncols; i++)
-	{
-		AttrNumber	attnum = index->rd_index->indkey.values[cols[i]];
+	/* No index, or dropped meanwhile: opening it reports that */
+	if (!OidIsValid(heapoid))
+		return;
+	if (pg_class_aclcheck(heapoid, userid, ACL_SELECT) == ACLCHECK_OK)
+		return;
 
-		if (attnum == 0 ||
-			pg_attribute_aclcheck(relid, attnum, GetUserId(), ACL_SELECT) != ACLCHECK_OK)
-			return false;
+	indexTuple = SearchSysCache1(INDEXRELID, ObjectIdGetDatum(indexoid));
+	if (!HeapTupleIsValid(indexTuple))
+		return;
+	indexForm = (Form_pg_index) GETSTRUCT(indexTuple);
+	for (i = 0; i < nnames; i++)
+	{
+		char	   *name;
+		AttrNumber	indexAttnum;
+		AttrNumber	heapAttnum;
+
+		if (nulls[i])
+			continue;			/* reported after the lock */
+		name = TextDatumGetCString(names[i]);
+		indexAttnum = get_attnum(indexoid, name);
+		if (indexAttnum <= 0 || indexAttnum > indexForm->indnatts)
+			continue;			/* no such column: reported after the lock */
+		heapAttnum = indexForm->indkey.values[indexAttnum - 1];
+
+		/* An expression: only SELECT on the table covers it */
+		if (heapAttnum == 0 ||
+			pg_attribute_aclcheck(heapoid, heapAttnum, userid,
+								  ACL_SELECT) != ACLCHECK_OK)
+		{
+			/* As a query names it: the table, not the column */
+			ReleaseSysCache(indexTuple);
+			aclcheck_error(ACLCHECK_NO_PRIV, OBJECT_TABLE,
+						   get_rel_name(heapoid));
+		}
 	}
-	return true;
+	ReleaseSysCache(indexTuple);
 }
 
 /*
@@ -591,12 +642,16 @@ bloomidx_estimate(PG_FUNCTION_ARGS)
 	if (get_call_result_type(fcinfo, NULL, &tupdesc) != TYPEFUNC_COMPOSITE)
 		elog(ERROR, "return type must be a row type");
 
-	index = relation_open(indexoid, AccessShareLock);
-	BloomCheckIndexRelation(index);
-	state = BloomGetState(index);
-
 	deconstruct_array(columns, TEXTOID, -1, false, TYPALIGN_INT,
 					  &names, &nulls, &nnames);
+
+	/* Privileges first, then the lock; again under the lock, as they hold */
+	BloomEstimateCheckAccess(indexoid, names, nulls, nnames);
+	index = relation_open(indexoid, AccessShareLock);
+	BloomCheckIndexRelation(index);
+	BloomEstimateCheckAccess(indexoid, names, nulls, nnames);
+	state = BloomGetState(index);
+
 	if (nnames == 0)
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
@@ -638,15 +693,21 @@ bloomidx_estimate(PG_FUNCTION_ARGS)
 	heapTuples = heap->rd_rel->reltuples >= 0 ? heap->rd_rel->reltuples : reltuples;
 	relation_close(heap, AccessShareLock);
 
-	/* One equality on an unknown, typical value per column */
-	haveStats = BloomCanSeeStatistics(index, cols, nnames);
+	/*
+	 * One equality on an unknown, typical value per column, with the
+	 * statistics the caller may see in pg_stats: the true rows need those
+	 * of every column named, the frequent values of a column are left out
+	 * when hidden.
+	 */
+	haveStats = true;
+	for (i = 0; i < nnames; i++)
+		if (!BloomCanSeeColumnStats(index, cols[i]))
+			haveStats = false;
 	memset(&query, 0, sizeof(query));
-	if (haveStats)
-	{
-		query.frequent = palloc0(sizeof(BloomFrequentValues) * state->shape.nColumns);
-		for (i = 0; i < state->shape.nColumns; i++)
+	query.frequent = palloc0(sizeof(BloomFrequentValues) * state->shape.nColumns);
+	for (i = 0; i < state->shape.nColumns; i++)
+		if (BloomCanSeeColumnStats(index, i))
 			BloomGetFrequentValues(index, state, i, &query.frequent[i]);
-	}
 	query.nclauses = Min(nnames, BLOOM_MODEL_MAX_CLAUSES);
 	query.clauses = palloc0(sizeof(BloomCostClause) * query.nclauses);
 	for (i = 0; i < query.nclauses; i++)

@@ -45,6 +45,7 @@
 #include "catalog/pg_type.h"
 #include "common/hashfn.h"
 #include "funcapi.h"
+#include "lib/bloomfilter.h"
 #include "miscadmin.h"
 #include "storage/bufmgr.h"
 #include "storage/lmgr.h"
@@ -82,11 +83,18 @@ typedef struct BloomWalkData
 	BlockNumber maxHeapBlock;
 	BlockNumber maxHeapBlockAt;
 
-	/* With heapallindexed: a fingerprint of every (TID, signature) */
+	/*
+	 * With heapallindexed: a fingerprint of every (TID, signature)
+	 * reachable from the metapage, in a Bloom filter of at most
+	 * maintenance_work_mem, as amcheck keeps them
+	 */
 	bool		collectKeys;
-	uint64	   *keys;
-	Size		nkeys;
-	Size		maxkeys;
+	bloom_filter *keys;
+	uint64		nkeys;
+
+	/* Sliced layout: the pending pages the metapage lists, sorted */
+	BlockNumber *pending;
+	int			npending;
 } BloomWalkData;
 
 /* State of the heapallindexed pass over the table */
@@ -97,8 +105,7 @@ typedef struct BloomHeapCheckData
 	BloomState	state;			/* shape and hash functions */
 	MemoryContext tmpCtx;		/* reset after every row */
 	uint8	   *sig;
-	const uint64 *keys;			/* sorted */
-	Size		nkeys;
+	bloom_filter *keys;
 	uint64		rowsChecked;
 } BloomHeapCheckData;
 
@@ -116,6 +123,18 @@ BloomCheckKey(ItemPointer tid, const uint8 *sig, int sigBytes)
 }
 
 /*
+ * Order of block numbers, for qsort and bsearch.
+ */
+static int
+BloomCompareBlocks(const void *a, const void *b)
+{
+	BlockNumber ka = *(const BlockNumber *) a;
+	BlockNumber kb = *(const BlockNumber *) b;
+
+	return ka < kb ? -1 : (ka > kb ? 1 : 0);
+}
+
+/*
  * Count one index tuple (a TID and its signature, found at blkno) and take
  * its fingerprint if asked to.
  */
@@ -126,6 +145,7 @@ BloomWalkTuple(ItemPointer tid, const uint8 *sig, BlockNumber blkno, void *arg)
 	int			sigBytes = walk->shape.sigBytes;
 	BlockNumber heapBlock = ItemPointerGetBlockNumberNoCheck(tid);
 
+	BloomCheckHeapTid(walk->index, blkno, tid);
 	walk->bitsSet += BloomCountBits(sig, sigBytes);
 	if (walk->tuples == 0 || heapBlock > walk->maxHeapBlock)
 	{
@@ -135,12 +155,10 @@ BloomWalkTuple(ItemPointer tid, const uint8 *sig, BlockNumber blkno, void *arg)
 	walk->tuples++;
 	if (walk->collectKeys)
 	{
-		if (walk->nkeys >= walk->maxkeys)
-		{
-			walk->maxkeys = Max(walk->maxkeys * 2, 1024);
-			walk->keys = repalloc_huge(walk->keys, walk->maxkeys * sizeof(uint64));
-		}
-		walk->keys[walk->nkeys++] = BloomCheckKey(tid, sig, sigBytes);
+		uint64		key = BloomCheckKey(tid, sig, sigBytes);
+
+		bloom_add_element(walk->keys, (unsigned char *) &key, sizeof(key));
+		walk->nkeys++;
 	}
 }
 
@@ -185,6 +203,7 @@ BloomWalkIndex(BloomWalkData *walk)
 		BloomReportUnsupported(index, problem);
 	if (problem != NULL)
 		BloomReportCorruption(index, BLOOMIDX_METAPAGE_BLKNO, problem);
+	BloomCheckMeta(index, page);
 
 	meta = BloomPageGetMeta(page);
 	if (meta->nColumns != RelationGetNumberOfAttributes(index))
@@ -195,6 +214,36 @@ BloomWalkIndex(BloomWalkData *walk)
 	BloomMetaGetShape(meta, shape);
 	layout = BloomGetLayout(shape);
 	walk->metaVersion = meta->version;
+
+	/*
+	 * Rows are reachable from the metapage: in the row layout on every data
+	 * page, in the sliced layout on the pending pages it lists and in the
+	 * stripes (walked by the layout below).  Only those are collected, so
+	 * that a row on a page the index no longer reaches is reported missing.
+	 */
+	if (meta->layout == BLOOMIDX_LAYOUT_SLICED)
+	{
+		walk->npending = meta->nPending;
+		walk->pending = palloc(sizeof(BlockNumber) * Max(meta->nPending, 1));
+		memcpy(walk->pending, meta->pendingPages,
+			   sizeof(BlockNumber) * meta->nPending);
+		qsort(walk->pending, walk->npending, sizeof(BlockNumber),
+			  BloomCompareBlocks);
+	}
+	if (walk->collectKeys)
+	{
+		double		total = Max(walk->index->rd_rel->reltuples, 0);
+
+		if (meta->layout == BLOOMIDX_LAYOUT_SLICED)
+			total = Max(total, (double) (meta->mergedRows -
+										 (uint64) meta->firstStripe * BLOOMIDX_STRIPE_ROWS) +
+						(double) meta->nPending * meta->tuplesPerPage);
+		else
+			total = Max(total, (double) RelationGetNumberOfBlocks(index) *
+						meta->tuplesPerPage);
+		walk->keys = bloom_create((int64) Min(total, (double) PG_INT64_MAX / 2),
+								  maintenance_work_mem, (uint64) random());
+	}
 
 	/*
 	 * Read the length after the metapage: the free list may name pages
@@ -239,6 +288,10 @@ BloomWalkIndex(BloomWalkData *walk)
 		walk->dataPages++;
 		if (BloomPageHasFlag(page, BLOOMIDX_SLICED_FLAGS))
 			continue;			/* rows of the slices: read below */
+		if (walk->pending != NULL &&
+			bsearch(&blkno, walk->pending, walk->npending, sizeof(BlockNumber),
+					BloomCompareBlocks) == NULL)
+			continue;			/* a pending page no longer listed */
 
 		ntuples = BloomPageGetNTuples(page);
 		for (i = 0; i < ntuples; i++)
@@ -447,18 +500,6 @@ bloomidx_stats(PG_FUNCTION_ARGS)
 }
 
 /*
- * Order of fingerprints, for qsort and bsearch.
- */
-static int
-BloomCompareKeys(const void *a, const void *b)
-{
-	uint64		ka = *(const uint64 *) a;
-	uint64		kb = *(const uint64 *) b;
-
-	return ka < kb ? -1 : (ka > kb ? 1 : 0);
-}
-
-/*
  * Check that the index holds one heap row's signature under its TID.
  */
 static void
@@ -475,7 +516,7 @@ BloomCheckHeapCallback(Relation index, ItemPointer tid, Datum *values,
 	MemoryContextReset(hc->tmpCtx);
 
 	key = BloomCheckKey(tid, hc->sig, hc->state->shape.sigBytes);
-	if (bsearch(&key, hc->keys, hc->nkeys, sizeof(uint64), BloomCompareKeys) == NULL)
+	if (bloom_lacks_element(hc->keys, (unsigned char *) &key, sizeof(key)))
 		ereport(ERROR,
 				(errcode(ERRCODE_INDEX_CORRUPTED),
 				 errmsg("index \"%s\" lacks the signature of row (%u,%u) of table \"%s\"",
@@ -491,7 +532,8 @@ BloomCheckHeapCallback(Relation index, ItemPointer tid, Datum *values,
 /*
  * Check that every row of the table, as an MVCC snapshot taken before the
  * index was read sees it, has its signature in the index.  The fingerprints
- * collected by the walk are sorted and searched for each row.
+ * collected by the walk are looked up for each row; the Bloom filter
+ * misses a missing one with a small probability (amcheck's compromise).
  */
 static void
 BloomCheckHeapAllIndexed(Relation heap, Relation index, BloomWalkData *walk,
@@ -500,8 +542,6 @@ BloomCheckHeapAllIndexed(Relation heap, Relation index, BloomWalkData *walk,
 	BloomHeapCheckData hc;
 	IndexInfo  *indexInfo;
 	TableScanDesc scan;
-
-	qsort(walk->keys, walk->nkeys, sizeof(uint64), BloomCompareKeys);
 
 	memset(&hc, 0, sizeof(hc));
 	hc.heap = heap;
@@ -513,7 +553,6 @@ BloomCheckHeapAllIndexed(Relation heap, Relation index, BloomWalkData *walk,
 									  ALLOCSET_DEFAULT_SIZES);
 	hc.sig = palloc0(walk->shape.sigBytes);
 	hc.keys = walk->keys;
-	hc.nkeys = walk->nkeys;
 
 	/*
 	 * Scan like the first scan of CREATE INDEX CONCURRENTLY: rows visible to
@@ -642,8 +681,6 @@ bloomidx_check(PG_FUNCTION_ARGS)
 					 errhint("Run the check in a READ COMMITTED transaction.")));
 
 		walk.collectKeys = true;
-		walk.maxkeys = 1024;
-		walk.keys = palloc_extended(walk.maxkeys * sizeof(uint64), MCXT_ALLOC_HUGE);
 	}
 
 	BloomWalkIndex(&walk);
@@ -663,7 +700,7 @@ bloomidx_check(PG_FUNCTION_ARGS)
 	{
 		BloomCheckHeapAllIndexed(heap, index, &walk, snapshot);
 		UnregisterSnapshot(snapshot);
-		pfree(walk.keys);
+		bloom_free(walk.keys);
 	}
 
 	/* Roll back any GUC changes of the index's functions, restore userid */

@@ -178,6 +178,9 @@ extern const BloomLayoutRoutine BloomSlicedLayout;
 /* rowpage.c */
 extern int	BloomScanRowPage(BloomScanOpaque so, Page page, int sigBytes,
 							 int sigWords, ItemPointerData *tids);
+extern int	BloomScanRowPageBuffer(BloomScanOpaque so, Buffer buffer,
+								   int sigBytes, int sigWords,
+								   ItemPointerData *tids, char *copy);
 extern GenericXLogState *BloomPageRemoveDead(Relation index, Buffer buffer,
 											 Page *page, int sigBytes,
 											 IndexBulkDeleteCallback callback,

@@ -320,6 +320,19 @@ extern bool BloomPageIsRowPage(Page page, int tuplesPerPage);
 extern char *BloomMetaPageProblem(Page page, bool *unsupported);
 extern char *BloomPageProblem(Page page, const BloomShape *shape,
 							  uint16 pageKinds);
+extern void BloomCheckMeta(Relation index, Page page);
+extern void BloomCheckLink(Relation index, BlockNumber from, BlockNumber blkno,
+						   const char *what);
+extern char *BloomStripePageProblem(Page page, BlockNumber blkno, int sigBits,
+									BlockNumber nblocks);
+extern void BloomCheckStripePage(Relation index, Page page, BlockNumber blkno,
+								 int sigBits);
+extern void BloomCheckDataPageBounds(Relation index, Page page,
+									 BlockNumber blkno, int sigBytes);
+extern void BloomCheckHeapTid(Relation index, BlockNumber blkno,
+							  ItemPointer tid);
+extern void BloomCheckHeapTids(Relation index, BlockNumber blkno,
+							   ItemPointer tids, int n);
 
 /* sliced_format.c */
 extern void BloomInitSlicedPage(Page page, uint16 flag, int sigBits, uint32 tag);

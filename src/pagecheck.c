@@ -11,6 +11,7 @@
 
 #include "access/htup_details.h"
 #include "port/pg_bitutils.h"
+#include "storage/bufmgr.h"
 #include "storage/bufpage.h"
 #include "utils/rel.h"
 
@@ -115,6 +116,8 @@ BloomPageHeaderProblem(Page page)
 	return NULL;
 }
 
+static char *BloomSlicedMetaProblem(BloomMetaPage meta);
+
 /*
  * Describe what is wrong with a metapage, or return NULL if nothing is.
  *
@@ -185,7 +188,247 @@ BloomMetaPageProblem(Page page, bool *unsupported)
 	if (meta->nFree > BLOOMIDX_FREELIST_SIZE || meta->freeStart > meta->nFree)
 		return psprintf("Free list has %u entries from %u, more than %d.",
 						meta->nFree, meta->freeStart, BLOOMIDX_FREELIST_SIZE);
+	for (i = 0; i < meta->nFree; i++)
+		if (meta->freePages[i] == BLOOMIDX_METAPAGE_BLKNO ||
+			meta->freePages[i] == InvalidBlockNumber)
+			return psprintf("Free list entry %d is block %u.", i, meta->freePages[i]);
+	if (meta->layout == BLOOMIDX_LAYOUT_ROW)
+	{
+		if (meta->mergedRows != 0 || meta->firstStripe != 0 ||
+			meta->nStripes != 0 || meta->nPending != 0)
+			return psprintf("An index of the row layout has " UINT64_FORMAT " merged rows, stripes %u to %u and %u pending pages.",
+							meta->mergedRows, meta->firstStripe, meta->nStripes,
+							meta->nPending);
+		return NULL;
+	}
+	return BloomSlicedMetaProblem(meta);
+}
+
+/*
+ * Describe what is wrong with the sliced layout's fields of a metapage, or
+ * return NULL if nothing is.  Block numbers are checked against the
+ * index's length by the caller.
+ */
+static char *
+BloomSlicedMetaProblem(BloomMetaPage meta)
+{
+	uint32		nlists;
+	uint32		i;
+
+	if (meta->sigBits > BLOOMIDX_SLICED_MAX_LENGTH)
+		return psprintf("Signature length %u is more than the sliced layout's %d.",
+						meta->sigBits, BLOOMIDX_SLICED_MAX_LENGTH);
+	if (meta->nPending > BLOOMIDX_PENDING_SIZE)
+		return psprintf("Pending list has %u entries, more than %d.",
+						meta->nPending, BLOOMIDX_PENDING_SIZE);
+	for (i = 0; i < meta->nPending; i++)
+		if (meta->pendingPages[i] == BLOOMIDX_METAPAGE_BLKNO ||
+			meta->pendingPages[i] == InvalidBlockNumber)
+			return psprintf("Pending list entry %u is block %u.", i,
+							meta->pendingPages[i]);
+	if (meta->firstStripe > meta->nStripes ||
+		meta->nStripes - meta->firstStripe > BLOOMIDX_MAX_STRIPES -
+		meta->firstStripe % BLOOMIDX_STRIPELIST_ENTRIES)
+		return psprintf("Stripes %u to %u are listed, at most %u.",
+						meta->firstStripe, meta->nStripes,
+						(uint32) BLOOMIDX_MAX_STRIPES);
+	if (meta->mergedRows > (uint64) meta->nStripes * BLOOMIDX_STRIPE_ROWS ||
+		(meta->nStripes > 0 &&
+		 meta->mergedRows <= (uint64) (meta->nStripes - 1) * BLOOMIDX_STRIPE_ROWS))
+		return psprintf(UINT64_FORMAT " merged rows do not fill %u stripes of %d rows.",
+						meta->mergedRows, meta->nStripes,
+						(int) BLOOMIDX_STRIPE_ROWS);
+	nlists = meta->nStripes == meta->firstStripe ? 0 :
+		(meta->nStripes - 1) / BLOOMIDX_STRIPELIST_ENTRIES -
+		meta->firstStripe / BLOOMIDX_STRIPELIST_ENTRIES + 1;
+	for (i = 0; i < BLOOMIDX_MAX_STRIPELISTS; i++)
+		if (meta->stripeLists[i] == BLOOMIDX_METAPAGE_BLKNO ||
+			(i < nlists && meta->stripeLists[i] == InvalidBlockNumber))
+			return psprintf("Stripe-list entry %u is block %u.", i,
+							meta->stripeLists[i]);
 	return NULL;
+}
+
+/*
+ * Complain unless every block the metapage lists is a page of the index
+ * other than the metapage: nblocks is the index's length.
+ */
+static char *
+BloomMetaBlocksProblem(BloomMetaPage meta, BlockNumber nblocks)
+{
+	uint32		i;
+
+	for (i = 0; i < meta->nFree; i++)
+		if (meta->freePages[i] >= nblocks)
+			return psprintf("Free list entry %u is block %u, past the index's %u blocks.",
+							i, meta->freePages[i], nblocks);
+	if (meta->layout != BLOOMIDX_LAYOUT_SLICED)
+		return NULL;
+	for (i = 0; i < meta->nPending; i++)
+		if (meta->pendingPages[i] >= nblocks)
+			return psprintf("Pending list entry %u is block %u, past the index's %u blocks.",
+							i, meta->pendingPages[i], nblocks);
+	for (i = 0; i < BLOOMIDX_MAX_STRIPELISTS; i++)
+		if (meta->stripeLists[i] != InvalidBlockNumber &&
+			meta->stripeLists[i] >= nblocks)
+			return psprintf("Stripe-list entry %u is block %u, past the index's %u blocks.",
+							i, meta->stripeLists[i], nblocks);
+	return NULL;
+}
+
+/*
+ * Check the metapage of an index, locked by the caller, before any of its
+ * fields is used: XX002 naming block 0 if it is corrupted, 0A000 if it is
+ * of a format this build cannot read.  Every reader and writer of the
+ * metapage goes through this.
+ */
+void
+BloomCheckMeta(Relation index, Page page)
+{
+	bool		unsupported;
+	char	   *problem = BloomMetaPageProblem(page, &unsupported);
+
+	if (problem != NULL && unsupported)
+		ereport(ERROR,
+				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+				 errmsg("bloomidx index \"%s\" has a format this build cannot read",
+						RelationGetRelationName(index)),
+				 errdetail_internal("%s", problem),
+				 errhint("REINDEX the index.")));
+	if (problem == NULL)
+		problem = BloomMetaBlocksProblem(BloomPageGetMeta(page),
+										 RelationGetNumberOfBlocks(index));
+	if (problem != NULL)
+		BloomReportCorruption(index, BLOOMIDX_METAPAGE_BLKNO, problem);
+}
+
+/*
+ * Complain unless blkno, read from page from of an index, names another
+ * page of the index than the metapage and from: locking it could wait on
+ * a lock the backend holds, and forever.
+ */
+void
+BloomCheckLink(Relation index, BlockNumber from, BlockNumber blkno,
+			   const char *what)
+{
+	if (blkno == BLOOMIDX_METAPAGE_BLKNO || blkno == from ||
+		blkno == InvalidBlockNumber || blkno >= RelationGetNumberOfBlocks(index))
+		BloomReportCorruption(index, from,
+							  psprintf("The page lists block %u as its %s.",
+									   blkno, what));
+}
+
+/*
+ * Describe what is wrong with the contents of stripe page blkno of an
+ * index of sigBits-bit signatures nblocks long, or return NULL if nothing
+ * is: the counts, the TID maps' first rows, and every link.
+ */
+char *
+BloomStripePageProblem(Page page, BlockNumber blkno, int sigBits,
+					   BlockNumber nblocks)
+{
+	BloomStripe stripe = BloomPageGetStripe(page);
+	int			t;
+	int			b;
+
+	if (sigBits > BLOOMIDX_SLICED_MAX_LENGTH)
+		return psprintf("Signature length %d is more than the sliced layout's %d.",
+						sigBits, BLOOMIDX_SLICED_MAX_LENGTH);
+	if (stripe->nlive > BLOOMIDX_STRIPE_ROWS)
+		return psprintf("The stripe has %u live rows, more than %d.",
+						stripe->nlive, (int) BLOOMIDX_STRIPE_ROWS);
+	if (stripe->nTidPages > BLOOMIDX_STRIPE_TIDPAGES)
+		return psprintf("The stripe has %u TID maps, more than %d.",
+						stripe->nTidPages, (int) BLOOMIDX_STRIPE_TIDPAGES);
+	for (t = 0; t < stripe->nTidPages; t++)
+	{
+		BlockNumber link = stripe->tidPages[t];
+
+		if ((t == 0 && stripe->tidFirstRow[t] != 0) ||
+			(t > 0 && stripe->tidFirstRow[t] <= stripe->tidFirstRow[t - 1]) ||
+			stripe->tidFirstRow[t] >= BLOOMIDX_STRIPE_ROWS)
+			return psprintf("TID map %d starts at row %u.", t,
+							stripe->tidFirstRow[t]);
+		if (link == BLOOMIDX_METAPAGE_BLKNO || link == blkno || link >= nblocks)
+			return psprintf("TID map %d is block %u.", t, link);
+	}
+	for (b = 0; b < sigBits; b++)
+	{
+		BlockNumber link = stripe->slices[b];
+
+		if (link != InvalidBlockNumber &&
+			(link == BLOOMIDX_METAPAGE_BLKNO || link == blkno || link >= nblocks))
+			return psprintf("The slice of bit %d is block %u.", b, link);
+	}
+	return NULL;
+}
+
+/*
+ * Check stripe page blkno before its contents are used (see
+ * BloomStripePageProblem).
+ */
+void
+BloomCheckStripePage(Relation index, Page page, BlockNumber blkno, int sigBits)
+{
+	char	   *problem = BloomStripePageProblem(page, blkno, sigBits,
+												 RelationGetNumberOfBlocks(index));
+
+	if (problem != NULL)
+		BloomReportCorruption(index, blkno, problem);
+}
+
+/*
+ * Check a data page (of the row layout, or a pending page) before it is
+ * changed: its header must bound its tuples, since generic WAL logs only
+ * the page up to pd_lower and from pd_upper, and a change would lose what
+ * lies outside.
+ */
+void
+BloomCheckDataPageBounds(Relation index, Page page, BlockNumber blkno,
+						 int sigBytes)
+{
+	PageHeader	phdr = (PageHeader) page;
+	BloomPageOpaque opaque = BloomPageGetOpaque(page);
+
+	if (opaque->ntuples > opaque->maxtuples ||
+		opaque->maxtuples != BloomTuplesPerPage(sigBytes) ||
+		phdr->pd_special != BLCKSZ - MAXALIGN(sizeof(BloomPageOpaqueData)) ||
+		phdr->pd_lower != MAXALIGN(SizeOfPageHeaderData) + opaque->ntuples * sigBytes ||
+		phdr->pd_upper != phdr->pd_special - opaque->ntuples * sizeof(ItemPointerData))
+		BloomReportCorruption(index, blkno,
+							  psprintf("pd_lower %u and pd_upper %u do not bound the %u signatures and TIDs.",
+									   (unsigned) phdr->pd_lower,
+									   (unsigned) phdr->pd_upper,
+									   (unsigned) opaque->ntuples));
+}
+
+/*
+ * BloomCheckHeapTid for n TIDs read from block blkno.
+ */
+void
+BloomCheckHeapTids(Relation index, BlockNumber blkno, ItemPointer tids, int n)
+{
+	int			i;
+
+	for (i = 0; i < n; i++)
+		BloomCheckHeapTid(index, blkno, &tids[i]);
+}
+
+/*
+ * Complain unless a heap TID read from block blkno of an index is valid:
+ * a bitmap would refuse it with a less helpful error.
+ */
+void
+BloomCheckHeapTid(Relation index, BlockNumber blkno, ItemPointer tid)
+{
+	OffsetNumber offnum = ItemPointerGetOffsetNumberNoCheck(tid);
+
+	if (ItemPointerGetBlockNumberNoCheck(tid) == InvalidBlockNumber ||
+		offnum < FirstOffsetNumber || offnum > MaxHeapTuplesPerPage)
+		BloomReportCorruption(index, blkno,
+							  psprintf("A tuple points to invalid heap TID (%u,%u).",
+									   ItemPointerGetBlockNumberNoCheck(tid),
+									   offnum));
 }
 
 /*

@@ -45,11 +45,15 @@ BloomLockPageWithRoom(Relation index, BloomState state, BlockNumber blkno)
  * being built, and release the page.
  */
 static void
-BloomAddToLockedPage(GenericXLogState *xlogState, BloomState state,
+BloomAddToLockedPage(Relation index, GenericXLogState *xlogState,
+					 BloomState state,
 					 Buffer buffer, const uint8 *sig, ItemPointer tid)
 {
-	Page		page = GenericXLogRegisterBuffer(xlogState, buffer, 0);
+	Page		page;
 
+	BloomCheckDataPageBounds(index, BufferGetPage(buffer),
+							 BufferGetBlockNumber(buffer), state->shape.sigBytes);
+	page = GenericXLogRegisterBuffer(xlogState, buffer, 0);
 	if (!BloomPageAddTuple(page, state->shape.sigBytes, sig, tid))
 		elog(ERROR, "bloomidx page %u has no free slot",
 			 BufferGetBlockNumber(buffer));
@@ -109,6 +113,7 @@ BloomRowInsert(Relation index, BloomState state, const uint8 *sig,
 	/* Fast path: the first page of the free list, without the meta lock */
 	metabuf = ReadBuffer(index, BLOOMIDX_METAPAGE_BLKNO);
 	LockBuffer(metabuf, BUFFER_LOCK_SHARE);
+	BloomCheckMeta(index, BufferGetPage(metabuf));
 	meta = BloomPageGetMeta(BufferGetPage(metabuf));
 	if (meta->freeStart < meta->nFree)
 		blkno = meta->freePages[meta->freeStart];
@@ -117,7 +122,8 @@ BloomRowInsert(Relation index, BloomState state, const uint8 *sig,
 	if (blkno != InvalidBlockNumber &&
 		(buffer = BloomLockPageWithRoom(index, state, blkno)) != InvalidBuffer)
 	{
-		BloomAddToLockedPage(GenericXLogStart(index), state, buffer, sig, ht_ctid);
+		BloomAddToLockedPage(index, GenericXLogStart(index), state, buffer, sig,
+							 ht_ctid);
 		ReleaseBuffer(metabuf);
 		return;
 	}
@@ -127,6 +133,7 @@ BloomRowInsert(Relation index, BloomState state, const uint8 *sig,
 	 * full are dropped from the list in the same WAL record as the insert.
 	 */
 	LockBuffer(metabuf, BUFFER_LOCK_EXCLUSIVE);
+	BloomCheckMeta(index, BufferGetPage(metabuf));
 	xlogState = GenericXLogStart(index);
 	meta = BloomPageGetMeta(GenericXLogRegisterBuffer(xlogState, metabuf, 0));
 	while (meta->freeStart < meta->nFree)
@@ -136,7 +143,7 @@ BloomRowInsert(Relation index, BloomState state, const uint8 *sig,
 		if (candidate != blkno &&
 			(buffer = BloomLockPageWithRoom(index, state, candidate)) != InvalidBuffer)
 		{
-			BloomAddToLockedPage(xlogState, state, buffer, sig, ht_ctid);
+			BloomAddToLockedPage(index, xlogState, state, buffer, sig, ht_ctid);
 			UnlockReleaseBuffer(metabuf);
 			return;
 		}
@@ -173,7 +180,11 @@ BloomRowInsert(Relation index, BloomState state, const uint8 *sig,
 		BloomInitDataPage(page, state->shape.sigBytes);
 	}
 	else
+	{
+		BloomCheckDataPageBounds(index, BufferGetPage(buffer),
+								 BufferGetBlockNumber(buffer), state->shape.sigBytes);
 		page = GenericXLogRegisterBuffer(xlogState, buffer, 0);
+	}
 	if (!BloomPageAddTuple(page, state->shape.sigBytes, sig, ht_ctid))
 		elog(ERROR, "bloomidx page %u has no free slot",
 			 BufferGetBlockNumber(buffer));

@@ -32,9 +32,11 @@ BloomRowGetBitmap(Relation index, BloomState state, BloomScanOpaque so,
 	BlockNumber npages;
 	BlockNumber blkno;
 	ItemPointerData *tids;
+	char	   *copy;
 	int64		ntids = 0;
 
 	tids = palloc(sizeof(ItemPointerData) * state->tuplesPerPage);
+	copy = palloc(BLCKSZ);
 	bas = GetAccessStrategy(BAS_BULKREAD);
 	npages = RelationGetNumberOfBlocks(index);
 
@@ -50,11 +52,14 @@ BloomRowGetBitmap(Relation index, BloomState state, BloomScanOpaque so,
 		LockBuffer(buffer, BUFFER_LOCK_SHARE);
 		page = BufferGetPage(buffer);
 		if (BloomPageIsData(index, page, blkno, state->tuplesPerPage))
-			nfound = BloomScanRowPage(so, page, sigBytes, sigWords, tids);
-		UnlockReleaseBuffer(buffer);
+			nfound = BloomScanRowPageBuffer(so, buffer, sigBytes, sigWords,
+											tids, copy);
+		else
+			UnlockReleaseBuffer(buffer);
 
 		if (nfound > 0)
 		{
+			BloomCheckHeapTids(index, blkno, tids, nfound);
 			tbm_add_tuples(tbm, tids, nfound, true);
 			ntids += nfound;
 		}
@@ -62,6 +67,7 @@ BloomRowGetBitmap(Relation index, BloomState state, BloomScanOpaque so,
 
 	FreeAccessStrategy(bas);
 	pfree(tids);
+	pfree(copy);
 	return ntids;
 }
 

@@ -37,6 +37,7 @@ BloomUpdateMetaAfterVacuum(Relation index, BlockNumber *freePages, int nfree,
 
 	metabuf = ReadBuffer(index, BLOOMIDX_METAPAGE_BLKNO);
 	LockBuffer(metabuf, BUFFER_LOCK_EXCLUSIVE);
+	BloomCheckMeta(index, BufferGetPage(metabuf));
 	xlogState = GenericXLogStart(index);
 	meta = BloomPageGetMeta(GenericXLogRegisterBuffer(xlogState, metabuf, 0));
 

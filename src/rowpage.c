@@ -16,6 +16,7 @@
 #include "postgres.h"
 
 #include "access/generic_xlog.h"
+#include "miscadmin.h"
 #include "storage/bufmgr.h"
 
 #include "bloomidx.h"
@@ -74,9 +75,14 @@ BloomSignatureMatchesAlternatives(BloomScanOpaque so, const uint8 *sig,
 		bool		found = false;
 
 		for (j = 0; j < alt->nmasks && !found; j++)
+		{
+			/* Effective only on a copy of the page, see BloomScanRowPage */
+			if ((j & 1023) == 1023)
+				CHECK_FOR_INTERRUPTS();
 			found = BloomSignatureContainsAll(sig,
 											  alt->masks + (Size) j * sigWords,
 											  sigWords);
+		}
 		if (!found)
 			return false;
 	}
@@ -91,6 +97,10 @@ BloomSignatureMatchesAlternatives(BloomScanOpaque so, const uint8 *sig,
  * A signature is sigBytes long but tested in 8-byte words; the last word
  * may run into the next signature or the TID array, which is harmless as
  * the mask has no bits there, and never past the page.
+ *
+ * With alternatives (= ANY) a page can take long, as long as the array;
+ * the interrupt checks in the loop are held off while a buffer is locked,
+ * so callers then scan a copy of the page, unlocked (BloomScanRowPageBuffer).
  */
 int
 BloomScanRowPage(BloomScanOpaque so, Page page, int sigBytes, int sigWords,
@@ -142,6 +152,8 @@ BloomPageRemoveDead(Relation index, Buffer buffer, Page *page, int sigBytes,
 	GenericXLogState *xlogState = NULL;
 	int			i;
 
+	BloomCheckDataPageBounds(index, *page, BufferGetBlockNumber(buffer), sigBytes);
+
 	/* Walk backwards so that moving the last slot down is safe */
 	for (i = BloomPageGetNTuples(*page) - 1; i >= 0; i--)
 	{
@@ -156,4 +168,27 @@ BloomPageRemoveDead(Relation index, Buffer buffer, Page *page, int sigBytes,
 		stats->tuples_removed += 1;
 	}
 	return xlogState;
+}
+
+/*
+ * BloomScanRowPage on the page of a buffer locked in share mode, which it
+ * unlocks and releases: with alternatives, on a copy of the page made
+ * first, so that a long scan can be cancelled.  copy is BLCKSZ bytes.
+ */
+int
+BloomScanRowPageBuffer(BloomScanOpaque so, Buffer buffer, int sigBytes,
+					   int sigWords, ItemPointerData *tids, char *copy)
+{
+	Page		page = BufferGetPage(buffer);
+	int			nfound;
+
+	if (so->nalternatives == 0)
+	{
+		nfound = BloomScanRowPage(so, page, sigBytes, sigWords, tids);
+		UnlockReleaseBuffer(buffer);
+		return nfound;
+	}
+	memcpy(copy, page, BLCKSZ);
+	UnlockReleaseBuffer(buffer);
+	return BloomScanRowPage(so, (Page) copy, sigBytes, sigWords, tids);
 }

@@ -73,9 +73,13 @@ BloomPendingTryPage(Relation index, BloomState state, BlockNumber blkno,
 	LockBuffer(buffer, BUFFER_LOCK_EXCLUSIVE);
 	if (BloomPendingHasRoom(index, state, BufferGetPage(buffer), blkno))
 	{
-		GenericXLogState *xlogState = GenericXLogStart(index);
-		Page		page = GenericXLogRegisterBuffer(xlogState, buffer, 0);
+		GenericXLogState *xlogState;
+		Page		page;
 
+		BloomCheckDataPageBounds(index, BufferGetPage(buffer), blkno,
+								 state->shape.sigBytes);
+		xlogState = GenericXLogStart(index);
+		page = GenericXLogRegisterBuffer(xlogState, buffer, 0);
 		done = BloomPageAddTuple(page, state->shape.sigBytes, sig, tid);
 		GenericXLogFinish(xlogState);
 	}
@@ -105,6 +109,7 @@ BloomPendingAdd(Relation index, BloomState state, const uint8 *sig,
 
 		/* Fast path: the last pending page, under its own lock only */
 		LockBuffer(metabuf, BUFFER_LOCK_SHARE);
+		BloomCheckMeta(index, BufferGetPage(metabuf));
 		meta = BloomPageGetMeta(BufferGetPage(metabuf));
 		npending = meta->nPending;
 		if (npending > 0)
@@ -120,6 +125,7 @@ BloomPendingAdd(Relation index, BloomState state, const uint8 *sig,
 
 		/* Slow path: a new pending page, under the metapage lock */
 		LockBuffer(metabuf, BUFFER_LOCK_EXCLUSIVE);
+		BloomCheckMeta(index, BufferGetPage(metabuf));
 		meta = BloomPageGetMeta(BufferGetPage(metabuf));
 		npending = meta->nPending;
 		if (npending > 0 && meta->pendingPages[npending - 1] != last)
@@ -321,6 +327,10 @@ BloomWriteStripeTids(Relation index, BloomState state, Buffer stripebuf,
 		BloomSlicedCorrupted(index, BufferGetBlockNumber(stripebuf),
 							 "stripe page listing its TID maps");
 	nall = r0 - first;
+	if (nall < 0 || nall + n > BLOOMIDX_STRIPE_ROWS)
+		BloomReportCorruption(index, BufferGetBlockNumber(stripebuf),
+							  psprintf("The TID map of row %d starts at row %d.",
+									   r0, first));
 	memcpy(all + nall, tids, sizeof(ItemPointerData) * n);
 	nall += n;
 
@@ -436,6 +446,7 @@ BloomMergeStripePage(Relation index, BloomState state, uint32 s)
 	Page		page;
 
 	LockBuffer(metabuf, BUFFER_LOCK_EXCLUSIVE);
+	BloomCheckMeta(index, BufferGetPage(metabuf));
 	meta = BloomPageGetMeta(BufferGetPage(metabuf));
 	k = listNo - meta->firstStripe / BLOOMIDX_STRIPELIST_ENTRIES;
 	if (s < meta->firstStripe || k >= BLOOMIDX_MAX_STRIPELISTS)
@@ -449,6 +460,8 @@ BloomMergeStripePage(Relation index, BloomState state, uint32 s)
 			BloomSlicedCorrupted(index, meta->stripeLists[k], "stripe-list page");
 		listed = BloomStripeListGet(BufferGetPage(listbuf),
 									s % BLOOMIDX_STRIPELIST_ENTRIES);
+		if (listed != InvalidBlockNumber)
+			BloomCheckLink(index, meta->stripeLists[k], listed, "stripe page");
 	}
 
 	if (listed != InvalidBlockNumber)
@@ -458,6 +471,8 @@ BloomMergeStripePage(Relation index, BloomState state, uint32 s)
 		LockBuffer(stripebuf, BUFFER_LOCK_EXCLUSIVE);
 		if (BloomPageIsSliced(BufferGetPage(stripebuf), BLOOMIDX_STRIPE, s))
 		{
+			BloomCheckStripePage(index, BufferGetPage(stripebuf), listed,
+								 state->shape.sigBits);
 			UnlockReleaseBuffer(listbuf);
 			UnlockReleaseBuffer(metabuf);
 			return stripebuf;
@@ -571,6 +586,7 @@ BloomSlicedMergeLocked(Relation index)
 			LockBuffer(stripebuf, BUFFER_LOCK_EXCLUSIVE);
 			if (!BloomPageIsSliced(BufferGetPage(stripebuf), BLOOMIDX_STRIPE, s))
 				BloomSlicedCorrupted(index, blkno, "stripe page");
+			BloomCheckStripePage(index, BufferGetPage(stripebuf), blkno, sigBits);
 		}
 
 		BloomWriteStripe(index, state, stripebuf, s, &batch, done, n, r0, sliceWords);
@@ -589,6 +605,7 @@ BloomSlicedMergeLocked(Relation index)
 	/* Publish: advance mergedRows and drop the pages from the list */
 	metabuf = ReadBuffer(index, BLOOMIDX_METAPAGE_BLKNO);
 	LockBuffer(metabuf, BUFFER_LOCK_EXCLUSIVE);
+	BloomCheckMeta(index, BufferGetPage(metabuf));
 	xlogState = GenericXLogStart(index);
 	meta = BloomPageGetMeta(GenericXLogRegisterBuffer(xlogState, metabuf, 0));
 	meta->mergedRows = pos;

@@ -44,6 +44,7 @@ typedef struct BloomSlicedScanData
 	uint64		g[BLOOMIDX_STRIPE_WORDS];	/* a group's rows */
 	ItemPointerData *tids;		/* a batch of TIDs for the bitmap */
 	int			maxtids;
+	char	   *copy;			/* a copy of a pending page, BLCKSZ */
 	BufferAccessStrategy bas;
 } BloomSlicedScanData;
 
@@ -154,6 +155,7 @@ BloomAddStripeTids(Relation index, BloomSlicedScanData *work,
 			BloomTidMapPageGet(map, i, &work->tids[n]);
 			if (!ItemPointerIsValid(&work->tids[n]))
 				continue;		/* removed by VACUUM */
+			BloomCheckHeapTid(index, pages->tidPages[t], &work->tids[n]);
 			if (++n == work->maxtids)
 			{
 				tbm_add_tuples(tbm, work->tids, n, true);
@@ -207,6 +209,7 @@ BloomStripeCandidates(Relation index, const BloomShape *shape, BloomScanOpaque s
 		{
 			int			altResult;
 
+			CHECK_FOR_INTERRUPTS();
 			memcpy(work->t, work->r, sizeof(uint64) * nw);
 			altResult = BloomAndMask(index, &work->pages, blkno,
 									 alt->masks + (Size) j * shape->sigWords,
@@ -259,11 +262,14 @@ BloomSlicedScanOnce(Relation index, BloomState state, BloomScanOpaque so,
 		LockBuffer(buffer, BUFFER_LOCK_SHARE);
 		page = BufferGetPage(buffer);
 		if (BloomPageIsRowPage(page, state->tuplesPerPage))
-			nfound = BloomScanRowPage(so, page, shape->sigBytes,
-									  shape->sigWords, work->tids);
-		UnlockReleaseBuffer(buffer);
+			nfound = BloomScanRowPageBuffer(so, buffer, shape->sigBytes,
+											shape->sigWords, work->tids,
+											work->copy);
+		else
+			UnlockReleaseBuffer(buffer);
 		if (nfound > 0)
 		{
+			BloomCheckHeapTids(index, snap->pending[i], work->tids, nfound);
 			tbm_add_tuples(tbm, work->tids, nfound, true);
 			*ntids += nfound;
 		}
@@ -320,6 +326,7 @@ BloomSlicedGetBitmap(Relation index, BloomState state, BloomScanOpaque so,
 
 	work->maxtids = Max(state->tuplesPerPage, 1024);
 	work->tids = palloc(sizeof(ItemPointerData) * work->maxtids);
+	work->copy = palloc(BLCKSZ);
 	work->bas = GetAccessStrategy(BAS_BULKREAD);
 
 	for (restarts = 0; !BloomSlicedScanOnce(index, state, so, tbm, work, &ntids);
@@ -339,6 +346,7 @@ BloomSlicedGetBitmap(Relation index, BloomState state, BloomScanOpaque so,
 
 	FreeAccessStrategy(work->bas);
 	pfree(work->tids);
+	pfree(work->copy);
 	pfree(work);
 	return ntids;
 }

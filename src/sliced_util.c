@@ -37,6 +37,7 @@ BloomTakeSnapshot(Relation index, BloomSlicedSnapshot *snap, bool stripes)
 	uint32		k;
 
 	LockBuffer(metabuf, BUFFER_LOCK_SHARE);
+	BloomCheckMeta(index, BufferGetPage(metabuf));
 	meta = BloomPageGetMeta(BufferGetPage(metabuf));
 	snap->mergedRows = meta->mergedRows;
 	snap->firstStripe = meta->firstStripe;
@@ -121,6 +122,7 @@ BloomReadStripe(Relation index, uint32 s, BlockNumber blkno, int sigBits,
 			BloomSlicedCorrupted(index, blkno, "stripe page");
 		return false;
 	}
+	BloomCheckStripePage(index, page, blkno, sigBits);
 	pages->stripe = s;
 	BloomStripeGetPages(page, sigBits, pages);
 	UnlockReleaseBuffer(buffer);
@@ -263,6 +265,10 @@ BloomReadStripeRows(Relation index, const BloomShape *shape,
 		{
 			if (ItemPointerIsValid(&map[i]))
 			{
+				if (nlive >= rows)
+					BloomReportCorruption(index, pages->tidPages[t],
+										  psprintf("The stripe's TID maps hold more than its %d rows.",
+												   rows));
 				(*tids)[nlive] = map[i];
 				(*rowOf)[nlive++] = first + i;
 			}

@@ -151,6 +151,7 @@ BloomReclaimStripe(Relation index, BloomState state, uint32 s, BlockNumber strip
 	/* Take the stripe out of its list */
 	metabuf = ReadBuffer(index, BLOOMIDX_METAPAGE_BLKNO);
 	LockBuffer(metabuf, BUFFER_LOCK_EXCLUSIVE);
+	BloomCheckMeta(index, BufferGetPage(metabuf));
 	meta = BloomPageGetMeta(BufferGetPage(metabuf));
 	k = listNo - meta->firstStripe / BLOOMIDX_STRIPELIST_ENTRIES;
 	if (s < meta->firstStripe || k >= BLOOMIDX_MAX_STRIPELISTS ||
@@ -261,6 +262,7 @@ BloomDropEmptyStripeLists(Relation index)
 		GenericXLogState *xlogState;
 
 		LockBuffer(metabuf, BUFFER_LOCK_EXCLUSIVE);
+		BloomCheckMeta(index, BufferGetPage(metabuf));
 		meta = BloomPageGetMeta(BufferGetPage(metabuf));
 		if (meta->stripeLists[0] == InvalidBlockNumber ||
 			(uint64) (meta->firstStripe + BLOOMIDX_STRIPELIST_ENTRIES) *

@@ -59,6 +59,7 @@ BloomGetState(Relation index)
 		LockBuffer(buffer, BUFFER_LOCK_SHARE);
 		page = BufferGetPage(buffer);
 		BloomCheckMetaPage(index, page);
+		BloomCheckMeta(index, page);
 		BloomMetaGetShape(BloomPageGetMeta(page), &shape);
 		UnlockReleaseBuffer(buffer);
 

@@ -87,12 +87,14 @@ sub patched
 # case.
 sub check_case
 {
-	my ($name, $image, $heapallindexed, $expected) = @_;
+	my ($name, $image, $heapallindexed, $expected, %more) = @_;
 	bx_corruption_case(
 		node => $node, file => $file, index => 'ct_bx', name => $name,
 		image => $image, heapallindexed => $heapallindexed,
 		expected => $expected,
-		scan => "SELECT count(*) FROM ct WHERE a = 7 AND b = 'b7';");
+		scan => $more{scan} // "SELECT count(*) FROM ct WHERE a = 7 AND b = 'b7';",
+		scan_expected => $more{scan_expected},
+		statements => $more{statements});
 	return;
 }
 
@@ -152,6 +154,56 @@ check_case('zeroed data page, with heapallindexed', $zeroed, 'true',
 check_case('index truncated to its metapage',
 	substr($pristine, 0, $blcksz), 'false',
 	qr/XX002: index "ct_bx" is corrupted at block 0\b.*\n.*Free list entry/);
+
+# Metapage fields every reader and writer checks (offsets in the
+# metapage's contents: see BloomMetaPageData in src/page.h)
+my %meta = (layout => 6, bitsPerColumn => 16, nFree => 104, freeStart => 106,
+	freePages => 108);
+# (rolled back, so that the table keeps the rows of the pristine index)
+my $insert = q{BEGIN; INSERT INTO ct VALUES (5001, 7, 'b7'); ROLLBACK;};
+my $vacuum = q{DELETE FROM ct WHERE id = 2; VACUUM ct;};
+
+# A free list naming the metapage: an insert would lock the metapage it
+# holds, and wait forever
+check_case('free list naming the metapage',
+	patched($pristine, 0, $contents + $meta{nFree}, pack('S S L', 1, 0, 0)),
+	'false', $corrupted->(0),
+	statements => [ [ $insert, $corrupted->(0) ] ]);
+check_case('metapage pd_lower not covering its contents',
+	patched($pristine, 0, 12, pack('S', 24)),
+	'false', $corrupted->(0), scan_expected => $corrupted->(0),
+	statements => [ [ $insert, $corrupted->(0) ] ]);
+check_case('no bits for column 1',
+	patched($pristine, 0, $contents + $meta{bitsPerColumn}, pack('S', 0)),
+	'false', $corrupted->(0), scan_expected => $corrupted->(0),
+	statements => [ [ $insert, $corrupted->(0) ], [ $vacuum, $corrupted->(0) ] ]);
+
+# A data page whose pd_lower is too small but in order: generic WAL would
+# log, and keep, only the signatures below it
+my $pd_lower1 = unpack('S', substr($pristine, $blcksz + 12, 2));
+check_case('data page pd_lower below its signatures',
+	patched($pristine, 1, 12, pack('S', $pd_lower1 - 8)),
+	'false', $corrupted->(1),
+	statements => [ [ $vacuum, $corrupted->(1) ] ]);
+
+SKIP:
+{
+	skip 'TIDs of the first heap rows not found on data page 1', 5
+	  unless defined $tid01;
+
+	# A scan meets it: XX002 naming the block, not the bitmap's XX000
+	check_case('heap TID with an offset past any heap page',
+		patched($pristine, 1, $tid01, tid(0, 2000)),
+		'false', $corrupted->(1),
+		scan => "SELECT count(*) FROM ct WHERE a = 1 AND b = 'b1';",
+		scan_expected => $corrupted->(1));
+}
+
+# A row index relabelled sliced: its data pages are on no pending list, so
+# no row is reachable; the heap pass sees them all missing
+check_case('row index relabelled sliced',
+	patched($pristine, 0, $contents + $meta{layout}, pack('S', 2)),
+	'true', qr/XX002: index "ct_bx" lacks the signature of row/);
 
 # Put back, the index is sound
 check_case('pristine file put back', $pristine, 'true', '');

@@ -18,9 +18,10 @@
 # nrows TIDs of blockBits + offsetBits bits each.
 #
 # The index holds 5,000 rows: one stripe (number 0) and one stripe-list
-# page.  The rows are numbered in heap order, so the row of id 7, which the
-# index scan's query matches, is row 6: the first TID map holds it, and
-# every slice whose bit 6 is set is one that query reads.
+# page, and 10 more rows on a pending page.  The rows are numbered in heap
+# order, so the row of id 7, which the index scan's query matches, is row
+# 6: the first TID map holds it, and every slice whose bit 6 is set is one
+# that query reads.
 
 use strict;
 use warnings;
@@ -42,7 +43,10 @@ CREATE EXTENSION bloomidx;
 CREATE TABLE cs (id int, a int, b text);
 INSERT INTO cs SELECT g, g % 100, 'b' || (g % 37) FROM generate_series(1, 5000) g;
 CREATE INDEX cs_bx ON cs USING bloomidx (a, b) WITH (layout = sliced);
+INSERT INTO cs SELECT g, g % 100, 'b' || (g % 37) FROM generate_series(5001, 5010) g;
 });
+is($node->safe_psql('postgres', "SELECT pending_pages FROM bloomidx_stats('cs_bx')"),
+	'1', 'the last rows wait on a pending page');
 is($node->safe_psql('postgres', "SELECT bloomidx_check('cs_bx', true)"),
 	'', 'bloomidx_check passes on the sound index');
 
@@ -91,13 +95,13 @@ sub patched
 # $scan_expected if given, else any XX002 (unless $expected is '')
 sub check_case
 {
-	my ($name, $image, $expected, $scan_expected) = @_;
+	my ($name, $image, $expected, $scan_expected, @statements) = @_;
 	$scan_expected //= $expected eq '' ? undef : qr/XX002/;
 	bx_corruption_case(
 		node => $node, file => $file, index => 'cs_bx', name => $name,
 		image => $image, heapallindexed => 'true', expected => $expected,
 		scan => "SELECT count(*) FROM cs WHERE a = 7 AND b = 'b7';",
-		scan_expected => $scan_expected);
+		scan_expected => $scan_expected, statements => \@statements);
 	return;
 }
 
@@ -152,6 +156,70 @@ check_case('slice page tagged with another stripe',
 	patched($block{'scanned slice'}, $blcksz - 8, pack('S S', 1, 0)),
 	$unexpected->($block{'scanned slice'}, 'slice page'),
 	$unexpected->($block{'scanned slice'}, 'slice page'));
+
+# Fields of the metapage (offsets in its contents, see BloomMetaPageData
+# in src/page.h) and of a stripe page (BloomStripeData)
+my %meta = (tuplesPerPage => 10, sigBits => 14, mergedRows => 2160,
+	firstStripe => 2168, nStripes => 2172, nPending => 2176, stripeLists => 2180);
+my %stripe = (nTidPages => 4, tidPages => 8, tidFirstRow => 208, slices => 308);
+my $contents = 24;
+my $meta_at = sub {
+	my ($field, $bytes) = @_;
+	return patched(0, $contents + $meta{$field}, $bytes);
+};
+my $stripe_at = sub {
+	my ($field, $bytes) = @_;
+	return patched($block{stripe}, $contents + $stripe{$field}, $bytes);
+};
+# (rolled back, so that the table keeps the rows of the pristine index)
+my $insert = [ q{BEGIN; INSERT INTO cs VALUES (5001, 7, 'b7'); ROLLBACK;}, qr/XX002/ ];
+my $merge = [
+	q{BEGIN; INSERT INTO cs VALUES (5001, 7, 'b7'); SELECT bloomidx_merge('cs_bx'); ROLLBACK;},
+	qr/XX002/ ];
+my $stats = [ q{SELECT bloomidx_stats('cs_bx');}, qr/XX002/ ];
+my $vacuum = [ q{DELETE FROM cs WHERE id = 7; VACUUM cs;}, qr/XX002/ ];
+
+# Crashes once: counts read from the index and trusted
+my $first_tid_map = unpack('L', substr($pristine,
+		$block{stripe} * $blcksz + $contents + $stripe{tidPages}, 4));
+check_case('stripe page listing its TID map twice',
+	bx_patched($stripe_at->(nTidPages => pack('S', 2)), $blcksz, $block{stripe},
+		$contents + $stripe{tidPages} + 4, pack('L', $first_tid_map)),
+	$at->($block{stripe}), undef, $stats, $merge);
+check_case('sliced metapage with 4096-bit signatures',
+	bx_patched($meta_at->(sigBits => pack('S', 4096)), $blcksz, 0,
+		$contents + $meta{tuplesPerPage}, pack('S', 15)),
+	$at->(0), $at->(0), $stats, $insert);
+check_case('first TID map starting past the merge point',
+	$stripe_at->(tidFirstRow => pack('S', 60000)),
+	$at->($block{stripe}), undef, $merge, $vacuum);
+check_case('65535 pending pages', $meta_at->(nPending => pack('S', 65535)),
+	$at->(0), $at->(0), $insert, $stats);
+
+# Hung once: a block number naming a page the backend holds
+check_case('slice link of a stripe page pointing to itself',
+	$stripe_at->(slices => pack('L', $block{stripe})),
+	$at->($block{stripe}), undef, $merge, $vacuum);
+check_case('stripe-list entry naming the metapage',
+	$meta_at->(stripeLists => pack('L', 0)),
+	$at->(0), $at->(0), $merge, $insert);
+check_case('unused stripe-list entry naming the metapage',
+	$meta_at->(stripeLists => pack('L L', $block{'stripe-list'}, 0)),
+	$at->(0), $at->(0), $merge);
+
+# Rows that vanished from answers: out of range, or unreachable from the
+# metapage, which the heap pass reports
+check_case('first stripe past the last', $meta_at->(firstStripe => pack('L', 2)),
+	$at->(0), $at->(0), $insert);
+check_case('first stripe moved past the only stripe',
+	$meta_at->(firstStripe => pack('L', 1)),
+	qr/XX002: index "cs_bx" lacks the signature of row/, qr/^(?![\s\S]*XX000)/);
+check_case('merged rows lowered', $meta_at->(mergedRows => pack('Q', 100)),
+	qr/XX002: index "cs_bx" lacks the signature of row/, qr/^(?![\s\S]*XX000)/);
+check_case('pending page dropped from the list', $meta_at->(nPending => pack('S', 0)),
+	qr/XX002: index "cs_bx" lacks the signature of row/, qr/^(?![\s\S]*XX000)/);
+check_case('merged rows past the stripes', $meta_at->(mergedRows => pack('Q', 70000)),
+	$at->(0), $at->(0), $insert);
 
 check_case('pristine file put back', $pristine, '');
 

@@ -282,8 +282,9 @@ sub bx_patched
 # One corruption case of a stopped $node: write $image as $index's $file,
 # start, run bloomidx_check (with heapallindexed if asked) and compare its
 # error with $expected (a regex, or '' for none), run $scan (an index
-# scan), which must fail with $scan_expected when that regex is given, check
-# that the server is up and no backend crashed, and stop.
+# scan), which must fail with $scan_expected when that regex is given, run
+# the statements of $statements (see below), check that the server is up
+# and no backend crashed, and stop.
 sub bx_corruption_case
 {
 	my (%c) = @_;
@@ -315,6 +316,25 @@ sub bx_corruption_case
 	  if defined $c{scan_expected};
 	is($node->safe_psql('postgres', 'SELECT 1'), '1',
 		"$c{name}: the server is up after an index scan");
+
+	# More statements, each [SQL, expected error regex or '' for none],
+	# under a statement_timeout: an error, not a hang
+	for my $st (@{ $c{statements} // [] })
+	{
+		my ($sql, $re) = @$st;
+		($ret, $stdout, $stderr) = $node->psql('postgres',
+			"\\set VERBOSITY verbose\nSET statement_timeout = '20s';\n$sql",
+			timeout => 60);
+		if ($re eq '')
+		{
+			is($ret, 0, "$c{name}: $sql succeeds") or diag($stderr);
+		}
+		else
+		{
+			like($stderr, $re, "$c{name}: $sql reports it");
+		}
+		unlike($stderr, qr/57014/, "$c{name}: $sql does not hang");
+	}
 	ok(!$node->log_contains(qr/terminated by signal|server process .* was terminated/, $log_offset),
 		"$c{name}: no backend crashed");
 

@@ -1,0 +1,296 @@
+
+# Copyright and license: see the project's LICENSE.
+
+# Corruption fuzzer: for each layout, random corruptions of an index's
+# pages, each followed by every kind of statement that reads or writes the
+# index, under a statement_timeout.  It fails on a crashed backend, on a
+# statement outliving its timeout by more than a second (an uninterruptible
+# wait), and on a wrong answer (an index scan's rows differing from a
+# sequential scan's) that bloomidx_check(heapallindexed) does not report.
+# Errors are expected: the statements may fail, cleanly.
+#
+# A round builds one small table with one index per corruption, stops the
+# server, corrupts every index file at once (a different corruption each),
+# starts the server and runs the statements on each table.  Corruptions
+# are seeded and so reproducible; each is printed (note) before it is
+# tried.  They are field-aware (metapage fields, page headers and counts,
+# stripe, slice, TID-map and stripe-list fields, set to values on the edges
+# of their range or naming other blocks, the metapage or the page itself)
+# or random bytes anywhere.
+#
+# Environment:
+#   BX_FUZZ_CORRUPTIONS  corruptions per layout (default 15; 500 for the
+#                        full run: make corruption-fuzz)
+#   BX_FUZZ_SEED         seed of the first round (default 1)
+
+use strict;
+use warnings;
+
+use PostgreSQL::Test::Cluster;
+use PostgreSQL::Test::Utils;
+use Test::More;
+use Time::HiRes qw(time);
+
+my $ncorruptions = $ENV{BX_FUZZ_CORRUPTIONS} // 15;
+my $seed = $ENV{BX_FUZZ_SEED} // 1;
+my $per_round = 25;
+my $timeout_s = 3;
+# A statement's time may exceed its timeout by a second, plus psql's start
+my $max_s = $timeout_s + 1.5;
+
+my $node = PostgreSQL::Test::Cluster->new('corruption_fuzz');
+$node->init;
+$node->append_conf('postgresql.conf', q{
+autovacuum = off
+restart_after_crash = on
+});
+$node->start;
+$node->safe_psql('postgres', 'CREATE EXTENSION bloomidx');
+my $blcksz = $node->safe_psql('postgres', 'SHOW block_size');
+
+# Offsets in a page, and in the contents of each kind of page (src/page.h)
+my $contents = 24;
+my @header = ([ 'pd_lower', 12, 'S' ], [ 'pd_upper', 14, 'S' ],
+	[ 'pd_special', 16, 'S' ], [ 'ntuples', $blcksz - 8, 'S' ],
+	[ 'maxtuples', $blcksz - 6, 'S' ], [ 'flags', $blcksz - 4, 'S' ],
+	[ 'page_id', $blcksz - 2, 'S' ]);
+my @meta = ([ 'magic', 0, 'L' ], [ 'version', 4, 'S' ], [ 'layout', 6, 'S' ],
+	[ 'tuplesPerPage', 10, 'S' ], [ 'nColumns', 12, 'S' ],
+	[ 'sigBits', 14, 'S' ], [ 'bitsPerColumn[0]', 16, 'S' ],
+	[ 'bitsPerColumn[1]', 18, 'S' ], [ 'bitsPerColumn[2]', 20, 'S' ],
+	[ 'statTuples', 88, 'Q' ], [ 'statBitsSet', 96, 'Q' ],
+	[ 'nFree', 104, 'S' ], [ 'freeStart', 106, 'S' ],
+	[ 'freePages[0]', 108, 'L' ], [ 'freePages[1]', 112, 'L' ],
+	[ 'mergedRows', 2160, 'Q' ], [ 'firstStripe', 2168, 'L' ],
+	[ 'nStripes', 2172, 'L' ], [ 'nPending', 2176, 'S' ],
+	[ 'stripeLists[0]', 2180, 'L' ], [ 'stripeLists[1]', 2184, 'L' ],
+	[ 'pendingPages[0]', 4228, 'L' ], [ 'pendingPages[1]', 4232, 'L' ]);
+my @stripe = ([ 'nlive', 0, 'L' ], [ 'nTidPages', 4, 'S' ],
+	[ 'tidPages[0]', 8, 'L' ], [ 'tidPages[1]', 12, 'L' ],
+	[ 'tidFirstRow[0]', 208, 'S' ], [ 'tidFirstRow[1]', 210, 'S' ],
+	[ 'slices[0]', 308, 'L' ], [ 'slices[1]', 312, 'L' ],
+	[ 'slices[7]', 336, 'L' ], [ 'slices[40]', 468, 'L' ]);
+my @tidmap = ([ 'firstRow', 0, 'S' ], [ 'nrows', 2, 'S' ],
+	[ 'blockBits', 4, 'C' ], [ 'offsetBits', 5, 'C' ],
+	[ 'baseBlock', 8, 'L' ], [ 'packed[0]', 12, 'L' ]);
+my @stripelist = ([ 'entry[0]', 0, 'L' ], [ 'entry[1]', 4, 'L' ]);
+my @data = ([ 'signature[0]', 0, 'L' ], [ 'signature[1]', 8, 'L' ]);
+
+my %max = (C => 0xff, S => 0xffff, L => 0xffffffff, Q => 0xffffffff);
+
+# A value for a field of format $fmt now holding $old, on page $blkno of
+# an index of $nblocks blocks
+sub fuzz_value
+{
+	my ($fmt, $old, $blkno, $nblocks) = @_;
+	my @choices = (0, 1, $max{$fmt}, $max{$fmt} - 1, $old + 1, $old - 1,
+		int(rand($nblocks)), $blkno, $nblocks, int(rand($max{$fmt} + 1)),
+		$old * 2, 60000, 4096, 1024);
+	my $v = $choices[ int(rand(@choices)) ];
+	$v = 0 if $v < 0;
+	return $v > $max{$fmt} ? $max{$fmt} : $v;
+}
+
+# Corrupt a copy of $image (an index file); returns it and what was done
+sub corrupt
+{
+	my ($image) = @_;
+	my $nblocks = length($image) / $blcksz;
+	my $kind = rand();
+	my $blkno = $kind < 0.3 ? 0 : 1 + int(rand($nblocks - 1));
+	$blkno = 0 if $nblocks == 1;
+	my $page = $blkno * $blcksz;
+
+	if (rand() < 0.2)
+	{
+		# Random bytes anywhere on the page
+		my $n = 1 + int(rand(8));
+		my $off = int(rand($blcksz - $n));
+		my $bytes = join('', map { chr(int(rand(256))) } 1 .. $n);
+		substr($image, $page + $off, $n, $bytes);
+		return ($image, sprintf("block %u: %d random bytes at %d", $blkno, $n, $off));
+	}
+
+	my $flags = unpack('S', substr($image, $page + $blcksz - 4, 2));
+	my @fields;
+	if (rand() < 0.25) { @fields = map { [ @$_, 0 ] } @header; }
+	elsif ($blkno == 0) { @fields = map { [ @$_, $contents ] } @meta; }
+	elsif ($flags & 0x10) { @fields = map { [ @$_, $contents ] } @stripe; }
+	elsif ($flags & 0x08) { @fields = map { [ @$_, $contents ] } @tidmap; }
+	elsif ($flags & 0x40) { @fields = map { [ @$_, $contents ] } @stripelist; }
+	elsif ($flags & 0x04) { @fields = map { [ @$_, 0 ] } @header; }
+	else
+	{
+		# A data page: a signature, or the TID of one of its slots
+		my $ntuples = unpack('S', substr($image, $page + $blcksz - 8, 2));
+		my $slot = int(rand($ntuples || 1));
+		@fields = ((map { [ @$_, $contents ] } @data),
+			[ "tid[$slot].block", $blcksz - 8 - 6 * ($slot + 1), 'L', 0 ],
+			[ "tid[$slot].offset", $blcksz - 8 - 6 * ($slot + 1) + 4, 'S', 0 ]);
+	}
+	my ($name, $off, $fmt, $base) = @{ $fields[ int(rand(@fields)) ] };
+	$off += $base;
+	my $size = length(pack($fmt, 0));
+	my $old = unpack($fmt, substr($image, $page + $off, $size));
+	my $new = fuzz_value($fmt, $old, $blkno, $nblocks);
+	substr($image, $page + $off, $size, pack($fmt, $new));
+	return ($image, sprintf("block %u (flags 0x%04x): %s %s -> %s",
+			$blkno, $flags, $name, $old, $new));
+}
+
+# Run $sql on its own; returns (elapsed seconds, stdout, stderr)
+sub run
+{
+	my ($sql) = @_;
+	my $timed_out = 0;
+	my $t0 = time();
+	my ($ret, $stdout, $stderr) = $node->psql('postgres',
+		"SET statement_timeout = '${timeout_s}s';\n\\set VERBOSITY verbose\n$sql",
+		timeout => 60, timed_out => \$timed_out);
+	my $elapsed = time() - $t0;
+	$elapsed = 999 if $timed_out;
+	return ($elapsed, $stdout // '', $stderr // '');
+}
+
+my %sqlstates;
+my ($wrong_reported, $wrong_unreported, $slow, $crashes) = (0, 0, 0, 0);
+
+# The ids matching a query through the index, or by a sequential scan
+sub answer
+{
+	my ($table, $cond, $via_index, $label, $what) = @_;
+	my $settings = $via_index
+	  ? 'SET enable_seqscan = off; SET enable_indexscan = off;'
+	  : 'SET enable_bitmapscan = off; SET enable_indexscan = off;';
+	my ($elapsed, $out, $err) = run("$settings\n"
+		  . "SELECT coalesce(string_agg(id::text, ',' ORDER BY id), '') FROM $table WHERE $cond;");
+	statement_done("$what: $label", $elapsed, $err);
+	return $err =~ /ERROR/ ? undef : $out;
+}
+
+# Account for one statement: its SQLSTATE, and its time
+sub statement_done
+{
+	my ($what, $elapsed, $err) = @_;
+	if ($err =~ /ERROR:  ([0-9A-Z]{5})/)
+	{
+		$sqlstates{$1}++;
+		note("$what: $1") if $1 eq 'XX000';
+	}
+	if ($elapsed > $max_s)
+	{
+		$slow++;
+		fail("$what: took $elapsed s under a ${timeout_s}s statement_timeout");
+	}
+	return;
+}
+
+# Do the answers of table $table match, or does bloomidx_check report the
+# index?  Counts a wrong answer, reported or not.
+sub check_answers
+{
+	my ($table, $index, $what) = @_;
+	my $wrong = 0;
+	for my $cond ("a = 7 AND b = 'b7'", "a = ANY ('{3, 5, 7, 11}')", "b = 'b1'")
+	{
+		my $seq = answer($table, $cond, 0, "seq scan on $cond", $what);
+		my $idx = answer($table, $cond, 1, "index scan on $cond", $what);
+		$wrong = 1 if defined $seq && defined $idx && $seq ne $idx;
+	}
+	my ($elapsed, $out, $err) = run("SELECT bloomidx_check('$index', true);");
+	statement_done("$what: bloomidx_check", $elapsed, $err);
+	if ($wrong)
+	{
+		if ($err =~ /ERROR:  (XX001|XX002|0A000)/) { $wrong_reported++; }
+		else
+		{
+			$wrong_unreported++;
+			fail("$what: wrong answer that bloomidx_check does not report");
+		}
+	}
+	return;
+}
+
+my $round = 0;
+for my $layout ('row', 'sliced')
+{
+	my $done = 0;
+	while ($done < $ncorruptions)
+	{
+		my $n = $ncorruptions - $done < $per_round ? $ncorruptions - $done : $per_round;
+		my $round_seed = $seed + $round++;
+		srand($round_seed);
+		note("layout $layout, round seed $round_seed: $n corruptions");
+
+		# One table and index per corruption; the sliced layout with rows on
+		# pending pages too
+		my $setup = '';
+		for my $i (1 .. $n)
+		{
+			$setup .= "DROP TABLE IF EXISTS fz$i;\n"
+			  . "CREATE TABLE fz$i (id int, a int, b text);\n"
+			  . "INSERT INTO fz$i SELECT g, g % 100, 'b' || (g % 37) FROM generate_series(1, 3000) g;\n"
+			  . "CREATE INDEX fz${i}_bx ON fz$i USING bloomidx (a, b) WITH (layout = '$layout');\n"
+			  . "INSERT INTO fz$i SELECT g, g % 100, 'b' || (g % 37) FROM generate_series(3001, 3100) g;\n";
+		}
+		$node->safe_psql('postgres', $setup . 'CHECKPOINT;');
+		my @files = map {
+			$node->data_dir . '/'
+			  . $node->safe_psql('postgres', "SELECT pg_relation_filepath('fz${_}_bx')")
+		} 1 .. $n;
+		$node->stop;
+
+		my @what;
+		for my $i (1 .. $n)
+		{
+			my $image = slurp_file($files[ $i - 1 ]);
+			my ($corrupted, $desc) = corrupt($image);
+			open(my $fh, '>', $files[ $i - 1 ]) or die "cannot write $files[$i - 1]: $!";
+			binmode $fh;
+			print $fh $corrupted;
+			close $fh;
+			push @what, "$layout #" . ($done + $i) . " (seed $round_seed): $desc";
+		}
+
+		my $log_offset = -s $node->logfile;
+		$node->start;
+		for my $i (1 .. $n)
+		{
+			my $what = $what[ $i - 1 ];
+			note($what);
+			my ($t, $e);
+			check_answers("fz$i", "fz${i}_bx", $what);
+			for my $sql ("INSERT INTO fz$i SELECT g, g % 100, 'b' || (g % 37) FROM generate_series(5001, 5300) g;",
+				"DELETE FROM fz$i WHERE id % 10 = 3;\nVACUUM fz$i;",
+				"SELECT bloomidx_merge('fz${i}_bx');",
+				"SELECT * FROM bloomidx_stats('fz${i}_bx');")
+			{
+				($t, undef, $e) = run($sql);
+				statement_done("$what: $sql", $t, $e);
+			}
+			check_answers("fz$i", "fz${i}_bx", "$what, after changes");
+			if ($node->log_contains(qr/terminated by signal|server process .* was terminated/,
+					$log_offset))
+			{
+				$crashes++;
+				fail("$what: a backend crashed");
+				$log_offset = -s $node->logfile;
+				# Wait for the restart after the crash
+				$node->poll_query_until('postgres', 'SELECT 1', '1');
+			}
+		}
+		$done += $n;
+	}
+}
+
+my $states = join(', ', map { "$_: $sqlstates{$_}" } sort keys %sqlstates);
+diag("corruption fuzz: $ncorruptions corruptions per layout (seed $seed);"
+	  . " crashes $crashes, statements past the timeout $slow, wrong answers"
+	  . " reported by bloomidx_check $wrong_reported, unreported $wrong_unreported;"
+	  . " errors by SQLSTATE: $states");
+is($crashes, 0, 'no backend crashed');
+is($slow, 0, 'no statement outlived its timeout by more than a second');
+is($wrong_unreported, 0, 'every wrong answer is reported by bloomidx_check');
+
+$node->stop;
+done_testing();
