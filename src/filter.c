@@ -44,7 +44,6 @@
 
 #include "filter.h"
 #include "signature.h"
-#include "visibility.h"
 
 StaticAssertDecl(BLOOM_FILTER_HASH_SCHEME == BLOOM_HASH_SCHEME,
 				 "filter format and signature.h disagree on the hash scheme");
