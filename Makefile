@@ -18,6 +18,13 @@ PG_CONFIG ?= pg_config
 PGXS := $(shell $(PG_CONFIG) --pgxs)
 include $(PGXS)
 
+# Export only what PostgreSQL looks up by name (src/visibility.h), as
+# PostgreSQL 16 does for every extension.  After PGXS, and with override,
+# so that it holds with PG_CFLAGS or CFLAGS given on the command line.
+ifeq ($(GCC),yes)
+override CFLAGS += -fvisibility=hidden
+endif
+
 # The benchmark (bench/run.sh): its own private build (-O2, BENCH_CFLAGS) and
 # throwaway cluster; results in bench/results/.  `make bench BENCH_ARGS=--quick`
 .PHONY: bench

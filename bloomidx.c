@@ -22,7 +22,7 @@
 
 PG_MODULE_MAGIC;
 
-void		_PG_init(void);
+extern PGDLLEXPORT void _PG_init(void);
 
 PG_FUNCTION_INFO_V1(bloomidx_handler);
 

@@ -22,6 +22,10 @@
 #                   with -DBLOOMIDX_SMALL_LIMITS on a cluster of its own
 #        tap        prove on t/*.pl           (make installcheck, TAP_TESTS);
 #                   these start their own clusters (PostgreSQL::Test::Cluster)
+#        fuzz       fuzz/run.sh: the bloomfilter decoder, outside the server
+#        model      model/run.sh: the cost estimates' false-positive model
+#                   (src/fpmodel.c), outside the server; each check counts
+#        bench      bench/run.sh --smoke
 #      regress and isolation share one throwaway cluster that listens only on
 #      a Unix socket in the work dir.  A suite with no tests is skipped.
 #   5. On failure: regression.diffs, output_iso/regression.diffs, TAP logs.
@@ -30,8 +34,10 @@
 #      non-zero if anything failed or if no test ran.
 #
 # Environment:
-#   SUITES         subset of "regress isolation limits tap fuzz bench" (default: all)
+#   SUITES         subset of "regress isolation limits tap fuzz model bench"
+#                  (default: all)
 #   TESTS          test names: sql/NAME.sql, specs/NAME.spec, t/NAME.pl, fuzz,
+#                  model (the false-positive model's checks, model/run.sh),
 #                  or bench (the benchmark's smoke run, bench/run.sh --smoke)
 #                  (each runs in its own suite); default: all tests
 #   KEEP=1         keep the work dir (build copy, logs, cluster data)
@@ -46,7 +52,7 @@ REPO=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 # shellcheck source=scripts/lib.sh
 source "$REPO/scripts/lib.sh"
 
-ALL_SUITES="regress isolation limits tap fuzz bench"
+ALL_SUITES="regress isolation limits tap fuzz model bench"
 SUITE_TIMEOUT=${SUITE_TIMEOUT:-1800}
 TOTAL_TIMEOUT=${TOTAL_TIMEOUT:-4800}
 [[ $SUITE_TIMEOUT =~ ^[0-9]+$ && $TOTAL_TIMEOUT =~ ^[0-9]+$ ]] ||
@@ -77,7 +83,7 @@ done
 wants() { [[ " $suites " == *" $1 "* ]]; }
 
 # Tests per suite: empty means "all of that suite's tests" (if TESTS is unset).
-sel_regress="" sel_isolation="" sel_limits="" sel_tap="" sel_fuzz="" sel_bench=""
+sel_regress="" sel_isolation="" sel_limits="" sel_tap="" sel_fuzz="" sel_model="" sel_bench=""
 if [[ -n ${TESTS:-} ]]; then
     for t in $TESTS; do
         # Accept "name", "sql/name.sql", "specs/name.spec", "t/name.pl".
@@ -85,6 +91,10 @@ if [[ -n ${TESTS:-} ]]; then
         n=${n%.sql} n=${n%.spec} n=${n%.pl}
         if [[ $n == fuzz ]]; then
             sel_fuzz=1
+            continue
+        fi
+        if [[ $n == model ]]; then
+            sel_model=1
             continue
         fi
         if [[ $n == bench ]]; then
@@ -114,6 +124,7 @@ has_tests() {
         isolation) compgen -G "$REPO/specs/*.spec" >/dev/null ;;
         tap) compgen -G "$REPO/t/*.pl" >/dev/null ;;
         fuzz) [[ -f $REPO/fuzz/run.sh ]] ;;
+        model) [[ -f $REPO/model/run.sh ]] ;;
         bench) [[ -f $REPO/bench/run.sh ]] ;;
     esac
 }
@@ -136,6 +147,14 @@ count_regress() {
         /\.\.\. +failed \(ignored\)/    { p++; next }
         /\.\.\. +FAILED/                { f++; next }
         END { print p + 0, f + 0, (p + f > 0) }' "$1"
+}
+
+# Count model/run.sh's checks in log $1: its last line is
+# "model: N checks, N passed, N failed".
+count_model() {
+    awk '
+        /^model: [0-9]+ checks, [0-9]+ passed, [0-9]+ failed$/ { p = $4; f = $6; seen = 1 }
+        END { print p + 0, f + 0, seen + 0 }' "$1"
 }
 
 # Count prove results in log $1: "Files=N, Tests=N, ..." gives the number of
@@ -427,6 +446,25 @@ if has_tests fuzz; then
     fi
 elif wants fuzz; then
     bx_log "suite fuzz: no fuzz/run.sh, skipped"
+fi
+
+# --- model: the false-positive model, built and run outside the server ------
+
+if has_tests model; then
+    bx_log "suite model (model/run.sh)"
+    log=$BX_WORK/logs/model.log
+    rc=0
+    run_step "$log" env TMPDIR="$BX_WORK/tmp" PG_CONFIG="$BX_PG_CONFIG" \
+        bash "$SRC/model/run.sh" || rc=$?
+    # One test per check; a run that stopped early counts one failure.
+    read -r p f u < <(count_model "$log")
+    record model "$rc" "$p" "$f" "$u"
+    if [[ $rc -ne 0 || $f -ne 0 ]]; then
+        grep -A1 '^not ok' "$log" | head -n 40 || true
+        show_file "$log" 20
+    fi
+elif wants model; then
+    bx_log "suite model: no model/run.sh, skipped"
 fi
 
 # --- bench: the benchmark's smoke run (20,000 rows, one run) -------------------

@@ -21,6 +21,8 @@
 #include "nodes/pathnodes.h"
 #include "access/relscan.h"
 
+#include "visibility.h"
+
 /* Limits */
 #define BLOOMIDX_MAX_COLUMNS		32	/* index columns */
 #define BLOOMIDX_MIN_LENGTH			16	/* signature bits */

@@ -15,47 +15,11 @@
  * where s is the selectivity of the clauses the index tests (the planner's
  * usual machinery), p the fraction of the table's rows in the index (1
  * unless the index is partial), and fp the fraction of the index's rows
- * that pass the signature test without matching.
- *
- * fp is worked out from the bits the query actually tests:
- *
- * - A query value sets its k bits through the same probe sequence as the
- *	 index, so the number of distinct bits q it tests can be below k: probes
- *	 collide, and the double hashing of signature.h sometimes revisits the
- *	 same few positions.  With constants the planner hashes the values and
- *	 knows their bits; with parameters (generic plans, joins, sub-selects)
- *	 it uses the distribution of q measured by running the probe code over
- *	 pseudo-random values.  The few values that test one to three bits are
- *	 what makes the average rate about twice fill^k at the default shape.
- *
- * - The bits of a row come from its values.  A column's frequent values
- *	 (the most common values of its statistics, and NULL) set the same bits
- *	 in many rows: a query value whose bits fall among those of "true" in a
- *	 boolean column of the index passes half the table.  So a row's bits are
- *	 modelled as the bits of the frequent values it may hold, each with its
- *	 frequency, plus T random bit settings for its other columns, T scaled
- *	 so that the model reproduces the fill (fraction of bits set) measured
- *	 in the metapage.  The chance that q given bits are all among T random
- *	 ones is E[C(K, q) / C(m, q)] over the number K of bits they set, which
- *	 is below fill^q for short signatures (the bits of one row exclude each
- *	 other).
- *
- * - A row that matches some clauses but not all passes those for sure (and
- *	 holds their values' bits).  For a column with few distinct values this
- *	 is most of the false positives, so the rows are split by which clauses
- *	 of noticeable selectivity they match, columns independent, as the
- *	 planner assumes.
- *
- * - "col = ANY (array)" passes when the bits of any one element are set:
- *	 1 - prod(1 - P(element's bits | the other clauses' bits)).  IS NULL
- *	 tests the bits of the column's null hash.  IS NOT NULL tests nothing:
- *	 the index lets every row through for it.
- *
- * Known limitation: one value's bits lie on an arithmetic progression (the
- * double hashing of signature.h), and two values with nearly the same pair
- * of hashes share most bits.  That adds about (columns / m^2) to the rate
- * of a query value whatever its number of bits, which the model leaves
- * out: it underestimates values that test many bits in short signatures.
+ * that pass the signature test without matching, which the false-positive
+ * model of fpmodel.c works out from the bits the query tests and the
+ * frequent values of the index's columns.  This file is the planner's side:
+ * it hashes the query's constants, reads the columns' statistics and the
+ * index's fill, and prices the pages and signatures a scan reads.
  *
  * The scan costs every index page at seq_page_cost (the index is read in
  * order with a bulk-read strategy), each signature test a fraction of
@@ -82,7 +46,6 @@
 #include "nodes/nodeFuncs.h"
 #include "optimizer/cost.h"
 #include "optimizer/optimizer.h"
-#include "port/pg_bitutils.h"
 #include "storage/bufmgr.h"
 #include "utils/acl.h"
 #include "utils/array.h"
@@ -93,6 +56,7 @@
 #include "utils/syscache.h"
 
 #include "bloomidx.h"
+#include "fpmodel.h"
 #include "page.h"
 #include "signature.h"
 
@@ -114,127 +78,8 @@ PG_FUNCTION_INFO_V1(bloomidx_estimate);
  */
 #define BLOOM_FETCH_COST		(3 * cpu_tuple_cost)
 
-/*
- * Distinct-bit distributions of the probe sequence: pseudo-random values
- * run through it (at most BLOOM_PROBE_WORK probes), kept for a few shapes.
- */
-#define BLOOM_PROBE_SAMPLES		65536
-#define BLOOM_PROBE_WORK		(1 << 22)
-#define BLOOM_PROBE_CACHE_SIZE	16
-
 /* Elements of a constant array hashed; longer arrays are sampled evenly */
 #define BLOOM_COST_MAX_ELEMENTS	256
-
-/*
- * Clauses whose selectivity is at least this are split into the rows that
- * match them and the rows that do not (at most BLOOM_COST_MAX_SPLIT of
- * them, the least selective first); below it, a matching row is too rare
- * to change the count of false positives.
- */
-#define BLOOM_COST_SPLIT_MIN_SEL	1e-4
-#define BLOOM_COST_MAX_SPLIT		6
-
-/*
- * A column's values (or NULL) held by at least this fraction of the rows
- * have their bits modelled exactly, up to BLOOM_COST_MAX_FREQUENT per
- * column; the combinations a row can hold are kept while at least
- * BLOOM_COST_MIN_STATE_PROB likely, up to BLOOM_COST_MAX_STATES (the rest
- * count as rows holding other values).
- */
-#define BLOOM_COST_FREQUENT_MIN		0.01
-#define BLOOM_COST_MAX_FREQUENT		16
-#define BLOOM_COST_MIN_STATE_PROB	1e-6
-#define BLOOM_COST_MAX_STATES		256
-
-/* Occupancy model only for signatures at most this long; else fill^q */
-#define BLOOM_COST_OCCUPANCY_MAX_BITS	1024
-#define BLOOM_COST_OCCUPANCY_MAX_WORK	(1 << 22)
-#define BLOOM_COST_OCCUPANCY_CACHE		32
-
-/*
- * Distribution of the number of bits K set by some number of random bit
- * settings, with the probabilities P(q given bits all set) derived from it.
- */
-typedef struct BloomOccupancy
-{
-	double		throws;			/* random bit settings */
-	double	   *p;				/* P(K = j), j = 0..m, or NULL: use fill^q */
-	double	   *cover;			/* cover[q] once computed, else -1 */
-} BloomOccupancy;
-
-/*
- * How the signatures of rows look: m bits, a row's random bits coming from
- * throwsPerBit random settings per bit its columns set.
- */
-typedef struct BloomRowModel
-{
-	int			sigBits;		/* m */
-	int			sigWords;
-	double		fill;			/* measured fraction of bits set */
-	double		throwsPerBit;	/* random settings reproducing the fill */
-	int			nocc;
-	BloomOccupancy occ[BLOOM_COST_OCCUPANCY_CACHE];
-} BloomRowModel;
-
-/*
- * The frequent values of one index column: their bits and how many rows
- * hold them.
- */
-typedef struct BloomFrequentValues
-{
-	int			nvalues;
-	uint64	   *masks;			/* nvalues * sigWords words */
-	double	   *freqs;
-} BloomFrequentValues;
-
-/*
- * One index clause, as the cost model sees it.
- */
-typedef struct BloomCostClause
-{
-	int			col;			/* index column (0-based) */
-	double		selectivity;	/* of this clause alone */
-	bool		isArray;		/* "= ANY": any one of the values */
-	int			nknown;			/* values hashed at plan time ... */
-	uint64	   *masks;			/* ... their bits, nknown * sigWords words */
-	double		knownWeight;	/* elements each known mask stands for */
-	double		nunknown;		/* values not known at plan time */
-} BloomCostClause;
-
-/*
- * A query: its clauses, the frequent values of the index's columns, and
- * whether it can match anything at all.
- */
-typedef struct BloomCostQuery
-{
-	int			nclauses;
-	BloomCostClause *clauses;
-	BloomFrequentValues *frequent;	/* per index column, or NULL */
-	bool		noMatch;		/* "col = NULL", "= ANY ('{NULL}')": no row */
-	double		valuesHashed;	/* values hashed when the scan starts */
-} BloomCostQuery;
-
-/*
- * What the model predicts for a query.
- */
-typedef struct BloomCostResult
-{
-	double		falsePositives; /* fraction of index rows passing without
-								 * matching every clause */
-	double		falsePositiveRate;	/* among rows matching no clause */
-	double		wordsTested;	/* 64-bit words tested per signature */
-} BloomCostResult;
-
-/*
- * A combination of frequent values a row may hold: the bits they set, the
- * bits of the row's other columns (set at random), its probability.
- */
-typedef struct BloomRowState
-{
-	uint64	   *bits;			/* sigWords words */
-	int			randomBits;		/* bits per column of the other columns */
-	double		prob;
-} BloomRowState;
 
 /*
  * Fraction of signature bits set: measured (metapage statistics) when the
@@ -266,646 +111,18 @@ BloomIndexFill(Relation index, const BloomShape *shape)
 }
 
 /*
- * Set up the row model of an index of this shape and measured fill: the
- * number of random settings of one bit that, over all the index's columns,
- * gives that fill (throws = log(1 - fill) / log(1 - 1/m)).
+ * The part of an index's shape the false-positive model needs.
  */
-static void
-BloomRowModelInit(BloomRowModel *model, const BloomShape *shape, double fill)
+static BloomModelShape
+BloomModelShapeOf(const BloomShape *shape)
 {
-	int			m = shape->sigBits;
-	int			totalBits = 0;
-	int			i;
+	BloomModelShape result;
 
-	for (i = 0; i < shape->nColumns; i++)
-		totalBits += shape->bitsPerColumn[i];
-	model->sigBits = m;
-	model->sigWords = shape->sigWords;
-	model->fill = Min(Max(fill, 1e-9), 1.0 - 1e-9);
-	model->throwsPerBit = log1p(-model->fill) / log1p(-1.0 / m) / Max(totalBits, 1);
-	model->nocc = 0;
-	memset(model->occ, 0, sizeof(model->occ));
-}
-
-/*
- * The occupancy distribution after throws random bit settings, computed
- * once per model.  throws is fractional: the distributions after
- * floor(throws) and floor(throws) + 1 are interpolated.  For long
- * signatures K / m hardly varies, and fill^q is used instead (p = NULL).
- */
-static BloomOccupancy *
-BloomGetOccupancy(BloomRowModel *model, double throws)
-{
-	int			m = model->sigBits;
-	BloomOccupancy *occ;
-	int			whole;
-	double		frac;
-	double	   *p;
-	double	   *next;
-	int			t;
-	int			j;
-
-	for (j = 0; j < model->nocc; j++)
-		if (fabs(model->occ[j].throws - throws) < 1e-9)
-			return &model->occ[j];
-	if (model->nocc == BLOOM_COST_OCCUPANCY_CACHE)
-		model->nocc = 0;		/* reuse the entries; rare */
-
-	occ = &model->occ[model->nocc++];
-	occ->throws = throws;
-	if (occ->p != NULL)
-		pfree(occ->p);
-	occ->p = NULL;
-	if (occ->cover == NULL)
-		occ->cover = palloc(sizeof(double) * (m + 1));
-	for (j = 0; j <= m; j++)
-		occ->cover[j] = -1;
-	if (m > BLOOM_COST_OCCUPANCY_MAX_BITS ||
-		throws * m > BLOOM_COST_OCCUPANCY_MAX_WORK)
-		return occ;
-
-	whole = (int) floor(throws);
-	frac = throws - whole;
-	p = palloc0(sizeof(double) * (m + 1));
-	next = palloc0(sizeof(double) * (m + 1));
-	p[0] = 1;
-	for (t = 0; t <= whole; t++)
-	{
-		/* One more throw lands on a set bit with probability j / m */
-		next[0] = 0;
-		for (j = 1; j <= m; j++)
-			next[j] = p[j] * j / m + p[j - 1] * (m - j + 1) / m;
-		if (t == whole)
-		{
-			/* next is after whole + 1 throws: blend with whole throws */
-			for (j = 0; j <= m; j++)
-				p[j] = p[j] * (1 - frac) + next[j] * frac;
-			break;
-		}
-		memcpy(p, next, sizeof(double) * (m + 1));
-	}
-	pfree(next);
-	occ->p = p;
-	return occ;
-}
-
-/*
- * Probability that q given bits are all set by throws random bit settings.
- */
-static double
-BloomCoverProbability(BloomRowModel *model, BloomOccupancy *occ, int q)
-{
-	int			m = model->sigBits;
-	double		result = 0;
-	int			j;
-
-	if (q <= 0)
-		return 1.0;
-	if (q > m)
-		q = m;
-	if (occ->cover[q] >= 0)
-		return occ->cover[q];
-
-	if (occ->p == NULL)
-		result = pow(-expm1(occ->throws * log1p(-1.0 / m)), q);
-	else
-	{
-		/* E[C(K, q) / C(m, q)]: the q bits are among the K set */
-		double		lognorm = lgamma(m + 1.0) - lgamma(m - q + 1.0);
-
-		for (j = q; j <= m; j++)
-		{
-			if (occ->p[j] <= 0)
-				continue;
-			result += occ->p[j] *
-				exp(lgamma(j + 1.0) - lgamma(j - q + 1.0) - lognorm);
-		}
-	}
-	occ->cover[q] = Min(result, 1.0);
-	return occ->cover[q];
-}
-
-/*
- * Bits set in a mask of words, or in the union of two masks, leaving out
- * the bits of a third (any of b and minus may be NULL).
- */
-static int
-BloomMaskBits(const uint64 *a, const uint64 *b, const uint64 *minus, int nwords)
-{
-	int			bits = 0;
-	int			w;
-
-	for (w = 0; w < nwords; w++)
-	{
-		uint64		x = b ? (a[w] | b[w]) : a[w];
-
-		if (minus)
-			x &= ~minus[w];
-		bits += pg_popcount64(x);
-	}
-	return bits;
-}
-
-/*
- * Pseudo-random hashes standing for values not known at plan time; fixed,
- * so that estimates are reproducible.
- */
-static inline uint64
-BloomSampleHash(int s)
-{
-	return BloomMix64((uint64) s * UINT64CONST(0x9e3779b97f4a7c15) +
-					  UINT64CONST(0x2545f4914f6cdd1d));
-}
-
-/*
- * Distribution of the number of distinct bits d that the k probes of one
- * value set in m bits: P(d), d = 0..min(k, m).  Measured once per backend
- * and shape by running the probe code of signature.h over pseudo-random
- * hashes, so that it follows the hashing scheme exactly.
- */
-static const double *
-BloomProbeDistinct(int m, int k)
-{
-	static struct
-	{
-		int			m;
-		int			k;
-		double	   *p;
-	}			cache[BLOOM_PROBE_CACHE_SIZE];
-	static int	next = 0;
-	int			dmax = Min(k, m);
-	int			nsamples;
-	uint64	   *mask;
-	double	   *p;
-	int			nwords = (m + 63) / 64;
-	int			i;
-
-	for (i = 0; i < BLOOM_PROBE_CACHE_SIZE; i++)
-		if (cache[i].p != NULL && cache[i].m == m && cache[i].k == k)
-			return cache[i].p;
-
-	nsamples = Min(BLOOM_PROBE_SAMPLES, Max(4096, BLOOM_PROBE_WORK / k));
-	p = MemoryContextAllocZero(TopMemoryContext, sizeof(double) * (dmax + 1));
-	mask = palloc(sizeof(uint64) * nwords);
-	for (i = 0; i < nsamples; i++)
-	{
-		memset(mask, 0, sizeof(uint64) * nwords);
-		BloomSetMaskBits(mask, m, BloomSampleHash(i), 0, k);
-		p[Min(BloomMaskBits(mask, NULL, NULL, nwords), dmax)] += 1.0 / nsamples;
-	}
-	pfree(mask);
-
-	if (cache[next].p != NULL)
-		pfree(cache[next].p);
-	cache[next].m = m;
-	cache[next].k = k;
-	cache[next].p = p;
-	next = (next + 1) % BLOOM_PROBE_CACHE_SIZE;
-	return p;
-}
-
-/*
- * Hypergeometric probability of x successes when drawing n of N items of
- * which K are successes.
- */
-static double
-BloomHypergeometric(int x, int N, int K, int n)
-{
-	if (x < 0 || x > n || x > K || n - x > N - K)
-		return 0;
-	return exp(lgamma(K + 1.0) - lgamma(x + 1.0) - lgamma(K - x + 1.0) +
-			   lgamma(N - K + 1.0) - lgamma(n - x + 1.0) - lgamma(N - K - n + x + 1.0) -
-			   lgamma(N + 1.0) + lgamma(n + 1.0) + lgamma(N - n + 1.0));
-}
-
-/*
- * Is mask (sigWords words) one of the known values of clause?
- */
-static bool
-BloomClauseHasMask(const BloomCostClause *clause, const uint64 *mask, int nwords)
-{
-	int			e;
-
-	for (e = 0; e < clause->nknown; e++)
-		if (memcmp(clause->masks + (Size) e * nwords, mask,
-				   sizeof(uint64) * nwords) == 0)
-			return true;
-	return false;
-}
-
-/*
- * The combinations of frequent values a row may hold, with their bits and
- * probabilities, for rows that match the clauses in matched and none of
- * the others.  A column a matched equality constrains holds that value; a
- * column a non-matched clause constrains holds any frequent value but the
- * clause's.  Columns without frequent values add random bits.  Returns the
- * number of states.
- */
-static int
-BloomRowStates(const BloomShape *shape, const BloomCostQuery *query,
-			   uint32 matched, BloomRowState *states)
-{
-	int			nwords = shape->sigWords;
-	int			nstates = 1;
-	int			col;
-
-	states[0].bits = palloc0(sizeof(uint64) * nwords);
-	states[0].randomBits = 0;
-	states[0].prob = 1;
-
-	for (col = 0; col < shape->nColumns; col++)
-	{
-		int			k = shape->bitsPerColumn[col];
-		const BloomFrequentValues *fv = query->frequent ? &query->frequent[col] : NULL;
-		const uint64 *fixed = NULL;
-		double		excluded = 0;
-		double		other;
-		double		freqs[BLOOM_COST_MAX_FREQUENT];
-		int			c;
-		int			j;
-		int			s;
-		int			n;
-
-		/* What the clauses on this column say about its value */
-		for (j = 0; fv != NULL && j < fv->nvalues; j++)
-			freqs[j] = fv->freqs[j];
-		for (c = 0; c < query->nclauses; c++)
-		{
-			const BloomCostClause *clause = &query->clauses[c];
-
-			if (clause->col != col)
-				continue;
-			if ((matched & ((uint32) 1 << c)) && clause->nknown == 1)
-				fixed = clause->masks;
-			for (j = 0; fv != NULL && j < fv->nvalues; j++)
-			{
-				if (!(matched & ((uint32) 1 << c)) &&
-					BloomClauseHasMask(clause, fv->masks + (Size) j * nwords, nwords))
-				{
-					excluded += freqs[j];	/* the row does not hold it */
-					freqs[j] = 0;
-				}
-			}
-		}
-
-		if (fixed != NULL)
-		{
-			for (s = 0; s < nstates; s++)
-			{
-				int			w;
-
-				for (w = 0; w < nwords; w++)
-					states[s].bits[w] |= fixed[w];
-			}
-			continue;
-		}
-		if (fv == NULL || fv->nvalues == 0)
-		{
-			for (s = 0; s < nstates; s++)
-				states[s].randomBits += k;
-			continue;
-		}
-
-		/* The other values' shares among the rows that can hold them */
-		other = 1 - excluded;
-		for (j = 0; j < fv->nvalues; j++)
-			other -= freqs[j];
-		for (j = 0; j < fv->nvalues; j++)
-			freqs[j] /= Max(1 - excluded, 1e-9);
-		other = Max(other, 0) / Max(1 - excluded, 1e-9);
-
-		/*
-		 * Branch every state on the column's frequent values; a branch too
-		 * unlikely, or beyond the number of states kept, stays with the
-		 * parent as a row holding some value at random.
-		 */
-		n = nstates;
-		for (s = 0; s < n; s++)
-		{
-			BloomRowState base = states[s];
-			double		random = other;
-
-			for (j = 0; j < fv->nvalues; j++)
-			{
-				BloomRowState *to;
-				int			w;
-
-				if (freqs[j] <= 0)
-					continue;
-				if (base.prob * freqs[j] < BLOOM_COST_MIN_STATE_PROB ||
-					nstates >= BLOOM_COST_MAX_STATES)
-				{
-					random += freqs[j];
-					continue;
-				}
-				to = &states[nstates++];
-				to->bits = palloc(sizeof(uint64) * nwords);
-				for (w = 0; w < nwords; w++)
-					to->bits[w] = base.bits[w] | fv->masks[(Size) j * nwords + w];
-				to->randomBits = base.randomBits;
-				to->prob = base.prob * freqs[j];
-			}
-			states[s].randomBits += k;
-			states[s].prob *= random;
-		}
-	}
-	return nstates;
-}
-
-/*
- * Probability that a row in a given state passes the clauses of set (a bit
- * per clause): the bits of every equality, and of at least one element of
- * every array, are set in its signature.
- *
- * The bits of known values are exact; those of unknown values are drawn
- * from the probe distribution.  The h bits the state's frequent values set
- * are set for sure; the others are set by the state's random bits.  dist[u]
- * is the distribution of u, the number of bits the equalities need from
- * the random ones: q0 known, the rest anywhere but on bits already counted
- * or set for sure.  For each u, an array
- * passes unless all its elements miss, element e missing unless its own
- * bits are set too.
- */
-static double
-BloomStatePassProbability(const BloomShape *shape, BloomRowModel *model,
-						  const BloomCostQuery *query, uint32 set,
-						  const BloomRowState *state, uint64 *base,
-						  double *dist, double *next)
-{
-	int			m = shape->sigBits;
-	int			nwords = shape->sigWords;
-	BloomOccupancy *occ;
-	int			q0;
-	int			h;
-	int			hi;
-	double		result = 0;
-	int			u;
-	int			c;
-
-	occ = BloomGetOccupancy(model, model->throwsPerBit * state->randomBits);
-
-	/* The bits of the known equalities */
-	memset(base, 0, sizeof(uint64) * nwords);
-	for (c = 0; c < query->nclauses; c++)
-	{
-		const BloomCostClause *clause = &query->clauses[c];
-		int			w;
-
-		if ((set & ((uint32) 1 << c)) && clause->nknown == 1)
-			for (w = 0; w < nwords; w++)
-				base[w] |= clause->masks[w];
-	}
-	q0 = BloomMaskBits(base, NULL, state->bits, nwords);
-	h = BloomMaskBits(state->bits, NULL, NULL, nwords);
-
-	/* Add the unknown equalities' bits, each overlapping the others' */
-	memset(dist, 0, sizeof(double) * (m + 1));
-	dist[q0] = 1;
-	hi = q0;
-	for (c = 0; c < query->nclauses; c++)
-	{
-		const BloomCostClause *clause = &query->clauses[c];
-		int			k = shape->bitsPerColumn[clause->col];
-		const double *pd;
-		int			dmax = Min(k, m);
-		int			d;
-		int			x;
-
-		if (!(set & ((uint32) 1 << c)) || clause->isArray || clause->nunknown <= 0)
-			continue;
-		pd = BloomProbeDistinct(m, k);
-		memset(next, 0, sizeof(double) * (m + 1));
-		for (u = q0; u <= hi; u++)
-		{
-			if (dist[u] <= 0)
-				continue;
-			for (d = 1; d <= dmax; d++)
-			{
-				if (pd[d] <= 0)
-					continue;
-				for (x = 0; x <= d && u + x <= m; x++)
-					next[u + x] += dist[u] * pd[d] *
-						BloomHypergeometric(x, m, Max(m - u - h, 0), d);
-			}
-		}
-		memcpy(dist, next, sizeof(double) * (m + 1));
-		hi = Min(m, hi + dmax);
-	}
-
-	for (u = q0; u <= hi; u++)
-	{
-		double		pBase;
-		double		pass;
-
-		if (dist[u] <= 0)
-			continue;
-		pBase = BloomCoverProbability(model, occ, u);
-		pass = pBase;
-
-		for (c = 0; c < query->nclauses && pass > 0; c++)
-		{
-			const BloomCostClause *clause = &query->clauses[c];
-			double		logMiss = 0;
-
-			if (!(set & ((uint32) 1 << c)) || !clause->isArray ||
-				clause->nknown == 1)
-				continue;
-
-			if (clause->nunknown > 0)
-			{
-				/* An unknown element: d bits, x of them new */
-				int			k = shape->bitsPerColumn[clause->col];
-				const double *pd = BloomProbeDistinct(m, k);
-				double		r = 0;
-				int			d;
-				int			x;
-
-				for (d = 1; d <= Min(k, m); d++)
-					for (x = 0; x <= d && pd[d] > 0; x++)
-						r += pd[d] * BloomHypergeometric(x, m, Max(m - u - h, 0), d) *
-							BloomCoverProbability(model, occ, u + x);
-				r = Min(r / pBase, 1.0);
-				logMiss = r >= 1.0 ? -INFINITY : clause->nunknown * log1p(-r);
-			}
-			else
-			{
-				/* A known element: rest bits beyond the base and the state */
-				int			e;
-
-				for (e = 0; e < clause->nknown; e++)
-				{
-					const uint64 *mask = clause->masks + (Size) e * nwords;
-					int			rest;
-					double		r = 0;
-					int			y;
-
-					rest = BloomMaskBits(base, mask, state->bits, nwords) - q0;
-					/* y of the rest among the u - q0 unknown values' bits */
-					if (u == q0)
-						r = BloomCoverProbability(model, occ, u + rest);
-					else
-						for (y = 0; y <= rest; y++)
-							r += BloomHypergeometric(y, m - q0, u - q0, rest) *
-								BloomCoverProbability(model, occ, u + rest - y);
-					r = Min(r / pBase, 1.0);
-					if (r >= 1.0)
-					{
-						logMiss = -INFINITY;	/* this element adds no bit */
-						break;
-					}
-					logMiss += clause->knownWeight * log1p(-r);
-				}
-			}
-			pass *= -expm1(logMiss);
-		}
-		result += dist[u] * pass;
-	}
+	result.sigBits = shape->sigBits;
+	result.sigWords = shape->sigWords;
+	result.nColumns = shape->nColumns;
+	result.bitsPerColumn = shape->bitsPerColumn;
 	return result;
-}
-
-/*
- * Probability that a row matching the clauses in matched, and none of the
- * others, passes the others: averaged over the frequent values it may hold.
- */
-static double
-BloomPassProbability(const BloomShape *shape, BloomRowModel *model,
-					 const BloomCostQuery *query, uint32 all, uint32 matched,
-					 BloomRowState *states, uint64 *base, double *dist,
-					 double *next)
-{
-	int			nstates;
-	double		result = 0;
-	int			s;
-
-	nstates = BloomRowStates(shape, query, matched, states);
-	for (s = 0; s < nstates; s++)
-	{
-		if (states[s].prob > 0)
-			result += states[s].prob *
-				BloomStatePassProbability(shape, model, query, all & ~matched,
-										  &states[s], base, dist, next);
-		pfree(states[s].bits);
-	}
-	return result;
-}
-
-/*
- * Work out the false positives of a query (see the file header), splitting
- * the rows by which of the clauses of noticeable selectivity they match.
- */
-static void
-BloomEstimateQuery(const BloomShape *shape, BloomRowModel *model,
-				   const BloomCostQuery *query, BloomCostResult *result)
-{
-	int			n = query->nclauses;
-	int			m = shape->sigBits;
-	int			nwords = shape->sigWords;
-	int			split[BLOOM_COST_MAX_SPLIT];
-	int			nsplit = 0;
-	uint32		all = 0;
-	BloomRowState *states;
-	uint64	   *base;
-	double	   *dist;
-	double	   *next;
-	double		words = 0;
-	int			subset;
-	int			c;
-
-	memset(result, 0, sizeof(*result));
-	result->wordsTested = 1;
-	if (query->noMatch)
-		return;
-
-	/* The clauses worth splitting on: the least selective ones */
-	for (c = 0; c < n; c++)
-	{
-		const BloomCostClause *clause = &query->clauses[c];
-
-		all |= (uint32) 1 << c;
-		if (clause->selectivity < BLOOM_COST_SPLIT_MIN_SEL)
-			continue;
-		if (nsplit < BLOOM_COST_MAX_SPLIT)
-			split[nsplit++] = c;
-		else
-		{
-			int			i,
-						lo = 0;
-
-			for (i = 1; i < nsplit; i++)
-				if (query->clauses[split[i]].selectivity <
-					query->clauses[split[lo]].selectivity)
-					lo = i;
-			if (clause->selectivity > query->clauses[split[lo]].selectivity)
-				split[lo] = c;
-		}
-	}
-
-	states = palloc(sizeof(BloomRowState) * BLOOM_COST_MAX_STATES);
-	base = palloc(sizeof(uint64) * nwords);
-	dist = palloc(sizeof(double) * (m + 1));
-	next = palloc(sizeof(double) * (m + 1));
-
-	/* Rows matching the clauses in subset, and none of the others */
-	for (subset = 0; subset < (1 << nsplit); subset++)
-	{
-		uint32		matched = 0;
-		double		weight = 1;
-		double		pass;
-		int			i;
-
-		for (i = 0; i < nsplit; i++)
-		{
-			double		sel = query->clauses[split[i]].selectivity;
-
-			if (subset & (1 << i))
-			{
-				matched |= (uint32) 1 << split[i];
-				weight *= sel;
-			}
-			else
-				weight *= 1 - sel;
-		}
-		if (matched == all)
-			continue;			/* true matches: counted by the caller */
-		CHECK_FOR_INTERRUPTS();
-		pass = BloomPassProbability(shape, model, query, all, matched,
-									states, base, dist, next);
-		if (subset == 0)
-			result->falsePositiveRate = pass;
-		result->falsePositives += weight * pass;
-	}
-
-	/*
-	 * Words tested per signature: those of the equalities' mask (or about
-	 * one per equality when unknown), and for each array element its first
-	 * word and half of the others (most elements miss on the first word
-	 * they test).
-	 */
-	memset(base, 0, sizeof(uint64) * nwords);
-	for (c = 0; c < n; c++)
-	{
-		const BloomCostClause *clause = &query->clauses[c];
-		int			w;
-
-		if (clause->isArray && clause->nknown != 1)
-			words += (clause->nunknown > 0 ? clause->nunknown :
-					  clause->nknown * clause->knownWeight) *
-				(1 + (nwords - 1) / 2.0);
-		else if (clause->nknown == 1)
-			for (w = 0; w < nwords; w++)
-				base[w] |= clause->masks[w];
-		else
-			words += 1;
-	}
-	for (c = 0; c < nwords; c++)
-		if (base[c] != 0)
-			words += 1;
-	result->wordsTested = Max(words, 1);
-
-	pfree(states);
-	pfree(base);
-	pfree(dist);
-	pfree(next);
 }
 
 /*
@@ -979,10 +196,10 @@ BloomGetFrequentValues(Relation index, BloomState state, int col,
 	if (!HeapTupleIsValid(statsTuple))
 		return;
 
-	fv->masks = palloc0(sizeof(uint64) * nwords * BLOOM_COST_MAX_FREQUENT);
-	fv->freqs = palloc0(sizeof(double) * BLOOM_COST_MAX_FREQUENT);
+	fv->masks = palloc0(sizeof(uint64) * nwords * BLOOM_MODEL_MAX_FREQUENT);
+	fv->freqs = palloc0(sizeof(double) * BLOOM_MODEL_MAX_FREQUENT);
 
-	if (((Form_pg_statistic) GETSTRUCT(statsTuple))->stanullfrac >= BLOOM_COST_FREQUENT_MIN)
+	if (((Form_pg_statistic) GETSTRUCT(statsTuple))->stanullfrac >= BLOOM_MODEL_FREQUENT_MIN)
 	{
 		BloomSetMaskBits(fv->masks, shape->sigBits, BLOOM_NULL_HASH, col,
 						 shape->bitsPerColumn[col]);
@@ -995,9 +212,9 @@ BloomGetFrequentValues(Relation index, BloomState state, int col,
 						 ATTSTATSSLOT_VALUES | ATTSTATSSLOT_NUMBERS))
 	{
 		for (j = 0; j < sslot.nvalues && j < sslot.nnumbers &&
-			 fv->nvalues < BLOOM_COST_MAX_FREQUENT; j++)
+			 fv->nvalues < BLOOM_MODEL_MAX_FREQUENT; j++)
 		{
-			if (sslot.numbers[j] < BLOOM_COST_FREQUENT_MIN)
+			if (sslot.numbers[j] < BLOOM_MODEL_FREQUENT_MIN)
 				break;
 			BloomCostValueMask(state, col, &state->hashFn[col], sslot.values[j],
 							   fv->masks + (Size) fv->nvalues * nwords);
@@ -1121,32 +338,62 @@ BloomCostDescribeQual(PlannerInfo *root, Relation index, BloomState state,
 }
 
 /*
- * Slices a sliced-layout scan reads per stripe for the query: the bits of
- * each value it tests (k for a value unknown at plan time), every element
- * of an "= ANY" counted (each is ANDed on its own).
+ * Index pages a scan reads (pagesFetched) and signature words it tests
+ * (wordsTested), for the query and its candidates.  The one part of the
+ * cost that depends on the layout.
  */
-static double
-BloomQuerySlices(const BloomShape *shape, const BloomCostQuery *query)
+static void
+BloomScanPages(PlannerInfo *root, IndexOptInfo *index, Relation indexRel,
+			   BloomState state, double loop_count,
+			   const BloomCostQuery *query, const BloomCostResult *est,
+			   double selectivity, double *pagesFetched, double *wordsTested)
 {
-	double		slices = 0;
-	int			i,
-				j,
-				w;
-
-	for (i = 0; i < query->nclauses; i++)
+	if (state->shape.layout == BLOOMIDX_LAYOUT_SLICED)
 	{
-		const BloomCostClause *clause = &query->clauses[i];
-		double		bits = 0;
+		/*
+		 * The sliced layout reads, per stripe, its stripe page and the
+		 * slices of the query's bits (ANDing a page of words for each), the
+		 * TID-map pages holding candidates, and the pending pages, whose
+		 * signatures are tested as in the row layout.
+		 */
+		BloomModelShape mshape = BloomModelShapeOf(&state->shape);
+		BloomSlicedSizesData sliced = {0};
+		double		slices;
+		double		tidPages;
+		double		candidates = selectivity * index->rel->tuples;
+		double		pendingRows;
 
-		for (j = 0; j < clause->nknown; j++)
-			for (w = 0; w < shape->sigWords; w++)
-				bits += pg_popcount64(clause->masks[(Size) j * shape->sigWords + w]);
-		if (clause->isArray && clause->nknown > 0)
-			bits *= clause->knownWeight;
-		bits += clause->nunknown * shape->bitsPerColumn[clause->col];
-		slices += bits;
+		BloomSlicedSizes(indexRel, &sliced);
+		slices = Min(BloomQuerySlices(&mshape, query),
+					 (double) state->shape.sigBits * (1 + query->nclauses));
+		pendingRows = sliced.pendingPages * state->tuplesPerPage;
+
+		/* TID maps are compressed: what the other pages leave of the index */
+		tidPages = index->pages - sliced.stripes * (1 + state->shape.sigBits) -
+			sliced.pendingPages;
+		tidPages = Max(tidPages, sliced.stripes);
+		tidPages = Min(tidPages, sliced.stripes * BLOOMIDX_STRIPE_TIDPAGES);
+
+		*pagesFetched = sliced.stripes * (1 + slices) + sliced.pendingPages +
+			(tidPages > 0 ? tidPages * -expm1(-candidates / tidPages) : 0);
+		*pagesFetched = Min(*pagesFetched, index->pages);
+		*wordsTested = sliced.stripes * slices * BLOOMIDX_STRIPE_WORDS +
+			est->wordsTested * pendingRows;
 	}
-	return slices;
+	else
+	{
+		/*
+		 * Every page is read in order, and re-read on each loop of a nested
+		 * loop except for what stays cached; every signature is tested.
+		 */
+		if (loop_count > 1)
+			*pagesFetched = index_pages_fetched(index->pages * loop_count,
+												index->pages, index->rel->pages,
+												root) / loop_count;
+		else
+			*pagesFetched = index->pages;
+		*wordsTested = est->wordsTested * index->tuples;
+	}
 }
 
 /*
@@ -1161,6 +408,7 @@ bloomidx_costestimate(PlannerInfo *root, IndexPath *path, double loop_count,
 	IndexOptInfo *index = path->indexinfo;
 	Relation	indexRel;
 	BloomState	state;
+	BloomModelShape mshape;
 	BloomRowModel model;
 	BloomCostQuery query;
 	BloomCostResult est;
@@ -1172,19 +420,20 @@ bloomidx_costestimate(PlannerInfo *root, IndexPath *path, double loop_count,
 	double		selectivity;
 	double		pagesFetched;
 	double		wordsTested;
-	BloomSlicedSizesData sliced = {0};
 	ListCell   *lc;
 	int			col;
 
 	indexRel = index_open(index->indexoid, NoLock);
 	state = BloomGetState(indexRel);
-	BloomRowModelInit(&model, &state->shape, BloomIndexFill(indexRel, &state->shape));
+	mshape = BloomModelShapeOf(&state->shape);
+	BloomRowModelInit(&model, &mshape, BloomIndexFill(indexRel, &state->shape));
 
 	memset(&query, 0, sizeof(query));
 	maxClauses = 0;
 	foreach(lc, path->indexclauses)
 		maxClauses += list_length(lfirst_node(IndexClause, lc)->indexquals);
-	query.clauses = palloc0(sizeof(BloomCostClause) * Max(Min(maxClauses, 32), 1));
+	query.clauses = palloc0(sizeof(BloomCostClause) *
+							Max(Min(maxClauses, BLOOM_MODEL_MAX_CLAUSES), 1));
 	foreach(lc, path->indexclauses)
 	{
 		IndexClause *iclause = lfirst_node(IndexClause, lc);
@@ -1196,7 +445,7 @@ bloomidx_costestimate(PlannerInfo *root, IndexPath *path, double loop_count,
 			BloomCostClause *clause;
 
 			allQuals = lappend(allQuals, rinfo);
-			if (query.nclauses >= 32)
+			if (query.nclauses >= BLOOM_MODEL_MAX_CLAUSES)
 				continue;		/* beyond what a clause set holds: ignored */
 			clause = &query.clauses[query.nclauses];
 			if (!BloomCostDescribeQual(root, indexRel, state, iclause->indexcol,
@@ -1213,11 +462,8 @@ bloomidx_costestimate(PlannerInfo *root, IndexPath *path, double loop_count,
 	query.frequent = palloc0(sizeof(BloomFrequentValues) * state->shape.nColumns);
 	for (col = 0; col < state->shape.nColumns && !query.noMatch; col++)
 		BloomGetFrequentValues(indexRel, state, col, &query.frequent[col]);
-	if (state->shape.layout == BLOOMIDX_LAYOUT_SLICED)
-		BloomSlicedSizes(indexRel, &sliced);
-	index_close(indexRel, NoLock);
 
-	BloomEstimateQuery(&state->shape, &model, &query, &est);
+	BloomEstimateQuery(&mshape, &model, &query, &est);
 
 	/*
 	 * Candidates: the rows matching the quals the index tests (not IS NOT
@@ -1231,46 +477,12 @@ bloomidx_costestimate(PlannerInfo *root, IndexPath *path, double loop_count,
 	CLAMP_PROBABILITY(selectivity);
 
 	/*
-	 * Every page is read in order, and re-read on each loop of a nested
-	 * loop except for what stays cached; every signature is tested; every
-	 * candidate goes into the bitmap and is fetched.
+	 * The pages and signatures the scan reads; every candidate goes into
+	 * the bitmap and is fetched.
 	 */
-	if (state->shape.layout == BLOOMIDX_LAYOUT_SLICED)
-	{
-		/*
-		 * The sliced layout reads, per stripe, its stripe page and the
-		 * slices of the query's bits (ANDing a page of words for each), the
-		 * TID-map pages holding candidates, and the pending pages, whose
-		 * signatures are tested as in the row layout.
-		 */
-		double		slices = Min(BloomQuerySlices(&state->shape, &query),
-								 (double) state->shape.sigBits * (1 + query.nclauses));
-		double		tidPages;
-		double		candidates = selectivity * index->rel->tuples;
-		double		pendingRows = sliced.pendingPages * state->tuplesPerPage;
-
-		/* TID maps are compressed: what the other pages leave of the index */
-		tidPages = index->pages - sliced.stripes * (1 + state->shape.sigBits) -
-			sliced.pendingPages;
-		tidPages = Max(tidPages, sliced.stripes);
-		tidPages = Min(tidPages, sliced.stripes * BLOOMIDX_STRIPE_TIDPAGES);
-
-		pagesFetched = sliced.stripes * (1 + slices) + sliced.pendingPages +
-			(tidPages > 0 ? tidPages * -expm1(-candidates / tidPages) : 0);
-		pagesFetched = Min(pagesFetched, index->pages);
-		wordsTested = sliced.stripes * slices * BLOOMIDX_STRIPE_WORDS +
-			est.wordsTested * pendingRows;
-	}
-	else
-	{
-		if (loop_count > 1)
-			pagesFetched = index_pages_fetched(index->pages * loop_count,
-											   index->pages, index->rel->pages,
-											   root) / loop_count;
-		else
-			pagesFetched = index->pages;
-		wordsTested = est.wordsTested * index->tuples;
-	}
+	BloomScanPages(root, index, indexRel, state, loop_count, &query, &est,
+				   selectivity, &pagesFetched, &wordsTested);
+	index_close(indexRel, NoLock);
 
 	*indexStartupCost = index_other_operands_eval_cost(root, allQuals) +
 		query.valuesHashed * cpu_operator_cost;
@@ -1308,22 +520,9 @@ BloomClauseFpr(const BloomShape *shape, double fill, int col, double nvalues)
 double
 BloomEqualityFpr(const BloomShape *shape, double fill, int ncols, const int *cols)
 {
-	BloomRowModel model;
-	BloomCostQuery query;
-	BloomCostResult est;
-	int			i;
+	BloomModelShape mshape = BloomModelShapeOf(shape);
 
-	memset(&query, 0, sizeof(query));
-	query.nclauses = Min(ncols, 32);
-	query.clauses = palloc0(sizeof(BloomCostClause) * Max(query.nclauses, 1));
-	for (i = 0; i < query.nclauses; i++)
-	{
-		query.clauses[i].col = cols[i];
-		query.clauses[i].nunknown = 1;
-	}
-	BloomRowModelInit(&model, shape, fill);
-	BloomEstimateQuery(shape, &model, &query, &est);
-	return est.falsePositiveRate;
+	return BloomModelEqualityFpr(&mshape, fill, ncols, cols);
 }
 
 /*
@@ -1397,6 +596,7 @@ bloomidx_estimate(PG_FUNCTION_ARGS)
 	Relation	index;
 	Relation	heap;
 	BloomState	state;
+	BloomModelShape mshape;
 	BloomRowModel model;
 	BloomCostQuery query;
 	BloomCostResult est;
@@ -1473,7 +673,7 @@ bloomidx_estimate(PG_FUNCTION_ARGS)
 		for (i = 0; i < state->shape.nColumns; i++)
 			BloomGetFrequentValues(index, state, i, &query.frequent[i]);
 	}
-	query.nclauses = Min(nnames, 32);
+	query.nclauses = Min(nnames, BLOOM_MODEL_MAX_CLAUSES);
 	query.clauses = palloc0(sizeof(BloomCostClause) * query.nclauses);
 	for (i = 0; i < query.nclauses; i++)
 	{
@@ -1489,8 +689,9 @@ bloomidx_estimate(PG_FUNCTION_ARGS)
 	}
 
 	fill = BloomIndexFill(index, &state->shape);
-	BloomRowModelInit(&model, &state->shape, fill);
-	BloomEstimateQuery(&state->shape, &model, &query, &est);
+	mshape = BloomModelShapeOf(&state->shape);
+	BloomRowModelInit(&model, &mshape, fill);
+	BloomEstimateQuery(&mshape, &model, &query, &est);
 
 	values[0] = Float8GetDatum(est.falsePositiveRate);
 	values[1] = Float8GetDatum(est.falsePositives * reltuples);

@@ -48,6 +48,7 @@
 
 #include "filter_format.h"
 #include "signature.h"
+#include "visibility.h"
 
 StaticAssertDecl(BLOOM_FILTER_HASH_SCHEME == BLOOM_HASH_SCHEME,
 				 "filter format and signature.h disagree on the hash scheme");

@@ -38,6 +38,7 @@ use PostgreSQL::Test::Utils;
 use Test::More;
 
 our @EXPORT = qw(bx_schema_sql bx_insert_sql bx_fill_sql bx_conditions bx_answers
+  bx_answers_sql bx_parse_answers
   bx_check_answers bx_compare_nodes bx_patched bx_corruption_case);
 
 # The conditions every check runs, on table columns i, t, u, n, b, d
@@ -167,14 +168,23 @@ list of [condition, answer through the index, answer by seq scan].  An
 answer is "N rows <md5 of the sorted ids>", or a note that the plan did
 not use the expected scan.
 
+=item bx_answers_sql($table)
+
+The SQL that bx_answers runs: one output line per condition.  To take the
+answers within a longer session, end its script with this SQL and give the
+last lines of its output to bx_parse_answers.
+
+=item bx_parse_answers($output)
+
+The answers (as bx_answers returns them) in the last lines of $output.
+
 =cut
 
 sub bx_conditions { return @conditions; }
 
-sub bx_answers
+sub bx_answers_sql
 {
-	my ($node, $table, $dbname) = @_;
-	$dbname //= 'postgres';
+	my ($table) = @_;
 
 	my @selects;
 	foreach my $cond (@conditions)
@@ -183,10 +193,28 @@ sub bx_answers
 		push @selects,
 		  "SELECT bx_result(\$q\$$q\$q\$, true) || '|' || bx_result(\$q\$$q\$q\$, false);";
 	}
-	my $out = $node->safe_psql($dbname, join("\n", @selects));
+	return join("\n", @selects) . "\n";
+}
+
+sub bx_answers
+{
+	my ($node, $table, $dbname) = @_;
+	$dbname //= 'postgres';
+
+	my $out = $node->safe_psql($dbname, bx_answers_sql($table));
 	my @lines = split /\n/, $out;
 	die "expected " . scalar(@conditions) . " answers, got " . scalar(@lines)
 	  unless @lines == @conditions;
+	return bx_parse_answers($out);
+}
+
+sub bx_parse_answers
+{
+	my ($out) = @_;
+	my @lines = split /\n/, $out;
+	die "expected at least " . scalar(@conditions) . " answers, got " . scalar(@lines)
+	  unless @lines >= @conditions;
+	@lines = @lines[ $#lines - $#conditions .. $#lines ];
 
 	my @answers;
 	for my $k (0 .. $#conditions)

@@ -1,0 +1,44 @@
+#!/bin/bash
+# Test the false-positive model of the cost estimates (src/fpmodel.c)
+# outside the server: model/model_test.c against exact combinatorics, a
+# Monte Carlo run of the real probe code (fixed seed) and invariants, with
+# model/shim.c standing in for palloc and CHECK_FOR_INTERRUPTS.  Built
+# with AddressSanitizer and UndefinedBehaviorSanitizer when the compiler
+# has them.
+#
+# Prints one line per check ("ok N - ..." or "not ok N - ...") and last
+# "model: N checks, N passed, N failed"; exits non-zero if a check failed
+# or the program did not finish.
+# Environment: PG_CONFIG (default pg_config).
+set -euo pipefail
+
+here=$(cd "$(dirname "$0")" && pwd)
+root=$(dirname "$here")
+PG_CONFIG=${PG_CONFIG:-pg_config}
+inc=$("$PG_CONFIG" --includedir-server)
+work=$(mktemp -d "${TMPDIR:-/tmp}/bloommodel.XXXXXX")
+trap 'rm -rf "$work"' EXIT
+
+srcs=("$here/model_test.c" "$here/shim.c" "$root/src/fpmodel.c")
+flags=(-std=gnu99 -g -O1 -Wall -Werror -Wno-ignored-attributes -DFRONTEND -I"$root/src" -I"$inc")
+san=(-fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer)
+
+# Pick a compiler whose sanitizers link; fall back to a plain build.
+cc=
+for c in gcc clang cc; do
+	command -v "$c" >/dev/null 2>&1 || continue
+	if echo 'int main(void){return 0;}' | "$c" "${san[@]}" -x c - -o "$work/probe" >/dev/null 2>&1; then
+		cc=$c
+		break
+	fi
+done
+if [ -z "$cc" ]; then
+	cc=cc
+	san=()
+	echo "model: no sanitizer runtime found, building without sanitizers" >&2
+fi
+
+"$cc" "${flags[@]}" "${san[@]}" "${srcs[@]}" -lm -o "$work/model_test"
+# The model's allocations live until the planner's memory context ends;
+# here nothing frees them in bulk, so leaks are not errors.
+ASAN_OPTIONS=detect_leaks=0 "$work/model_test"
