@@ -18,7 +18,9 @@
 #include "utils/rel.h"
 
 #include "bloomidx.h"
+#include "fpmodel.h"
 #include "page.h"
+#include "signature.h"
 
 PG_MODULE_MAGIC;
 
@@ -224,12 +226,64 @@ bloomidx_options(Datum reloptions, bool validate)
 }
 
 /*
+ * The signature shape's defaults for a layout: the false-positive rate
+ * when neither false_positive_rate nor length is given, and the length
+ * derived from m bits.  The row layout tests whole 64-bit words, so its
+ * signatures are rounded up to words, and it defaults to 1%.  A sliced
+ * scan reads only the slices it tests, so a longer signature costs it
+ * space but no time: it defaults to a lower rate and takes any length,
+ * the shortest from m up whose one-column rate, by the false-positive
+ * model of the cost estimates, is at most the target fpr (0: none).
+ */
+static double
+BloomDefaultFpr(int layout)
+{
+	return layout == BLOOMIDX_LAYOUT_SLICED ?
+		BLOOMIDX_SLICED_DEFAULT_FPR : BLOOMIDX_DEFAULT_FPR;
+}
+
+static int
+BloomDerivedLength(int layout, double m, double fpr, const BloomShape *shape)
+{
+	int			bits;
+	int			fewest = 0;
+	int			i;
+
+	if (layout != BLOOMIDX_LAYOUT_SLICED)
+		return Max(64, TYPEALIGN(64, (int) ceil(m)));
+
+	bits = Max(BLOOMIDX_MIN_LENGTH, (int) ceil(m));
+	for (i = 1; i < shape->nColumns; i++)
+	{
+		if (shape->bitsPerColumn[i] < shape->bitsPerColumn[fewest])
+			fewest = i;
+	}
+	for (; fpr > 0 && bits < BLOOMIDX_SLICED_MAX_LENGTH; bits++)
+	{
+		BloomModelShape model;
+		int			totalBits = 0;
+
+		for (i = 0; i < shape->nColumns; i++)
+			totalBits += shape->bitsPerColumn[i];
+		model.sigBits = bits;
+		model.sigWords = (bits + 63) / 64;
+		model.nColumns = shape->nColumns;
+		model.bitsPerColumn = shape->bitsPerColumn;
+		if (BloomModelEqualityFpr(&model, BloomExpectedFill(bits, 1, totalBits),
+								  1, &fewest) <= fpr)
+			break;
+	}
+	return bits;
+}
+
+/*
  * Turn an index's options into the shape of its signatures.
  *
  * Whatever is not given is derived so that an equality on one column has
- * the target false-positive rate (default 1%): k = round(log2(1 / p)) bits
- * a column and m = n * ln(1 / p) / ln(2)^2 bits in all, rounded up to whole
- * 64-bit words.  With colN but no length, the signature is sized so that
+ * the target false-positive rate (default 1% for the row layout, 0.1% for
+ * the sliced one): k = round(log2(1 / p)) bits a column and
+ * m = n * ln(1 / p) / ln(2)^2 bits in all, rounded up to whole 64-bit
+ * words for the row layout (see BloomDerivedLength).  With colN but no length, the signature is sized so that
  * about half of its bits are set.  With length but no colN, each column
  * gets the k that is optimal for that length, up to 16 (beyond which the
  * false-positive rate is negligible and hashing just costs more).  An explicit length is
@@ -276,7 +330,7 @@ BloomResolveOptions(Relation index, BloomShape *shape)
 
 	fpr = opts->falsePositiveRate;
 	if (fpr == 0 && opts->length == 0)
-		fpr = BLOOMIDX_DEFAULT_FPR;
+		fpr = BloomDefaultFpr(opts->layout);
 
 	if (fpr != 0)
 		defaultBits = Max(1, (int) rint(log2(1.0 / fpr)));
@@ -307,7 +361,10 @@ BloomResolveOptions(Relation index, BloomShape *shape)
 					 errmsg("the derived signature length of %.0f bits exceeds the maximum of %d",
 							ceil(m), BLOOMIDX_MAX_LENGTH),
 					 errhint("Use a higher false_positive_rate, fewer bits per column, fewer columns, or give length.")));
-		shape->sigBits = Max(64, TYPEALIGN(64, (int) ceil(m)));
+		shape->sigBits = BloomDerivedLength(opts->layout, m,
+											opts->falsePositiveRate != 0 ||
+											totalBits == n * defaultBits ? fpr : 0,
+											shape);
 	}
 	shape->sigBits = Min(shape->sigBits, BLOOMIDX_MAX_LENGTH);
 	shape->layout = opts->layout;
@@ -318,7 +375,7 @@ BloomResolveOptions(Relation index, BloomShape *shape)
 				 errmsg("the sliced layout supports signatures of at most %d bits, not %d",
 						BLOOMIDX_SLICED_MAX_LENGTH, shape->sigBits),
 				 errhint("Use layout = row, a higher false_positive_rate, or fewer columns.")));
-	shape->sigBytes = shape->sigBits / 8;
+	shape->sigBytes = (shape->sigBits + 7) / 8;
 	shape->sigWords = (shape->sigBits + 63) / 64;
 	shape->targetFpr = opts->length == 0 && totalBits == n * defaultBits ? fpr : 0;
 
