@@ -182,12 +182,7 @@ BloomWalkIndex(BloomWalkData *walk)
 
 	problem = BloomMetaPageProblem(page, &unsupported);
 	if (problem != NULL && unsupported)
-		ereport(ERROR,
-				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
-				 errmsg("bloomidx index \"%s\" has a format this build cannot read",
-						RelationGetRelationName(index)),
-				 errdetail_internal("%s", problem),
-				 errhint("REINDEX the index.")));
+		BloomReportUnsupported(index, problem);
 	if (problem != NULL)
 		BloomReportCorruption(index, BLOOMIDX_METAPAGE_BLKNO, problem);
 

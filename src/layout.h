@@ -118,8 +118,9 @@ typedef struct BloomLayoutRoutine
 
 	/*
 	 * bloomidx_stats and bloomidx_check: walk the rows kept outside row
-	 * pages (the page walk reads those), and give the layout's sizes;
-	 * either NULL if the layout has none.  The caller holds the merge lock.
+	 * pages (the page walk reads those), its caller holding the merge lock;
+	 * give the layout's sizes (false to leave them NULL).  Either is NULL if
+	 * the layout has no such rows or sizes.
 	 */
 	uint64		(*walkrows) (Relation index, const BloomShape *shape,
 							 BloomRowCallback fn, void *arg);

@@ -18,6 +18,21 @@
 #include "signature.h"
 
 /*
+ * Raise the error for a sound metapage of a format version, layout or hash
+ * scheme this build cannot read: 0A000, detail saying which.
+ */
+void
+BloomReportUnsupported(Relation index, const char *detail)
+{
+	ereport(ERROR,
+			(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+			 errmsg("bloomidx index \"%s\" has a format this build cannot read",
+					RelationGetRelationName(index)),
+			 errdetail_internal("%s", detail),
+			 errhint("REINDEX the index.")));
+}
+
+/*
  * Raise the error for a corrupted page of an index: XX002, naming the
  * block, problem saying what is wrong.
  */
@@ -44,31 +59,25 @@ BloomCheckMetaPage(Relation index, Page page)
 	if (PageIsNew(page) || !BloomPageIsMeta(page) ||
 		BloomPageGetOpaque(page)->page_id != BLOOMIDX_PAGE_ID ||
 		meta->magic != BLOOMIDX_MAGIC)
-		ereport(ERROR,
-				(errcode(ERRCODE_INDEX_CORRUPTED),
-				 errmsg("index \"%s\" is not a bloomidx index",
-						RelationGetRelationName(index)),
-				 errdetail("Block %u has no valid bloomidx metapage.",
-						   BLOOMIDX_METAPAGE_BLKNO)));
+		BloomReportCorruption(index, BLOOMIDX_METAPAGE_BLKNO,
+							  "Block 0 holds no bloomidx metapage.");
 	if (meta->version != BLOOMIDX_FORMAT_VERSION ||
 		(meta->layout != BLOOMIDX_LAYOUT_ROW && meta->layout != BLOOMIDX_LAYOUT_SLICED) ||
 		meta->hashScheme != BLOOM_HASH_SCHEME)
-		ereport(ERROR,
-				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
-				 errmsg("bloomidx index \"%s\" has format version %u, layout %u and hash scheme %u, which this build cannot read",
-						RelationGetRelationName(index), meta->version,
-						meta->layout, meta->hashScheme),
-				 errhint("REINDEX the index.")));
+		BloomReportUnsupported(index,
+							   psprintf("Format version %u, layout %u and hash scheme %u; this build reads version %u, layouts %u and %u and hash scheme %u.",
+										meta->version, meta->layout,
+										meta->hashScheme,
+										BLOOMIDX_FORMAT_VERSION,
+										BLOOMIDX_LAYOUT_ROW,
+										BLOOMIDX_LAYOUT_SLICED,
+										BLOOM_HASH_SCHEME));
 	if (meta->nColumns < 1 || meta->nColumns > BLOOMIDX_MAX_COLUMNS ||
 		meta->sigBits < BLOOMIDX_MIN_LENGTH || meta->sigBits > BLOOMIDX_MAX_LENGTH ||
 		meta->tuplesPerPage != BloomTuplesPerPage((meta->sigBits + 7) / 8) ||
 		meta->nFree > BLOOMIDX_FREELIST_SIZE)
-		ereport(ERROR,
-				(errcode(ERRCODE_INDEX_CORRUPTED),
-				 errmsg("metapage of index \"%s\" is corrupted",
-						RelationGetRelationName(index)),
-				 errdetail("Block %u has an invalid signature shape or free list.",
-						   BLOOMIDX_METAPAGE_BLKNO)));
+		BloomReportCorruption(index, BLOOMIDX_METAPAGE_BLKNO,
+							  "The metapage has an invalid signature shape or free list.");
 }
 
 /*
@@ -139,10 +148,10 @@ BloomMetaPageProblem(Page page, bool *unsupported)
 		meta->hashScheme != BLOOM_HASH_SCHEME)
 	{
 		*unsupported = true;
-		return psprintf("Format version %u, layout %u and hash scheme %u; this build reads version %u, layout %u and hash scheme %u.",
+		return psprintf("Format version %u, layout %u and hash scheme %u; this build reads version %u, layouts %u and %u and hash scheme %u.",
 						meta->version, meta->layout, meta->hashScheme,
 						BLOOMIDX_FORMAT_VERSION, BLOOMIDX_LAYOUT_ROW,
-						BLOOM_HASH_SCHEME);
+						BLOOMIDX_LAYOUT_SLICED, BLOOM_HASH_SCHEME);
 	}
 	if (meta->nColumns < 1 || meta->nColumns > BLOOMIDX_MAX_COLUMNS)
 		return psprintf("Column count %u is not between 1 and %d.",
@@ -283,21 +292,15 @@ BloomPageIsData(Relation index, Page page, BlockNumber blkno, int tuplesPerPage)
 	if (PageGetSpecialSize(page) != MAXALIGN(sizeof(BloomPageOpaqueData)) ||
 		opaque->page_id != BLOOMIDX_PAGE_ID ||
 		(opaque->flags & BLOOMIDX_META) != 0)
-		ereport(ERROR,
-				(errcode(ERRCODE_INDEX_CORRUPTED),
-				 errmsg("index \"%s\" contains corrupted page at block %u",
-						RelationGetRelationName(index), blkno),
-				 errhint("Please REINDEX it.")));
+		BloomReportCorruption(index, blkno,
+							  "The page is not a page of a bloomidx index, or is a second metapage.");
 	if (opaque->flags & (BLOOMIDX_DELETED | BLOOMIDX_SLICED_FLAGS))
 		return false;
 	if (opaque->maxtuples != tuplesPerPage || opaque->ntuples > opaque->maxtuples)
-		ereport(ERROR,
-				(errcode(ERRCODE_INDEX_CORRUPTED),
-				 errmsg("index \"%s\" contains corrupted page at block %u",
-						RelationGetRelationName(index), blkno),
-				 errdetail("The page has %u of %u slots in use; pages of this index have %d.",
-						   opaque->ntuples, opaque->maxtuples, tuplesPerPage),
-				 errhint("Please REINDEX it.")));
+		BloomReportCorruption(index, blkno,
+							  psprintf("The page has %u of %u slots in use; pages of this index have %d.",
+									   opaque->ntuples, opaque->maxtuples,
+									   tuplesPerPage));
 	return true;
 }
 

@@ -5,8 +5,10 @@
  *
  * The metapage lists data pages with free slots.  An insert first tries the
  * first listed page holding only that page's lock.  If it is full, it locks
- * the metapage, walks the list, and as a last resort takes a recycled or
- * new page.  Locks are always taken metapage first, then a data page.
+ * the metapage and walks the list; as a last resort it releases the
+ * metapage, takes a recycled or new page, and then lists that page.
+ * Locks are always taken metapage first, then a data page; no one waits
+ * for the metapage while holding a data page.
  *
  *-------------------------------------------------------------------------
  */
@@ -142,13 +144,29 @@ BloomRowInsert(Relation index, BloomState state, const uint8 *sig,
 		meta->freeStart++;
 	}
 
+	/* Every listed page is full: the list is used up */
+	if (meta->nFree > 0)
+	{
+		meta->nFree = 0;
+		meta->freeStart = 0;
+		GenericXLogFinish(xlogState);
+	}
+	else
+		GenericXLogAbort(xlogState);
+	LockBuffer(metabuf, BUFFER_LOCK_UNLOCK);
+
 	/*
-	 * No listed page has room: a page the free space map knows to have a
-	 * free slot (VACUUM records them all), else a recycled or new page.
+	 * A page the free space map knows to have a free slot (VACUUM records
+	 * them all), else a recycled or new page.  It is found, and the index
+	 * extended, without the metapage lock, as B-tree and hash indexes
+	 * extend theirs, so that other inserts and scans do not queue behind
+	 * the relation extension lock.  Two inserts that both find the list
+	 * used up may then both take a page; each is listed below.
 	 */
 	buffer = BloomFindFreeSlot(index, state);
 	if (!BufferIsValid(buffer))
 		buffer = BloomNewBuffer(index);
+	xlogState = GenericXLogStart(index);
 	if (PageIsNew(BufferGetPage(buffer)) || BloomPageIsDeleted(BufferGetPage(buffer)))
 	{
 		page = GenericXLogRegisterBuffer(xlogState, buffer, GENERIC_XLOG_FULL_IMAGE);
@@ -159,15 +177,22 @@ BloomRowInsert(Relation index, BloomState state, const uint8 *sig,
 	if (!BloomPageAddTuple(page, state->shape.sigBytes, sig, ht_ctid))
 		elog(ERROR, "bloomidx page %u has no free slot",
 			 BufferGetBlockNumber(buffer));
+	GenericXLogFinish(xlogState);
+	blkno = BufferGetBlockNumber(buffer);
+	UnlockReleaseBuffer(buffer);
 
-	meta->nFree = 0;
-	meta->freeStart = 0;
-	BloomMetaAddFreePage(meta, BufferGetBlockNumber(buffer));
-	/* Keep the fill statistics roughly current with a sample */
+	/*
+	 * List the page for the next inserts, and keep the fill statistics
+	 * roughly current with a sample.  A crash before this record leaves the
+	 * row on its page, and the page to be found through the free space map
+	 * once VACUUM records it.
+	 */
+	LockBuffer(metabuf, BUFFER_LOCK_EXCLUSIVE);
+	xlogState = GenericXLogStart(index);
+	meta = BloomPageGetMeta(GenericXLogRegisterBuffer(xlogState, metabuf, 0));
+	BloomMetaAddFreePage(meta, blkno);
 	meta->statTuples++;
 	meta->statBitsSet += nbitsSet;
-
 	GenericXLogFinish(xlogState);
-	UnlockReleaseBuffer(buffer);
 	UnlockReleaseBuffer(metabuf);
 }

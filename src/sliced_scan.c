@@ -27,6 +27,14 @@
 #define BLOOM_SLICE_NONE	0
 #define BLOOM_SLICE_GONE	(-1)
 
+/*
+ * Passes a scan makes at most: a pass starts over when VACUUM empties a
+ * stripe it is reading, which a scan meets rarely, and twice in a row only
+ * under a VACUUM that keeps emptying stripes faster than the scan reads
+ * them.
+ */
+#define BLOOMIDX_MAX_SCAN_RESTARTS	100
+
 /* Working space of a sliced scan */
 typedef struct BloomSlicedScanData
 {
@@ -308,14 +316,26 @@ BloomSlicedGetBitmap(Relation index, BloomState state, BloomScanOpaque so,
 {
 	BloomSlicedScanData *work = palloc(sizeof(BloomSlicedScanData));
 	int64		ntids = 0;
+	int			restarts;
 
 	work->maxtids = Max(state->tuplesPerPage, 1024);
 	work->tids = palloc(sizeof(ItemPointerData) * work->maxtids);
 	work->bas = GetAccessStrategy(BAS_BULKREAD);
 
-	while (!BloomSlicedScanOnce(index, state, so, tbm, work, &ntids))
+	for (restarts = 0; !BloomSlicedScanOnce(index, state, so, tbm, work, &ntids);
+		 restarts++)
+	{
+		if (restarts >= BLOOMIDX_MAX_SCAN_RESTARTS)
+			ereport(ERROR,
+					(errcode(ERRCODE_T_R_SERIALIZATION_FAILURE),
+					 errmsg("could not complete a scan of index \"%s\"",
+							RelationGetRelationName(index)),
+					 errdetail("VACUUM emptied a stripe the scan was reading %d times in a row.",
+							   restarts + 1),
+					 errhint("Retry the query.")));
 		elog(DEBUG1, "bloomidx index \"%s\": a stripe was emptied during a scan, starting over",
 			 RelationGetRelationName(index));
+	}
 
 	FreeAccessStrategy(work->bas);
 	pfree(work->tids);

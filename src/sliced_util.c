@@ -73,6 +73,9 @@ BloomTakeSnapshot(Relation index, BloomSlicedSnapshot *snap, bool stripes)
 	UnlockReleaseBuffer(metabuf);
 }
 
+/*
+ * Free a snapshot taken by BloomTakeSnapshot (palloc'd by the caller).
+ */
 void
 BloomFreeSnapshot(BloomSlicedSnapshot *snap)
 {
@@ -168,9 +171,9 @@ BloomTooManyRows(Relation index)
 {
 	ereport(ERROR,
 			(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
-			 errmsg("index \"%s\" is full: the sliced layout keeps at most %u stripes of %d rows between its oldest and newest rows",
-					RelationGetRelationName(index), (uint32) BLOOMIDX_MAX_STRIPES,
-					(int) BLOOMIDX_STRIPE_ROWS),
+			 errmsg("index \"%s\" is full", RelationGetRelationName(index)),
+			 errdetail("The sliced layout keeps at most %u stripes of %d rows between its oldest and newest rows.",
+					   (uint32) BLOOMIDX_MAX_STRIPES, (int) BLOOMIDX_STRIPE_ROWS),
 			 errhint("VACUUM the table, which moves the oldest rows forward, or REINDEX the index.")));
 }
 

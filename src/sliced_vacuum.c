@@ -504,6 +504,10 @@ BloomSlicedVacuumCleanup(IndexVacuumInfo *info, IndexBulkDeleteResult *stats)
 
 	chunkPages = (BlockNumber) Min((uint64) npages,
 								   (uint64) maintenance_work_mem * 1024 * 8);
+#ifdef BLOOMIDX_SMALL_LIMITS
+	/* A build whose walk takes several chunks, to test them */
+	chunkPages = Min(chunkPages, 50);
+#endif
 	chunkPages = Max(chunkPages, 1);
 	referenced = palloc((chunkPages + 7) / 8);
 

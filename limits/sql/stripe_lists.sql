@@ -75,7 +75,9 @@ SELECT * FROM sl_counts('b = 7918');
 
 -- No row numbers left: merges take what fits, the pending list fills up,
 -- and then the index is full
+\set VERBOSITY default
 INSERT INTO sl SELECT g, g % 1000, g % 7919 FROM generate_series(380001, 700000) g;
+\set VERBOSITY terse
 SELECT * FROM sl_state();
 SELECT * FROM sl_counts('a = 7');
 
@@ -105,7 +107,9 @@ SELECT * FROM sl_counts('a = 7');
 -- REINDEX numbers the rows afresh, if they fit in six stripes and the
 -- pending list
 INSERT INTO sl SELECT g, g % 1000, g % 7919 FROM generate_series(590001, 760000) g;
+\set VERBOSITY default
 REINDEX INDEX sl_bx;
+\set VERBOSITY terse
 DELETE FROM sl WHERE id % 4 = 0;
 REINDEX INDEX sl_bx;
 SELECT * FROM sl_state();
