@@ -17,7 +17,9 @@
 #include "utils/rel.h"
 
 #include "bloomidx.h"
+#include "fpmodel.h"
 #include "page.h"
+#include "signature.h"
 
 PG_MODULE_MAGIC;
 
@@ -193,6 +195,57 @@ bloomidx_options(Datum reloptions, bool validate)
 }
 
 /*
+ * The signature shape's defaults for a layout: the false-positive rate
+ * when neither false_positive_rate nor length is given, and the length
+ * derived from m bits.  The row layout tests whole 64-bit words, so its
+ * signatures are rounded up to words, and it defaults to 1%.  A sliced
+ * scan reads only the slices it tests, so a longer signature costs it
+ * space but no time: it defaults to a lower rate and takes any length,
+ * the shortest from m up whose one-column rate, by the false-positive
+ * model of the cost estimates, is at most the target fpr (0: none).
+ */
+static double
+BloomDefaultFpr(int layout)
+{
+	return layout == BLOOMIDX_LAYOUT_SLICED ?
+		BLOOMIDX_SLICED_DEFAULT_FPR : BLOOMIDX_DEFAULT_FPR;
+}
+
+static int
+BloomDerivedLength(int layout, double m, double fpr, const BloomShape *shape)
+{
+	int			bits;
+	int			fewest = 0;
+	int			i;
+
+	if (layout != BLOOMIDX_LAYOUT_SLICED)
+		return Max(64, TYPEALIGN(64, (int) ceil(m)));
+
+	bits = Max(BLOOMIDX_MIN_LENGTH, (int) ceil(m));
+	for (i = 1; i < shape->nColumns; i++)
+	{
+		if (shape->bitsPerColumn[i] < shape->bitsPerColumn[fewest])
+			fewest = i;
+	}
+	for (; fpr > 0 && bits < BLOOMIDX_SLICED_MAX_LENGTH; bits++)
+	{
+		BloomModelShape model;
+		int			totalBits = 0;
+
+		for (i = 0; i < shape->nColumns; i++)
+			totalBits += shape->bitsPerColumn[i];
+		model.sigBits = bits;
+		model.sigWords = (bits + 63) / 64;
+		model.nColumns = shape->nColumns;
+		model.bitsPerColumn = shape->bitsPerColumn;
+		if (BloomModelEqualityFpr(&model, BloomExpectedFill(bits, 1, totalBits),
+								  1, &fewest) <= fpr)
+			break;
+	}
+	return bits;
+}
+
+/*
  * Turn an index's options into the shape of its signatures.
  *
  * A given length and colN mean what they mean to contrib/bloom: length is
@@ -201,16 +254,19 @@ bloomidx_options(Datum reloptions, bool validate)
  * signature has; colN past the index's last column is ignored.
  *
  * Whatever is not given is derived so that an equality on one column has
- * the target false-positive rate (default 1%): k = round(log2(1 / p)) bits
- * a column and m = n * ln(1 / p) / ln(2)^2 bits in all, rounded up to whole
- * 64-bit words.  With colN but no length, the signature is sized so that
- * about half of its bits are set, at most BLOOMIDX_MAX_LENGTH bits.  With
- * length but no colN, each column gets the k that is optimal for that
- * length, up to 16 (beyond which the false-positive rate is negligible and
- * hashing just costs more).
+ * the target false-positive rate (by default 1% for the row layout, 0.08%
+ * for the sliced one): k = round(log2(1 / p)) bits a column and
+ * m = n * ln(1 / p) / ln(2)^2 bits in all, rounded up to whole 64-bit
+ * words for the row layout, or the shortest length from m up whose
+ * modelled rate is p for the sliced one (BloomDerivedLength).  With colN
+ * but no length, the signature is sized so that about half of its bits are
+ * set, at most BLOOMIDX_MAX_LENGTH bits.  With length but no colN, each
+ * column gets the k that is optimal for that length, up to 16 (beyond
+ * which the false-positive rate is negligible and hashing just costs more).
  *
  * The sliced layout takes signatures of at most BLOOMIDX_SLICED_MAX_LENGTH
- * bits; a longer one gets the row layout (BloomReportOptions says so).
+ * bits; a longer one gets the row layout, shaped by the row layout's rules
+ * (BloomReportOptions says so).
  *
  * No option set that passed bloomidx_options is refused here.
  */
@@ -221,6 +277,7 @@ BloomResolveOptions(Relation index, BloomShape *shape)
 	BloomOptions *opts = (BloomOptions *) index->rd_options;
 	int			n = RelationGetNumberOfAttributes(index);
 	double		fpr;
+	double		m = 0;
 	int			defaultBits;
 	int			totalBits = 0;
 	int			i;
@@ -245,7 +302,7 @@ BloomResolveOptions(Relation index, BloomShape *shape)
 
 	fpr = opts->falsePositiveRate;
 	if (fpr == 0 && opts->length == 0)
-		fpr = BLOOMIDX_DEFAULT_FPR;
+		fpr = BloomDefaultFpr(opts->layout);
 
 	if (fpr != 0)
 		defaultBits = Max(1, (int) rint(log2(1.0 / fpr)));
@@ -264,21 +321,28 @@ BloomResolveOptions(Relation index, BloomShape *shape)
 		shape->sigBits = TYPEALIGN(16, opts->length);
 	else
 	{
-		double		m;
-
 		if (opts->falsePositiveRate != 0 || totalBits == n * defaultBits)
 			m = n * log(1.0 / fpr) / (M_LN2 * M_LN2);
 		else
 			m = totalBits / M_LN2;
 		m = Min(m, BLOOMIDX_MAX_LENGTH);
-		shape->sigBits = Max(64, TYPEALIGN(64, (int) ceil(m)));
+		shape->sigBits = BloomDerivedLength(opts->layout, m,
+											opts->falsePositiveRate != 0 ||
+											totalBits == n * defaultBits ? fpr : 0,
+											shape);
 	}
 	shape->sigBits = Min(shape->sigBits, BLOOMIDX_MAX_LENGTH);
 	shape->layout = opts->layout;
 	if (shape->layout == BLOOMIDX_LAYOUT_SLICED &&
 		shape->sigBits > BLOOMIDX_SLICED_MAX_LENGTH)
+	{
+		/* The row layout's shape: whole 64-bit words when derived */
 		shape->layout = BLOOMIDX_LAYOUT_ROW;
-	shape->sigBytes = shape->sigBits / 8;
+		if (opts->length == 0)
+			shape->sigBits = Min(BloomDerivedLength(BLOOMIDX_LAYOUT_ROW, m, 0, shape),
+								 BLOOMIDX_MAX_LENGTH);
+	}
+	shape->sigBytes = (shape->sigBits + 7) / 8;
 	shape->sigWords = (shape->sigBits + 63) / 64;
 	shape->targetFpr = opts->length == 0 && totalBits == n * defaultBits ? fpr : 0;
 }

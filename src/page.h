@@ -101,6 +101,8 @@ typedef BloomPageOpaqueData *BloomPageOpaque;
 #define BLOOMIDX_STRIPE_ROWS		(BLOOMIDX_STRIPE_WORDS * 64)
 #define BLOOMIDX_SLICED_MAX_LENGTH	1024
 #define BLOOMIDX_PENDING_SIZE		256
+/* Pending pages past which merges take what they have (see sliced.h) */
+#define BLOOMIDX_PENDING_CROWDED	(BLOOMIDX_PENDING_SIZE * 3 / 4)
 #ifndef BLOOMIDX_SMALL_LIMITS
 #define BLOOMIDX_STRIPELIST_ENTRIES	(BLOOMIDX_PAGE_FREE_SPACE / sizeof(BlockNumber))
 #define BLOOMIDX_MAX_STRIPELISTS	512
@@ -290,6 +292,13 @@ static inline void
 BloomPageSetFrozen(Page page)
 {
 	BloomPageGetOpaque(page)->flags |= BLOOMIDX_FROZEN;
+}
+
+/* Unfreeze a pending page a merge took only some rows from */
+static inline void
+BloomPageClearFrozen(Page page)
+{
+	BloomPageGetOpaque(page)->flags &= ~BLOOMIDX_FROZEN;
 }
 
 /* page.c */

@@ -159,13 +159,19 @@ BloomMetaPageProblem(Page page, bool *unsupported)
 	if (meta->nColumns < 1 || meta->nColumns > BLOOMIDX_MAX_COLUMNS)
 		return psprintf("Column count %u is not between 1 and %d.",
 						meta->nColumns, BLOOMIDX_MAX_COLUMNS);
-	if (meta->sigBits < BLOOMIDX_MIN_LENGTH || meta->sigBits > BLOOMIDX_MAX_LENGTH ||
-		meta->sigBits % 16 != 0)
+	/* The sliced layout takes any length (see BloomDerivedLength) */
+	if (meta->layout == BLOOMIDX_LAYOUT_SLICED &&
+		(meta->sigBits < BLOOMIDX_MIN_LENGTH || meta->sigBits > BLOOMIDX_SLICED_MAX_LENGTH))
+		return psprintf("Signature length %u is not between %d and %d.",
+						meta->sigBits, BLOOMIDX_MIN_LENGTH, BLOOMIDX_SLICED_MAX_LENGTH);
+	if (meta->layout != BLOOMIDX_LAYOUT_SLICED &&
+		(meta->sigBits < BLOOMIDX_MIN_LENGTH || meta->sigBits > BLOOMIDX_MAX_LENGTH ||
+		 meta->sigBits % 16 != 0))
 		return psprintf("Signature length %u is not a multiple of 16 between %d and %d.",
 						meta->sigBits, BLOOMIDX_MIN_LENGTH, BLOOMIDX_MAX_LENGTH);
-	if (meta->tuplesPerPage != BloomTuplesPerPage(meta->sigBits / 8))
+	if (meta->tuplesPerPage != BloomTuplesPerPage((meta->sigBits + 7) / 8))
 		return psprintf("Tuples per page is %u, not %d.",
-						meta->tuplesPerPage, BloomTuplesPerPage(meta->sigBits / 8));
+						meta->tuplesPerPage, BloomTuplesPerPage((meta->sigBits + 7) / 8));
 	for (i = 0; i < BLOOMIDX_MAX_COLUMNS; i++)
 	{
 		if (i < meta->nColumns &&

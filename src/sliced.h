@@ -23,9 +23,24 @@
  * numbers to TIDs.
  *
  * Inserts go to pending pages, data pages of the row layout listed in the
- * metapage, as GIN's fast-update list does.  When the list grows long, at
- * VACUUM, or through bloomidx_merge(), the pending rows are merged into the
- * slices.
+ * metapage, as GIN's fast-update list does.  A stripe's slices are written
+ * only once there are rows to fill it: a build writes full stripes and
+ * leaves the rest of the rows in pending pages, so that a table smaller
+ * than a stripe has an index of pending pages only, the size of the row
+ * layout's.  Merges move pending rows into the slices:
+ *	- an insert that starts a new pending page takes one merge step, of
+ *	  at most two pending pages' rows, when the pending rows can fill the
+ *	  stripe being filled (so no insert pays for a whole stripe, and the
+ *	  steps outpace the inserts: the pending list stays near a stripe's
+ *	  worth of rows);
+ *	- VACUUM merges the pending rows that fill stripes;
+ *	- bloomidx_merge() merges them all, a partial stripe included (later
+ *	  merges fill it up once the pending rows can);
+ *	- when the pending list is crowded (signatures so long that a stripe's
+ *	  rows need more than BLOOMIDX_PENDING_CROWDED pending pages), merges
+ *	  take what they have, and when it is full an insert merges it all.
+ * A merge takes the pending pages in list order; the last one may give only
+ * its first rows, the rest staying on it (see BloomSlicedMergeLocked).
  *
  * Concurrency and crash safety:
  *	- A merge holds a heavyweight lock on the metapage's block (as GIN's
@@ -33,10 +48,13 @@
  *	  It freezes the pending pages it takes (inserts go elsewhere), writes
  *	  their rows into the slices and TID maps past mergedRows, and only
  *	  then, in one metapage WAL record, advances mergedRows and drops the
- *	  pages from the pending list; then it frees them.  A crash before that record leaves the
- *	  rows pending; merging them again sets the same bits again (or, if
- *	  VACUUM compacted a pending page meanwhile, more bits: more false
- *	  positives, never a missed row).
+ *	  pages from the pending list (and drops the rows it took from a page
+ *	  it took only some of, in the same record); then it frees them.  A
+ *	  crash before that record leaves the rows pending; the next merge
+ *	  writes rows at the same row numbers again, its bits ORed over those
+ *	  written before and its TIDs packed afresh: at worst (other rows, if
+ *	  VACUUM compacted a pending page meanwhile or the merge is of another
+ *	  size) more false positives, never a missed row.
  *	- A scan copies the pending list and the stripe list, reads the
  *	  pending pages, then reads mergedRows again: a row that left a pending
  *	  page meanwhile had been merged below it.  So merged pending pages are
@@ -139,13 +157,27 @@ extern void BloomSlicedBuildFinish(Relation heap, Relation index,
 								   struct IndexInfo *indexInfo,
 								   const BloomShape *shape, void *shared);
 
+/*
+ * How many pending rows a merge takes (see BloomMergeWant):
+ *	BLOOM_MERGE_ALL		all of them (bloomidx_merge(), a full pending list)
+ *	BLOOM_MERGE_STRIPES	those that fill stripes (VACUUM)
+ *	BLOOM_MERGE_STEP	one small step towards filling a stripe (an insert)
+ */
+typedef enum BloomMergeMode
+{
+	BLOOM_MERGE_ALL,
+	BLOOM_MERGE_STRIPES,
+	BLOOM_MERGE_STEP
+} BloomMergeMode;
+
 /* sliced_pending.c */
 extern bool BloomPendingAdd(Relation index, BloomState state, const uint8 *sig,
 							int nbitsSet, ItemPointer tid);
 extern void BloomSlicedInsert(Relation index, BloomState state, const uint8 *sig,
 							  int nbitsSet, ItemPointer tid);
-extern int64 BloomSlicedMergeLocked(Relation index);
-extern int64 BloomSlicedMerge(Relation index, bool wait);
+extern int64 BloomSlicedMergeLocked(Relation index, BloomMergeMode mode);
+extern int64 BloomSlicedMerge(Relation index, bool wait, BloomMergeMode mode);
+extern int64 BloomSlicedMergeAll(Relation index, bool wait);
 
 /* sliced_scan.c */
 extern int64 BloomSlicedGetBitmap(Relation index, BloomState state,

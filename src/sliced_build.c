@@ -196,6 +196,76 @@ BloomSlicedFlushBlock(BloomSlicedBuildState *bs)
 }
 
 /*
+ * The signature words (sigWords each) of the rows of the partial stripe
+ * being built, back from its slices.
+ */
+static void
+BloomSlicedPartialWords(BloomSlicedBuildState *bs, uint64 *words)
+{
+	const BloomShape *shape = &bs->state.shape;
+	int			b,
+				r;
+
+	if (bs->nblock > 0)
+		BloomSlicedFlushBlock(bs);
+	memset(words, 0, sizeof(uint64) * shape->sigWords * bs->nrows);
+	for (b = 0; b < shape->sigBits; b++)
+	{
+		const uint64 *slice = bs->slices + (Size) b * BLOOMIDX_STRIPE_WORDS;
+
+		if (!bs->sliceUsed[b])
+			continue;
+		for (r = 0; r < bs->nrows; r++)
+		{
+			if (slice[r / 64] & (UINT64CONST(1) << (r % 64)))
+				words[(Size) r * shape->sigWords + b / 64] |= UINT64CONST(1) << (b % 64);
+		}
+	}
+}
+
+/*
+ * Write the rows of the partial stripe being built to pending pages, as
+ * inserts would have, if they fit in fewer than BLOOMIDX_PENDING_CROWDED
+ * pages: a stripe's slices are written only for a full stripe, so that a
+ * small table's index is as small as the row layout's (see sliced.h).
+ * Returns the number of pending pages written into pending, or -1 if the
+ * rows do not fit (long signatures), for a partial stripe.
+ */
+static int
+BloomSlicedBuildPending(BloomSlicedBuildState *bs, BlockNumber *pending)
+{
+	const BloomShape *shape = &bs->state.shape;
+	int			perPage = bs->state.tuplesPerPage;
+	int			npages = (bs->nrows + perPage - 1) / perPage;
+	uint64	   *words;
+	PGAlignedBlock image;
+	int			p,
+				r;
+
+	if (npages > BLOOMIDX_PENDING_CROWDED)
+		return -1;
+	words = palloc(sizeof(uint64) * shape->sigWords * Max(bs->nrows, 1));
+	BloomSlicedPartialWords(bs, words);
+	for (p = 0, r = 0; p < npages; p++)
+	{
+		BloomInitDataPage(image.data, shape->sigBytes);
+		for (; r < bs->nrows; r++)
+		{
+			uint8		sig[BLOOMIDX_SLICED_MAX_LENGTH / 8];
+
+			BloomStoreWords(sig, words + (Size) r * shape->sigWords, shape->sigBytes);
+			if (!BloomPageAddTuple(image.data, shape->sigBytes, sig, &bs->tids[r]))
+				break;
+		}
+		pending[p] = BloomBuildWritePage(bs->index, image.data, false);
+	}
+	Assert(r == bs->nrows);
+	pfree(words);
+	bs->nrows = 0;
+	return npages;
+}
+
+/*
  * Add a row, given its signature words, to the stripe being built.
  */
 static void
@@ -328,31 +398,15 @@ BloomSlicedBuildParticipant(Relation heap, Relation index, IndexInfo *indexInfo,
 	BloomSlicedBuildState *bs = BloomSlicedBuildStateCreate(index, shape, shared);
 	ItemPointer tids = BloomLeftoverTids(shared, participant);
 	uint64	   *words = BloomLeftoverWords(shared, participant);
-	int			b,
-				r;
 
 	bs->progress = progress;
 	counts->reltuples = table_index_build_scan(heap, index, indexInfo, true,
 											   progress->report,
 											   BloomSlicedBuildCallback, bs, scan);
 
-	/* The rows of the partial stripe: their bits back from the slices */
-	if (bs->nblock > 0)
-		BloomSlicedFlushBlock(bs);
+	/* The rows of the partial stripe, for the leader */
 	memcpy(tids, bs->tids, sizeof(ItemPointerData) * bs->nrows);
-	memset(words, 0, sizeof(uint64) * shape->sigWords * bs->nrows);
-	for (b = 0; b < shape->sigBits; b++)
-	{
-		const uint64 *slice = bs->slices + (Size) b * BLOOMIDX_STRIPE_WORDS;
-
-		if (!bs->sliceUsed[b])
-			continue;
-		for (r = 0; r < bs->nrows; r++)
-		{
-			if (slice[r / 64] & (UINT64CONST(1) << (r % 64)))
-				words[(Size) r * shape->sigWords + b / 64] |= UINT64CONST(1) << (b % 64);
-		}
-	}
+	BloomSlicedPartialWords(bs, words);
 	shared->leftovers[participant] = bs->nrows;
 	counts->indtuples = bs->indtuples;
 	counts->bitsSet = bs->bitsSet;
@@ -375,6 +429,8 @@ BloomSlicedBuildComplete(Relation heap, Relation index, IndexInfo *indexInfo,
 	BloomMetaPage meta;
 	uint64		rows;
 	uint32		k;
+	BlockNumber pending[BLOOMIDX_PENDING_CROWDED];
+	int			npending = 0;
 
 	if (shared == NULL)
 	{
@@ -413,10 +469,15 @@ BloomSlicedBuildComplete(Relation heap, Relation index, IndexInfo *indexInfo,
 			rows += shared->leftovers[p];
 		}
 	}
+	/* The rows short of a full stripe: pending pages, or a partial stripe */
 	if (bs->nrows > 0)
+		npending = BloomSlicedBuildPending(bs, pending);
+	if (npending < 0)
 		BloomSlicedFlushStripe(bs);
 	if (shared == NULL)
 		rows = (uint64) counts->indtuples;
+	if (npending > 0)
+		rows = (uint64) bs->nStripes * BLOOMIDX_STRIPE_ROWS;
 
 	/* The stripe lists, then the metapage */
 	metabuf = ReadBuffer(index, BLOOMIDX_METAPAGE_BLKNO);
@@ -434,6 +495,11 @@ BloomSlicedBuildComplete(Relation heap, Relation index, IndexInfo *indexInfo,
 	}
 	meta->mergedRows = rows;
 	meta->nStripes = bs->nStripes;
+	if (npending > 0)
+	{
+		memcpy(meta->pendingPages, pending, sizeof(BlockNumber) * npending);
+		meta->nPending = npending;
+	}
 	MarkBufferDirty(metabuf);
 	UnlockReleaseBuffer(metabuf);
 

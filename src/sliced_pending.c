@@ -14,6 +14,7 @@
 
 #include "access/generic_xlog.h"
 #include "miscadmin.h"
+#include "portability/instr_time.h"
 #include "port/pg_bitutils.h"
 #include "storage/bufmgr.h"
 #include "storage/lmgr.h"
@@ -35,18 +36,15 @@ typedef struct BloomRowBatch
 } BloomRowBatch;
 
 /*
- * Number of pending pages past which an insert merges them: a stripe's
- * worth of rows, and at most half the list.
+ * Rows one insert merges at most, when it merges (see BloomSlicedInsert):
+ * two pending pages' worth, so that the merges outpace the inserts and no
+ * insert pays for more than a small step.
  */
 static int
-BloomPendingLimit(BloomState state)
+BloomMergeStepRows(BloomState state)
 {
-	int			pages = (BLOOMIDX_STRIPE_ROWS + state->tuplesPerPage - 1) /
-		state->tuplesPerPage;
-
-	return Min(pages, BLOOMIDX_PENDING_SIZE / 2);
+	return 2 * state->tuplesPerPage;
 }
-
 
 /*
  * Can a pending page take one more row?
@@ -88,8 +86,8 @@ BloomPendingTryPage(Relation index, BloomState state, BlockNumber blkno,
 }
 
 /*
- * Add a row to the pending pages.  Returns true if the list has grown past
- * the point where it should be merged.
+ * Add a row to the pending pages.  Returns true if it started a new
+ * pending page: the time for a merge step, if one is due.
  */
 bool
 BloomPendingAdd(Relation index, BloomState state, const uint8 *sig,
@@ -120,7 +118,7 @@ BloomPendingAdd(Relation index, BloomState state, const uint8 *sig,
 			BloomPendingTryPage(index, state, last, sig, tid))
 		{
 			ReleaseBuffer(metabuf);
-			return npending >= BloomPendingLimit(state);
+			return false;
 		}
 
 		/* Slow path: a new pending page, under the metapage lock */
@@ -136,11 +134,14 @@ BloomPendingAdd(Relation index, BloomState state, const uint8 *sig,
 		}
 		if (npending >= BLOOMIDX_PENDING_SIZE)
 		{
-			/* The list is full: merge it, then start over */
+			/*
+			 * The list is full (merge steps fell behind, see
+			 * BloomSlicedInsert): merge all of it, then start over.
+			 */
 			UnlockReleaseBuffer(metabuf);
 			if (mergedNothing)
 				BloomTooManyRows(index);
-			mergedNothing = BloomSlicedMerge(index, true) == 0;
+			mergedNothing = BloomSlicedMerge(index, true, BLOOM_MERGE_ALL) == 0;
 			continue;
 		}
 
@@ -158,32 +159,34 @@ BloomPendingAdd(Relation index, BloomState state, const uint8 *sig,
 		GenericXLogFinish(xlogState);
 		UnlockReleaseBuffer(buffer);
 		UnlockReleaseBuffer(metabuf);
-		return npending >= BloomPendingLimit(state);
+		return true;
 	}
 }
 
 /*
- * Insert a row into a sliced index: into the pending pages, merging them
- * into the slices when there are enough (unless another backend is
- * merging already).
+ * Insert a row into a sliced index: into the pending pages.  An insert
+ * that starts a new pending page then takes one merge step, of at most
+ * BloomMergeStepRows rows, if one is due (see BloomMergeWant) and no other
+ * backend is merging: inserts never pay for a whole stripe.
  */
 void
 BloomSlicedInsert(Relation index, BloomState state, const uint8 *sig,
 				  int nbitsSet, ItemPointer tid)
 {
 	if (BloomPendingAdd(index, state, sig, nbitsSet, tid))
-		BloomSlicedMerge(index, false);
+		BloomSlicedMerge(index, false, BLOOM_MERGE_STEP);
 }
 
 /*
- * Take the rows of one pending page into the batch, freezing the page so
- * that no more rows are added to it.  Returns false if it is not a pending
- * page with rows (a merge interrupted by a crash after its metapage record
+ * Take the first rows of one pending page, at most max, into the batch,
+ * freezing the page so that no more rows are added to it; *ntuples is set
+ * to the rows on the page.  Returns the rows taken, or -1 if it is not a
+ * pending page (a merge interrupted by a crash after its metapage record
  * may have freed it already).
  */
-static bool
+static int
 BloomTakePendingPage(Relation index, BloomState state, BlockNumber blkno,
-					 BloomRowBatch *batch, uint64 room, bool *full)
+					 BloomRowBatch *batch, uint64 max, int *ntuples)
 {
 	int			sigBytes = state->shape.sigBytes;
 	int			sigWords = state->shape.sigWords;
@@ -197,16 +200,12 @@ BloomTakePendingPage(Relation index, BloomState state, BlockNumber blkno,
 	if (!BloomPageIsData(index, page, blkno, state->tuplesPerPage))
 	{
 		UnlockReleaseBuffer(buffer);
-		return false;
+		*ntuples = 0;
+		return -1;
 	}
-	if (batch->nrows + BloomPageGetNTuples(page) > room)
-	{
-		/* No row numbers left for them (see BloomSlicedMergeLocked) */
-		*full = true;
-		UnlockReleaseBuffer(buffer);
-		return false;
-	}
-	if (!BloomPageHasFlag(page, BLOOMIDX_FROZEN))
+	*ntuples = BloomPageGetNTuples(page);
+	n = (int) Min((uint64) *ntuples, max);
+	if (n > 0 && !BloomPageHasFlag(page, BLOOMIDX_FROZEN))
 	{
 		GenericXLogState *xlogState = GenericXLogStart(index);
 
@@ -216,7 +215,6 @@ BloomTakePendingPage(Relation index, BloomState state, BlockNumber blkno,
 		page = BufferGetPage(buffer);
 	}
 
-	n = BloomPageGetNTuples(page);
 	for (i = 0; i < n; i++)
 	{
 		const uint8 *sig = BloomPageGetSignature(page, sigBytes, i);
@@ -237,7 +235,69 @@ BloomTakePendingPage(Relation index, BloomState state, BlockNumber blkno,
 		batch->tids[batch->nrows++] = *BloomPageGetTid(page, sigBytes, i);
 	}
 	UnlockReleaseBuffer(buffer);
-	return true;
+	return n;
+}
+
+/*
+ * Rows on the pending pages of a snapshot, counted up to need at least.
+ */
+static uint64
+BloomCountPending(Relation index, BloomState state,
+				  const BloomSlicedSnapshot *snap, uint64 need)
+{
+	uint64		rows = 0;
+	int			i;
+
+	for (i = 0; i < snap->nPending && rows < need; i++)
+	{
+		Buffer		buffer = ReadBuffer(index, snap->pending[i]);
+		Page		page;
+
+		LockBuffer(buffer, BUFFER_LOCK_SHARE);
+		page = BufferGetPage(buffer);
+		if (BloomPageIsData(index, page, snap->pending[i], state->tuplesPerPage))
+			rows += BloomPageGetNTuples(page);
+		UnlockReleaseBuffer(buffer);
+	}
+	return rows;
+}
+
+/*
+ * How many pending rows a merge of the given mode takes (see sliced.h):
+ * the slices of a stripe are written only once there are rows enough to
+ * fill it, so that an index's stripes hold at least as many rows as their
+ * pages can, and a small table's rows stay in pending pages as in the row
+ * layout.  A stripe started with fewer rows (by bloomidx_merge(), or in an
+ * index built by version 1.0) is filled once the pending rows can fill
+ * it.  When the pending list is crowded (long signatures, whose stripe
+ * needs more pending pages than the list has room for), merges take the
+ * rows they have.
+ */
+static uint64
+BloomMergeWant(Relation index, BloomState state, const BloomSlicedSnapshot *snap,
+			   BloomMergeMode mode)
+{
+	uint64		r0 = snap->mergedRows % BLOOMIDX_STRIPE_ROWS;
+	uint64		toFill = BLOOMIDX_STRIPE_ROWS - r0;
+	bool		crowded = snap->nPending >= BLOOMIDX_PENDING_CROWDED;
+	uint64		pending;
+
+	if (mode == BLOOM_MERGE_ALL)
+		return PG_UINT64_MAX;
+	if (mode == BLOOM_MERGE_STEP)
+	{
+		if (!crowded && BloomCountPending(index, state, snap, toFill) < toFill)
+			return 0;
+		return Min(toFill, (uint64) BloomMergeStepRows(state));
+	}
+
+	/* Whole stripes: those the pending rows fill, or all when crowded */
+	if (crowded)
+		return PG_UINT64_MAX;
+	pending = BloomCountPending(index, state, snap, PG_UINT64_MAX);
+	if (pending < toFill)
+		return 0;
+	return toFill + (pending - toFill) / BLOOMIDX_STRIPE_ROWS * BLOOMIDX_STRIPE_ROWS;
 }
 
 /*
@@ -507,33 +567,48 @@ BloomMergeStripePage(Relation index, BloomState state, uint32 s)
 }
 
 /*
- * Merge the pending rows into the slices; the caller holds the merge lock.
- * Pending pages are taken in order while the stripe lists leave row
- * numbers for their rows; returns the number of rows merged.
+ * One merge of pending rows into the slices, as many as the mode wants
+ * (see BloomMergeWant) up to the end of the stripe being filled.  Pending
+ * pages are taken in order while the stripe lists leave row numbers for
+ * their rows; the last page taken may give only its first rows, the others
+ * staying on it.  Returns the number of rows merged.
  */
-int64
-BloomSlicedMergeLocked(Relation index)
+static int64
+BloomSlicedMergeOnce(Relation index, BloomMergeMode mode)
 {
 	BloomState	state = BloomGetState(index);
 	int			sigBits = state->shape.sigBits;
+	int			sigBytes = state->shape.sigBytes;
 	BloomSlicedSnapshot *snap;
 	BloomRowBatch batch;
 	BlockNumber *taken;
 	int			ntaken = 0;
+	BlockNumber split = InvalidBlockNumber;
+	int			splitRows = 0;
 	uint64		pos;
 	uint32		nStripes;
 	int			done;
 	uint64	   *sliceWords;
-	uint64		room;
-	bool		full = false;
+	uint64		want;
 	Buffer		metabuf;
+	Buffer		splitbuf = InvalidBuffer;
 	GenericXLogState *xlogState;
 	BloomMetaPage meta;
+	instr_time	start,
+				elapsed;
+	int			navail;
 	int			i;
 
+	INSTR_TIME_SET_CURRENT(start);
 	snap = palloc(sizeof(BloomSlicedSnapshot));
 	BloomTakeSnapshot(index, snap, true);
-	if (snap->nPending == 0)
+	want = snap->nPending == 0 ? 0 : BloomMergeWant(index, state, snap, mode);
+	/* A step leaves the last page, still being filled, to the next one */
+	navail = mode == BLOOM_MERGE_STEP ? snap->nPending - 1 : snap->nPending;
+	want = Min(want, BLOOMIDX_STRIPE_ROWS - snap->mergedRows % BLOOMIDX_STRIPE_ROWS);
+	want = Min(want, BloomSnapRowsLeft(snap));
+	want = Min(want, (uint64) Max(navail, 0) * state->tuplesPerPage);
+	if (want == 0)
 	{
 		BloomFreeSnapshot(snap);
 		return 0;
@@ -541,18 +616,27 @@ BloomSlicedMergeLocked(Relation index)
 
 	/* Freeze the pending pages and take their rows */
 	batch.nrows = 0;
-	batch.maxrows = snap->nPending * state->tuplesPerPage;
+	batch.maxrows = (int) want;
 	batch.words = palloc(sizeof(uint64) * state->shape.sigWords * batch.maxrows);
 	batch.tids = palloc(sizeof(ItemPointerData) * batch.maxrows);
 	batch.bitsSet = 0;
 	taken = palloc(sizeof(BlockNumber) * snap->nPending);
-	room = BloomSnapRowsLeft(snap);
-	for (i = 0; i < snap->nPending && !full; i++)
+	for (i = 0; i < navail && batch.nrows < want; i++)
 	{
+		int			ntuples;
+		int			took;
+
 		CHECK_FOR_INTERRUPTS();
-		BloomTakePendingPage(index, state, snap->pending[i], &batch, room, &full);
-		if (!full)
-			taken[ntaken++] = snap->pending[i];
+		took = BloomTakePendingPage(index, state, snap->pending[i], &batch,
+									want - batch.nrows, &ntuples);
+		if (took >= 0 && took < ntuples)
+		{
+			/* Its other rows stay pending */
+			split = snap->pending[i];
+			splitRows = took;
+			break;
+		}
+		taken[ntaken++] = snap->pending[i];
 	}
 
 	/* Write them into the stripes, past the rows merged so far */
@@ -602,7 +686,11 @@ BloomSlicedMergeLocked(Relation index)
 		done += n;
 	}
 
-	/* Publish: advance mergedRows and drop the pages from the list */
+	/*
+	 * Publish: advance mergedRows and drop the pages from the list, and in
+	 * the same WAL record drop the rows taken from a page that gave only
+	 * some (frozen, so that nothing but this merge changed it).
+	 */
 	metabuf = ReadBuffer(index, BLOOMIDX_METAPAGE_BLKNO);
 	LockBuffer(metabuf, BUFFER_LOCK_EXCLUSIVE);
 	BloomCheckMeta(index, BufferGetPage(metabuf));
@@ -627,7 +715,24 @@ BloomSlicedMergeLocked(Relation index)
 		}
 		meta->nPending = kept;
 	}
+	if (split != InvalidBlockNumber)
+	{
+		Page		page;
+
+		splitbuf = ReadBuffer(index, split);
+		LockBuffer(splitbuf, BUFFER_LOCK_EXCLUSIVE);
+		page = GenericXLogRegisterBuffer(xlogState, splitbuf, 0);
+		if (!BloomPageIsData(index, page, split, state->tuplesPerPage) ||
+			BloomPageGetNTuples(page) < splitRows)
+			BloomSlicedCorrupted(index, split, "pending page a merge took rows from");
+		/* Deleting from the last one down moves only rows that stay */
+		for (i = splitRows - 1; i >= 0; i--)
+			BloomPageDeleteTuple(page, sigBytes, i);
+		BloomPageClearFrozen(page);
+	}
 	GenericXLogFinish(xlogState);
+	if (BufferIsValid(splitbuf))
+		UnlockReleaseBuffer(splitbuf);
 	UnlockReleaseBuffer(metabuf);
 
 	/*
@@ -647,6 +752,13 @@ BloomSlicedMergeLocked(Relation index)
 		UnlockReleaseBuffer(buffer);
 	}
 
+	INSTR_TIME_SET_CURRENT(elapsed);
+	INSTR_TIME_SUBTRACT(elapsed, start);
+	elog(DEBUG1, "bloomidx index \"%s\": merged %d rows from %d pending pages in %.3f ms",
+		 RelationGetRelationName(index), batch.nrows,
+		 ntaken + (split != InvalidBlockNumber ? 1 : 0),
+		 INSTR_TIME_GET_MILLISEC(elapsed));
+
 	pfree(sliceWords);
 	pfree(taken);
 	pfree(batch.words);
@@ -656,12 +768,34 @@ BloomSlicedMergeLocked(Relation index)
 }
 
 /*
- * Merge the pending rows of a sliced index into its slices.  With wait
- * false, give up at once if another backend is merging.  Returns the
- * number of rows merged.
+ * Merge pending rows into the slices, as many as the mode wants (see
+ * BloomMergeWant); the caller holds the merge lock.  A stripe at a time,
+ * so that the pending pages of one are freed before the next one takes
+ * pages: the index needs room for its pending rows and one stripe, not
+ * for its pending rows twice over.  Returns the number of rows merged.
  */
 int64
-BloomSlicedMerge(Relation index, bool wait)
+BloomSlicedMergeLocked(Relation index, BloomMergeMode mode)
+{
+	int64		total = 0;
+	int64		merged;
+
+	do
+	{
+		CHECK_FOR_INTERRUPTS();
+		merged = BloomSlicedMergeOnce(index, mode);
+		total += merged;
+	} while (merged > 0 && mode != BLOOM_MERGE_STEP);
+	return total;
+}
+
+/*
+ * Merge pending rows of a sliced index into its slices, as many as the
+ * mode wants (see BloomMergeWant).  With wait false, give up at once if
+ * another backend is merging.  Returns the number of rows merged.
+ */
+int64
+BloomSlicedMerge(Relation index, bool wait, BloomMergeMode mode)
 {
 	int64		merged;
 
@@ -669,8 +803,16 @@ BloomSlicedMerge(Relation index, bool wait)
 		LockPage(index, BLOOMIDX_METAPAGE_BLKNO, ExclusiveLock);
 	else if (!ConditionalLockPage(index, BLOOMIDX_METAPAGE_BLKNO, ExclusiveLock))
 		return 0;
-	merged = BloomSlicedMergeLocked(index);
+	merged = BloomSlicedMergeLocked(index, mode);
 	UnlockPage(index, BLOOMIDX_METAPAGE_BLKNO, ExclusiveLock);
 	return merged;
 }
 
+/*
+ * bloomidx_merge(): merge every pending row (the routine table's merge).
+ */
+int64
+BloomSlicedMergeAll(Relation index, bool wait)
+{
+	return BloomSlicedMerge(index, wait, BLOOM_MERGE_ALL);
+}

@@ -240,7 +240,9 @@ BloomSlicedRoom(Relation index, BloomState state)
 		room -= (uint64) snap->nPending * state->tuplesPerPage;
 	else
 		room = 0;
-	room += (uint64) (BLOOMIDX_PENDING_SIZE - snap->nPending) * state->tuplesPerPage;
+	/* Short of a crowded pending list (see BloomMergeWant) */
+	if (snap->nPending < BLOOMIDX_PENDING_CROWDED)
+		room += (uint64) (BLOOMIDX_PENDING_CROWDED - snap->nPending) * state->tuplesPerPage;
 	BloomFreeSnapshot(snap);
 	return room;
 }
@@ -348,7 +350,7 @@ BloomSlicedBulkDelete(IndexVacuumInfo *info, IndexBulkDeleteResult *stats,
 	}
 
 	BloomFreeSnapshot(snap);
-	BloomSlicedMergeLocked(index);
+	BloomSlicedMergeLocked(index, BLOOM_MERGE_STRIPES);
 	snap = palloc(sizeof(BloomSlicedSnapshot));
 	BloomTakeSnapshot(index, snap, true);
 
@@ -440,7 +442,7 @@ BloomSlicedBulkDelete(IndexVacuumInfo *info, IndexBulkDeleteResult *stats,
 	if (reclaimed)
 	{
 		BloomDropEmptyStripeLists(index);
-		BloomSlicedMergeLocked(index);
+		BloomSlicedMergeLocked(index, BLOOM_MERGE_STRIPES);
 	}
 
 	UnlockPage(index, BLOOMIDX_METAPAGE_BLKNO, ExclusiveLock);
@@ -494,7 +496,7 @@ BloomSlicedVacuumCleanup(IndexVacuumInfo *info, IndexBulkDeleteResult *stats)
 	 * frozen pending page) that nothing lists is one a crash kept a merge
 	 * from listing or freeing.
 	 */
-	BloomSlicedMerge(index, true);
+	BloomSlicedMerge(index, true, BLOOM_MERGE_STRIPES);
 	LockPage(index, BLOOMIDX_METAPAGE_BLKNO, ExclusiveLock);
 
 	npages = RelationGetNumberOfBlocks(index);

@@ -22,10 +22,11 @@
 # them again), and new rows wait in pending pages until a stripe's worth is
 # there, so the index keeps room for both.  Bounds, in pages:
 #	- cycle 1: the pending pages plus one stripe over the size before.  The
-#	  build leaves no pending page; the reinserted rows need up to
-#	  min(ceil(65,280 / tuples per page), 128) of them (113 at 64 bits,
-#	  128 at 80), and the pages a merge frees stay in the file for the next
-#	  batch.  This is more than one stripe: 65,280 pending signatures with
+#	  build leaves the rows short of a full stripe pending; the reinserted
+#	  rows wait in pending pages until they can fill a stripe, then merge
+#	  in steps, a stripe's worth of them pending meanwhile (bounded here by
+#	  min(ceil(65,280 / tuples per page), 128)), and the pages a merge frees
+#	  stay in the file for the next batch.  This is more than one stripe: 65,280 pending signatures with
 #	  their TIDs take more room than the same rows in a stripe.
 #	- cycles 2 and 3: one stripe over the size after cycle 1, for an extra
 #	  stripe while older ones are still more than half live, and for TID

@@ -43,7 +43,8 @@ $$;
 CREATE TABLE sl (id int, a int, b int) WITH (autovacuum_enabled = off);
 INSERT INTO sl SELECT g, g % 1000, g % 7919 FROM generate_series(1, 250000) g;
 
--- A serial build: four stripes on two stripe-list pages
+-- A serial build: three full stripes on two stripe-list pages, the rest
+-- of the rows pending
 SET max_parallel_maintenance_workers = 0;
 CREATE INDEX sl_bx ON sl USING bloomidx (a, b) WITH (layout = sliced);
 SELECT * FROM sl_state();
@@ -103,8 +104,9 @@ SELECT bloomidx_merge('sl_bx') >= 0 AS merged;
 SELECT * FROM sl_state();
 SELECT * FROM sl_counts('a = 7');
 
--- REINDEX numbers the rows afresh, if they fit in six stripes
-INSERT INTO sl SELECT g, g % 1000, g % 7919 FROM generate_series(590001, 595000) g;
+-- REINDEX numbers the rows afresh, if they fit in six stripes and the
+-- pending list
+INSERT INTO sl SELECT g, g % 1000, g % 7919 FROM generate_series(590001, 760000) g;
 \set VERBOSITY default
 REINDEX INDEX sl_bx;
 \set VERBOSITY terse
