@@ -245,6 +245,9 @@ BloomDerivedLength(int layout, double m, double fpr, const BloomShape *shape)
 	return bits;
 }
 
+static void BloomResolveShape(const BloomOptions *opts, int n, int layout,
+							  BloomShape *shape);
+
 /*
  * Turn an index's options into the shape of its signatures.
  *
@@ -276,11 +279,6 @@ BloomResolveOptions(Relation index, BloomShape *shape)
 	BloomOptions defaults;
 	BloomOptions *opts = (BloomOptions *) index->rd_options;
 	int			n = RelationGetNumberOfAttributes(index);
-	double		fpr;
-	double		m = 0;
-	int			defaultBits;
-	int			totalBits = 0;
-	int			i;
 
 	if (n > BLOOMIDX_MAX_COLUMNS)
 		ereport(ERROR,
@@ -297,12 +295,32 @@ BloomResolveOptions(Relation index, BloomShape *shape)
 	}
 	BloomCheckOptions(opts);
 
+	BloomResolveShape(opts, n, opts->layout, shape);
+	if (shape->layout == BLOOMIDX_LAYOUT_SLICED &&
+		shape->sigBits > BLOOMIDX_SLICED_MAX_LENGTH)
+		BloomResolveShape(opts, n, BLOOMIDX_LAYOUT_ROW, shape);
+}
+
+/*
+ * The shape that the options give an index of n columns in the given
+ * layout (see BloomResolveOptions).
+ */
+static void
+BloomResolveShape(const BloomOptions *opts, int n, int layout,
+				  BloomShape *shape)
+{
+	double		fpr;
+	int			defaultBits;
+	int			totalBits = 0;
+	int			i;
+
 	memset(shape, 0, sizeof(BloomShape));
 	shape->nColumns = n;
+	shape->layout = layout;
 
 	fpr = opts->falsePositiveRate;
 	if (fpr == 0 && opts->length == 0)
-		fpr = BloomDefaultFpr(opts->layout);
+		fpr = BloomDefaultFpr(layout);
 
 	if (fpr != 0)
 		defaultBits = Max(1, (int) rint(log2(1.0 / fpr)));
@@ -321,27 +339,19 @@ BloomResolveOptions(Relation index, BloomShape *shape)
 		shape->sigBits = TYPEALIGN(16, opts->length);
 	else
 	{
+		double		m;
+
 		if (opts->falsePositiveRate != 0 || totalBits == n * defaultBits)
 			m = n * log(1.0 / fpr) / (M_LN2 * M_LN2);
 		else
 			m = totalBits / M_LN2;
 		m = Min(m, BLOOMIDX_MAX_LENGTH);
-		shape->sigBits = BloomDerivedLength(opts->layout, m,
+		shape->sigBits = BloomDerivedLength(layout, m,
 											opts->falsePositiveRate != 0 ||
 											totalBits == n * defaultBits ? fpr : 0,
 											shape);
 	}
 	shape->sigBits = Min(shape->sigBits, BLOOMIDX_MAX_LENGTH);
-	shape->layout = opts->layout;
-	if (shape->layout == BLOOMIDX_LAYOUT_SLICED &&
-		shape->sigBits > BLOOMIDX_SLICED_MAX_LENGTH)
-	{
-		/* The row layout's shape: whole 64-bit words when derived */
-		shape->layout = BLOOMIDX_LAYOUT_ROW;
-		if (opts->length == 0)
-			shape->sigBits = Min(BloomDerivedLength(BLOOMIDX_LAYOUT_ROW, m, 0, shape),
-								 BLOOMIDX_MAX_LENGTH);
-	}
 	shape->sigBytes = (shape->sigBits + 7) / 8;
 	shape->sigWords = (shape->sigBits + 63) / 64;
 	shape->targetFpr = opts->length == 0 && totalBits == n * defaultBits ? fpr : 0;
