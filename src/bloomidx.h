@@ -120,7 +120,8 @@ typedef struct BloomLayoutSizesData
 } BloomLayoutSizesData;
 
 
-/* bloomidx.c */
+/* options.c */
+extern void BloomInitOptions(void);
 extern bytea *bloomidx_options(Datum reloptions, bool validate);
 extern void BloomResolveOptions(Relation index, BloomShape *shape);
 extern void BloomReportOptions(Relation index, const BloomShape *shape);
