@@ -22,6 +22,9 @@ use BloomidxTest;
 
 my $primary = PostgreSQL::Test::Cluster->new('primary');
 $primary->init(allows_streaming => 1);
+# The steps VACUUM themselves: an autovacuum between the standby's catch-up
+# and the reading of the primary's stats would make them differ
+$primary->append_conf('postgresql.conf', 'autovacuum = off');
 $primary->start;
 $primary->backup('backup');
 
