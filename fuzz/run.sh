@@ -18,6 +18,8 @@ set -euo pipefail
 
 here=$(cd "$(dirname "$0")" && pwd)
 root=$(dirname "$here")
+# shellcheck source=scripts/lib.sh
+source "$root/scripts/lib.sh"
 PG_CONFIG=${PG_CONFIG:-pg_config}
 inc=$("$PG_CONFIG" --includedir-server)
 inputs=${FUZZ_INPUTS:-1000000}
@@ -28,22 +30,11 @@ trap 'rm -rf "$work"' EXIT
 
 srcs=("$here/filter_fuzz.c" "$root/src/filter_format.c")
 flags=(-std=gnu99 -g -O1 -Wall -Wno-ignored-attributes -DFRONTEND -I"$root/src" -I"$inc")
-san=(-fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer)
 
 # Pick a compiler whose sanitizers link; fall back to a plain build.
-cc=
-for c in clang gcc cc; do
-	command -v "$c" >/dev/null 2>&1 || continue
-	if echo 'int main(void){return 0;}' | "$c" "${san[@]}" -x c - -o "$work/probe" >/dev/null 2>&1; then
-		cc=$c
-		break
-	fi
-done
-if [ -z "$cc" ]; then
-	cc=cc
-	san=()
-	echo "fuzz: no sanitizer runtime found, building without sanitizers" >&2
-fi
+bx_pick_sanitizer_cc fuzz "$work" clang gcc cc
+cc=$BX_CC
+san=("${BX_SAN[@]}")
 
 "$cc" "${flags[@]}" "${san[@]}" "${srcs[@]}" -o "$work/driver"
 total_in=0; total_acc=0; total_rej=0

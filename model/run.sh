@@ -14,6 +14,8 @@ set -euo pipefail
 
 here=$(cd "$(dirname "$0")" && pwd)
 root=$(dirname "$here")
+# shellcheck source=scripts/lib.sh
+source "$root/scripts/lib.sh"
 PG_CONFIG=${PG_CONFIG:-pg_config}
 inc=$("$PG_CONFIG" --includedir-server)
 work=$(mktemp -d "${TMPDIR:-/tmp}/bloommodel.XXXXXX")
@@ -21,22 +23,11 @@ trap 'rm -rf "$work"' EXIT
 
 srcs=("$here/model_test.c" "$here/shim.c" "$root/src/fpmodel.c")
 flags=(-std=gnu99 -g -O1 -Wall -Werror -Wno-ignored-attributes -DFRONTEND -I"$root/src" -I"$inc")
-san=(-fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer)
 
 # Pick a compiler whose sanitizers link; fall back to a plain build.
-cc=
-for c in gcc clang cc; do
-	command -v "$c" >/dev/null 2>&1 || continue
-	if echo 'int main(void){return 0;}' | "$c" "${san[@]}" -x c - -o "$work/probe" >/dev/null 2>&1; then
-		cc=$c
-		break
-	fi
-done
-if [ -z "$cc" ]; then
-	cc=cc
-	san=()
-	echo "model: no sanitizer runtime found, building without sanitizers" >&2
-fi
+bx_pick_sanitizer_cc model "$work" gcc clang cc
+cc=$BX_CC
+san=("${BX_SAN[@]}")
 
 "$cc" "${flags[@]}" "${san[@]}" "${srcs[@]}" -lm -o "$work/model_test"
 # The model's allocations live until the planner's memory context ends;

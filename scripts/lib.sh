@@ -297,3 +297,24 @@ bx_install_traps() {
     trap 'bx_kill_job; exit 130' INT
     trap 'bx_kill_job; exit 143' TERM
 }
+
+# Pick the first of the compilers COMPILER... whose AddressSanitizer and
+# UndefinedBehaviorSanitizer runtimes link, probing in dir DIR; sets BX_CC
+# to it and BX_SAN to its sanitizer flags.  With none, BX_CC=cc and BX_SAN
+# empty, and a warning under LABEL.  Used by fuzz/run.sh and model/run.sh.
+# Usage: bx_pick_sanitizer_cc LABEL DIR COMPILER...
+bx_pick_sanitizer_cc() {
+    local label=$1 dir=$2 c
+    shift 2
+    BX_SAN=(-fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer)
+    for c in "$@"; do
+        command -v "$c" >/dev/null 2>&1 || continue
+        if echo 'int main(void){return 0;}' | "$c" "${BX_SAN[@]}" -x c - -o "$dir/probe" >/dev/null 2>&1; then
+            BX_CC=$c
+            return 0
+        fi
+    done
+    BX_CC=cc
+    BX_SAN=()
+    echo "$label: no sanitizer runtime found, building without sanitizers" >&2
+}
