@@ -20,6 +20,8 @@ CREATE FUNCTION bloomidx_merge(index regclass)
 RETURNS bigint
 AS 'MODULE_PATHNAME'
 LANGUAGE C STRICT VOLATILE PARALLEL UNSAFE;
+COMMENT ON FUNCTION bloomidx_merge(regclass) IS
+'merge the pending rows of a sliced bloomidx index into its slices; returns the rows merged';
 
 -- What the cost model expects of an equality on a typical value of each of
 -- some columns of an index: false positives (rows the recheck removes), true
@@ -34,6 +36,8 @@ CREATE FUNCTION bloomidx_estimate(index regclass, columns text[],
 RETURNS record
 AS 'MODULE_PATHNAME'
 LANGUAGE C STRICT STABLE PARALLEL SAFE;
+COMMENT ON FUNCTION bloomidx_estimate(regclass, text[]) IS
+'false positives, true matches and pages the planner expects of an equality on some columns of a bloomidx index';
 
 -- Operator classes: one DEFAULT class for every type with a default hash
 -- operator class, hashed with the same 64-bit extended hash function, so
@@ -289,12 +293,14 @@ LANGUAGE C STRICT STABLE PARALLEL SAFE;
 CREATE CAST (bytea AS bloomfilter) WITH FUNCTION bloomfilter(bytea);
 CREATE CAST (bloomfilter AS bytea) WITHOUT FUNCTION;
 
--- Constructors
-CREATE FUNCTION bloom_empty(capacity bigint, false_positive_rate float8 DEFAULT 0.01)
+-- Constructors.  A plain filter keeps format 2 of the byte format (1.0's);
+-- the growing (scalable), counting and blocked variants use format 3.
+CREATE FUNCTION bloom_empty(capacity bigint, false_positive_rate float8 DEFAULT 0.01,
+	growth integer DEFAULT 0, counting boolean DEFAULT false, blocked boolean DEFAULT false)
 RETURNS bloomfilter
-AS 'MODULE_PATHNAME'
+AS 'MODULE_PATHNAME', 'bloom_empty_variant'
 LANGUAGE C STRICT IMMUTABLE PARALLEL SAFE;
-COMMENT ON FUNCTION bloom_empty(bigint, float8) IS 'empty bloom filter sized for capacity values at a false-positive rate';
+COMMENT ON FUNCTION bloom_empty(bigint, float8, integer, boolean, boolean) IS 'empty bloom filter sized for capacity values at a false-positive rate: growing by a factor, counting or blocked';
 
 CREATE FUNCTION bloom_empty_raw(nbits bigint, nhashes int)
 RETURNS bloomfilter
@@ -379,25 +385,18 @@ CREATE FUNCTION bloom_info(filter bloomfilter,
 	OUT fill_ratio float8,
 	OUT estimated_cardinality float8,
 	OUT expected_false_positive_rate float8,
-	OUT size_bytes bigint)
+	OUT size_bytes bigint,
+	OUT variant text,
+	OUT layers integer,
+	OUT growth integer)
 RETURNS record
 AS 'MODULE_PATHNAME'
 LANGUAGE C STRICT IMMUTABLE PARALLEL SAFE;
-COMMENT ON FUNCTION bloom_info(bloomfilter) IS 'shape, fill and expected false-positive rate of a bloom filter';
+COMMENT ON FUNCTION bloom_info(bloomfilter) IS 'variant, shape, fill and expected false-positive rate of a bloom filter';
 
--- Aggregates.  One state type serves all three: a set of distinct hashes
--- (bloom_agg without a capacity) or a filter.
+-- Aggregates.  bloom_agg without a capacity keeps an internal state: a set
+-- of distinct hashes while it fits in work_mem, else a growing filter.
 CREATE FUNCTION bloom_agg_transfn(internal, anyelement)
-RETURNS internal
-AS 'MODULE_PATHNAME'
-LANGUAGE C IMMUTABLE PARALLEL SAFE;
-
-CREATE FUNCTION bloom_agg_sized_transfn(internal, anyelement, bigint, float8)
-RETURNS internal
-AS 'MODULE_PATHNAME'
-LANGUAGE C IMMUTABLE PARALLEL SAFE;
-
-CREATE FUNCTION bloom_union_agg_transfn(internal, bloomfilter)
 RETURNS internal
 AS 'MODULE_PATHNAME'
 LANGUAGE C IMMUTABLE PARALLEL SAFE;
@@ -433,137 +432,9 @@ CREATE AGGREGATE bloom_agg(anyelement) (
 );
 COMMENT ON AGGREGATE bloom_agg(anyelement) IS 'bloom filter of the values, sized for the distinct values seen at a false-positive rate of 0.01';
 
-CREATE AGGREGATE bloom_agg(anyelement, capacity bigint, false_positive_rate float8) (
-	SFUNC = bloom_agg_sized_transfn,
-	STYPE = internal,
-	FINALFUNC = bloom_agg_finalfn,
-	COMBINEFUNC = bloom_agg_combinefn,
-	SERIALFUNC = bloom_agg_serialfn,
-	DESERIALFUNC = bloom_agg_deserialfn,
-	PARALLEL = SAFE
-);
-COMMENT ON AGGREGATE bloom_agg(anyelement, bigint, float8) IS 'bloom filter of the values, sized for capacity values at a false-positive rate';
-
-CREATE AGGREGATE bloom_union_agg(bloomfilter) (
-	SFUNC = bloom_union_agg_transfn,
-	STYPE = internal,
-	FINALFUNC = bloom_agg_finalfn,
-	COMBINEFUNC = bloom_agg_combinefn,
-	SERIALFUNC = bloom_agg_serialfn,
-	DESERIALFUNC = bloom_agg_deserialfn,
-	PARALLEL = SAFE
-);
-COMMENT ON AGGREGATE bloom_union_agg(bloomfilter) IS 'union of bloom filters';
-
--------------------------------------------------------------------------------
--- Section: inspection and verification (src/inspect.c)
--------------------------------------------------------------------------------
-
--- One record describing an index: its format version; its pages (the
--- metapage, data pages, and free pages: deleted or never initialized);
--- live index tuples and slots per page; the signature length and the bits
--- each column sets; the measured fraction of signature bits set (NULL when
--- empty); the false-positive rate expected of an equality on the first 1,
--- 2 and 3 columns at that fill (NULL beyond the index's columns; for an
--- empty index, at the fill the planner assumes); bytes per live tuple; the
--- layout, and for the sliced layout its stripes in use, pending pages, and
--- the row numbers its stripes span, first_row to next_row - 1 (NULL for
--- the row layout).
-CREATE FUNCTION bloomidx_stats(index regclass,
-	OUT version int4,
-	OUT meta_pages int8,
-	OUT data_pages int8,
-	OUT free_pages int8,
-	OUT live_tuples int8,
-	OUT tuples_per_page int4,
-	OUT signature_bits int4,
-	OUT bits_per_column int4[],
-	OUT fill float8,
-	OUT fpr_1col float8,
-	OUT fpr_2col float8,
-	OUT fpr_3col float8,
-	OUT bytes_per_row float8,
-	OUT layout text,
-	OUT stripes int8,
-	OUT pending_pages int8,
-	OUT first_row int8,
-	OUT next_row int8)
-RETURNS record
-AS 'MODULE_PATHNAME'
-LANGUAGE C STRICT VOLATILE PARALLEL SAFE;
-
--- As pgstattuple's pgstatindex: reads every page of the index
-REVOKE EXECUTE ON FUNCTION bloomidx_stats(regclass) FROM PUBLIC;
-GRANT EXECUTE ON FUNCTION bloomidx_stats(regclass) TO pg_stat_scan_tables;
-
--- Verify an index: its metapage, every page's header, special space and
--- tuples, the free list, that no tuple points past the end of the table,
--- and with heapallindexed that every row of the table has its signature in
--- the index.  Raises ERRCODE_INDEX_CORRUPTED (XX002) at the first problem,
--- returns quietly otherwise.  Holds AccessShareLock only.
-CREATE FUNCTION bloomidx_check(index regclass,
-	heapallindexed boolean DEFAULT false)
-RETURNS void
-AS 'MODULE_PATHNAME'
-LANGUAGE C STRICT VOLATILE PARALLEL RESTRICTED;
-
--- As amcheck: only superusers, unless they grant it
-REVOKE EXECUTE ON FUNCTION bloomidx_check(regclass, boolean) FROM PUBLIC;
-
--- 1.1: bloomidx_stats gets a cheap form (exact => false: the metapage
--- only), a row for a partitioned index (layout 'partitioned'), and the
--- false-positive rate the index was built for; comments for \df+
-DROP FUNCTION bloomidx_stats(regclass);
-CREATE FUNCTION bloomidx_stats(index regclass,
-	exact boolean DEFAULT true,
-	OUT version int4,
-	OUT meta_pages int8,
-	OUT data_pages int8,
-	OUT free_pages int8,
-	OUT live_tuples int8,
-	OUT tuples_per_page int4,
-	OUT signature_bits int4,
-	OUT bits_per_column int4[],
-	OUT fill float8,
-	OUT fpr_1col float8,
-	OUT fpr_2col float8,
-	OUT fpr_3col float8,
-	OUT bytes_per_row float8,
-	OUT layout text,
-	OUT stripes int8,
-	OUT pending_pages int8,
-	OUT first_row int8,
-	OUT next_row int8,
-	OUT target_false_positive_rate float8)
-RETURNS record
-AS 'MODULE_PATHNAME'
-LANGUAGE C STRICT VOLATILE PARALLEL SAFE;
-
--- As pgstattuple's pgstatindex
-REVOKE EXECUTE ON FUNCTION bloomidx_stats(regclass, boolean) FROM PUBLIC;
-GRANT EXECUTE ON FUNCTION bloomidx_stats(regclass, boolean) TO pg_stat_scan_tables;
-
-COMMENT ON FUNCTION bloomidx_stats(regclass, boolean) IS
-'size, shape, fill and false-positive rates of a bloomidx index; exact => false reads the metapage only';
-COMMENT ON FUNCTION bloomidx_check(regclass, boolean) IS
-'verify a bloomidx index, and with heapallindexed that every table row is in it';
-COMMENT ON FUNCTION bloomidx_estimate(regclass, text[]) IS
-'false positives, true matches and pages the planner expects of an equality on some columns of a bloomidx index';
-COMMENT ON FUNCTION bloomidx_merge(regclass) IS
-'merge the pending rows of a sliced bloomidx index into its slices; returns the rows merged';
-
--------------------------------------------------------------------------------
--- 1.1: aggregates that distributed engines can push down (src/filter_agg.c)
--------------------------------------------------------------------------------
 -- The sized bloom_agg and bloom_union_agg keep the filter itself as their
--- transition state (1.0: internal), updated in place; partial states are
--- bloomfilter values, which Citus and parallel workers move as they are.
--- The results are the same bytes as 1.0's.
-DROP AGGREGATE bloom_agg(anyelement, bigint, float8);
-DROP AGGREGATE bloom_union_agg(bloomfilter);
-DROP FUNCTION bloom_agg_sized_transfn(internal, anyelement, bigint, float8);
-DROP FUNCTION bloom_union_agg_transfn(internal, bloomfilter);
-
+-- transition state, updated in place; partial states are bloomfilter
+-- values, which Citus and parallel workers move as they are.
 CREATE FUNCTION bloom_agg_filter_transfn(bloomfilter, anyelement, bigint, float8)
 RETURNS bloomfilter
 AS 'MODULE_PATHNAME'
@@ -591,39 +462,73 @@ CREATE AGGREGATE bloom_union_agg(bloomfilter) (
 COMMENT ON AGGREGATE bloom_union_agg(bloomfilter) IS 'union of bloom filters';
 
 -------------------------------------------------------------------------------
--- 1.1: filter variants (src/filter_variant.c, src/filter_ops.c)
+-- Section: inspection and verification (src/inspect.c)
 -------------------------------------------------------------------------------
--- Growing (scalable), counting and blocked filters, in format 3 of the
--- byte format; plain filters keep format 2.  bloom_empty gains options and
--- bloom_info three columns, so both are dropped and created again.
-DROP FUNCTION bloom_empty(bigint, float8);
-CREATE FUNCTION bloom_empty(capacity bigint, false_positive_rate float8 DEFAULT 0.01,
-	growth integer DEFAULT 0, counting boolean DEFAULT false, blocked boolean DEFAULT false)
-RETURNS bloomfilter
-AS 'MODULE_PATHNAME', 'bloom_empty_variant'
-LANGUAGE C STRICT IMMUTABLE PARALLEL SAFE;
-COMMENT ON FUNCTION bloom_empty(bigint, float8, integer, boolean, boolean) IS 'empty bloom filter sized for capacity values at a false-positive rate: growing by a factor, counting or blocked';
 
-DROP FUNCTION bloom_info(bloomfilter);
-CREATE FUNCTION bloom_info(filter bloomfilter,
-	OUT format_version integer,
-	OUT element_type regtype,
-	OUT nbits bigint,
-	OUT nhashes integer,
-	OUT capacity bigint,
-	OUT target_false_positive_rate float8,
-	OUT nbits_set bigint,
-	OUT fill_ratio float8,
-	OUT estimated_cardinality float8,
-	OUT expected_false_positive_rate float8,
-	OUT size_bytes bigint,
-	OUT variant text,
-	OUT layers integer,
-	OUT growth integer)
+-- One record describing an index: its format version; its pages (the
+-- metapage, data pages, and free pages: deleted or never initialized);
+-- live index tuples and slots per page; the signature length and the bits
+-- each column sets; the measured fraction of signature bits set (NULL when
+-- empty); the false-positive rate expected of an equality on the first 1,
+-- 2 and 3 columns at that fill (NULL beyond the index's columns; for an
+-- empty index, at the fill the planner assumes); bytes per live tuple; the
+-- layout, and for the sliced layout its stripes in use, pending pages, and
+-- the row numbers its stripes span, first_row to next_row - 1 (NULL for
+-- the row layout); the false-positive rate the index was built for (NULL
+-- when length or colN were given).  With exact => false it reads the
+-- metapage only.  A partitioned index gives a row of layout 'partitioned'.
+CREATE FUNCTION bloomidx_stats(index regclass,
+	exact boolean DEFAULT true,
+	OUT version int4,
+	OUT meta_pages int8,
+	OUT data_pages int8,
+	OUT free_pages int8,
+	OUT live_tuples int8,
+	OUT tuples_per_page int4,
+	OUT signature_bits int4,
+	OUT bits_per_column int4[],
+	OUT fill float8,
+	OUT fpr_1col float8,
+	OUT fpr_2col float8,
+	OUT fpr_3col float8,
+	OUT bytes_per_row float8,
+	OUT layout text,
+	OUT stripes int8,
+	OUT pending_pages int8,
+	OUT first_row int8,
+	OUT next_row int8,
+	OUT target_false_positive_rate float8)
 RETURNS record
 AS 'MODULE_PATHNAME'
-LANGUAGE C STRICT IMMUTABLE PARALLEL SAFE;
-COMMENT ON FUNCTION bloom_info(bloomfilter) IS 'variant, shape, fill and expected false-positive rate of a bloom filter';
+LANGUAGE C STRICT VOLATILE PARALLEL SAFE;
+COMMENT ON FUNCTION bloomidx_stats(regclass, boolean) IS
+'size, shape, fill and false-positive rates of a bloomidx index; exact => false reads the metapage only';
+
+-- As pgstattuple's pgstatindex: reads every page of the index
+REVOKE EXECUTE ON FUNCTION bloomidx_stats(regclass, boolean) FROM PUBLIC;
+GRANT EXECUTE ON FUNCTION bloomidx_stats(regclass, boolean) TO pg_stat_scan_tables;
+
+-- Verify an index: its metapage, every page's header, special space and
+-- tuples, the free list, that no tuple points past the end of the table,
+-- and with heapallindexed that every row of the table has its signature in
+-- the index.  Raises ERRCODE_INDEX_CORRUPTED (XX002) at the first problem,
+-- returns quietly otherwise.  Holds AccessShareLock only.
+CREATE FUNCTION bloomidx_check(index regclass,
+	heapallindexed boolean DEFAULT false)
+RETURNS void
+AS 'MODULE_PATHNAME'
+LANGUAGE C STRICT VOLATILE PARALLEL RESTRICTED;
+COMMENT ON FUNCTION bloomidx_check(regclass, boolean) IS
+'verify a bloomidx index, and with heapallindexed that every table row is in it';
+
+-- As amcheck: only superusers, unless they grant it
+REVOKE EXECUTE ON FUNCTION bloomidx_check(regclass, boolean) FROM PUBLIC;
+
+-------------------------------------------------------------------------------
+-- Section: filter variants (src/filter_variant.c, src/filter_ops.c)
+-------------------------------------------------------------------------------
+-- Counting filters, folding, and the growing and template forms of
+-- bloom_agg; bloom_empty's options make the variants.
 
 CREATE FUNCTION bloom_remove(bloomfilter, anyelement)
 RETURNS bloomfilter
@@ -671,7 +576,7 @@ CREATE AGGREGATE bloom_agg(anyelement, template bloomfilter) (
 COMMENT ON AGGREGATE bloom_agg(anyelement, bloomfilter) IS 'bloom filter of the values, in a copy of an empty filter of any variant but growing';
 
 -------------------------------------------------------------------------------
--- 1.1: keyed filters (src/filter_keyed.c)
+-- Section: keyed filters (src/filter_keyed.c)
 -------------------------------------------------------------------------------
 -- Bit positions from SipHash-2-4, under a 16-byte secret key, of the value's
 -- hash; the filter stores only a fingerprint of the key.

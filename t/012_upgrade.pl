@@ -81,7 +81,8 @@ $node->safe_psql('fresh', 'CREATE EXTENSION bloomidx');
 # (a) The same objects: their descriptions, and for functions and
 # aggregates their arguments, results, properties, privileges and
 # comments, for types their properties, for operator classes and families
-# their members
+# their members; each ordered by name, since the two scripts create objects
+# in different orders
 my %catalogs = (
 	'objects' => q{
 SELECT pg_describe_object(d.classid, d.objid, d.objsubid)
@@ -99,7 +100,7 @@ FROM pg_proc p JOIN pg_depend d ON d.objid = p.oid AND d.classid = 'pg_proc'::re
 	JOIN pg_extension e ON d.refobjid = e.oid
 	LEFT JOIN pg_aggregate a ON a.aggfnoid = p.oid
 WHERE e.extname = 'bloomidx' AND d.deptype = 'e'
-ORDER BY 1::text},
+ORDER BY p.oid::regprocedure::text},
 	'types' => q{
 SELECT t.oid::regtype, t.typlen, t.typbyval, t.typalign, t.typstorage,
 	   t.typinput, t.typoutput, t.typreceive, t.typsend, t.typanalyze,
@@ -107,7 +108,7 @@ SELECT t.oid::regtype, t.typlen, t.typbyval, t.typalign, t.typstorage,
 FROM pg_type t JOIN pg_depend d ON d.objid = t.oid AND d.classid = 'pg_type'::regclass
 	JOIN pg_extension e ON d.refobjid = e.oid
 WHERE e.extname = 'bloomidx' AND d.deptype = 'e'
-ORDER BY 1::text},
+ORDER BY t.oid::regtype::text},
 	'operator class members' => q{
 SELECT pg_describe_object(d.classid, d.objid, d.objsubid),
 	   pg_describe_object(d.refclassid, d.refobjid, 0)
