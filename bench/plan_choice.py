@@ -1,5 +1,5 @@
 #!/usr/bin/python3
-"""bench/plan_choice.py: the plan-choice grid of issue 4 (run it through
+"""bench/plan_choice.py: the plan-choice grid (run it through
 bench/plan_choice.sh, which sets up the connection).
 
 For every index under test (bloomidx with four option sets, contrib/bloom

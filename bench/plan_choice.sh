@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 #
-# bench/plan_choice.sh: issue 4's plan-choice grid.  Does the planner pick
+# bench/plan_choice.sh: the plan-choice grid.  Does the planner pick
 # the faster of the index plan and the sequential scan, for bloomidx (four
 # option sets) and contrib/bloom (its defaults)?
 #
@@ -33,10 +33,11 @@
 # records what the planner picks unforced.  No parallel workers, no JIT.
 #
 # Output: DIR/plan_choice.csv (one row per index and query) and, on stdout
-# (also DIR/plan_choice.log when run by itself), lines beginning "summary:",
+# (also DIR/plan_choice.txt when run by itself), lines beginning "summary:",
 # the first being
 #   summary: planner picked the faster plan (or within 10%): bloomidx X/Y (Z%), contrib/bloom X/Y (Z%)
-# DIR defaults to bench/results for a full default run by itself, else
+# DIR defaults to bench/results/plan_choice (where bench/run.sh puts the
+# same two files) for a full default run by itself, else
 # bench/work/plan_choice-ROWS (ignored by git).
 set -euo pipefail
 
@@ -84,7 +85,7 @@ standalone=1
 [[ -n ${PGHOST:-}${PGPORT:-}${PGDATABASE:-} ]] && standalone=0
 if [[ -z $out ]]; then
     if [[ $standalone -eq 1 && $smoke -eq 0 && $rows_given -eq 0 ]]; then
-        out=$REPO/bench/results
+        out=$REPO/bench/results/plan_choice
     else
         out=$REPO/bench/work/plan_choice-$rows
     fi
@@ -142,6 +143,6 @@ bench_start_cluster "${SETTINGS[@]}"
 PSQL=$BX_PG_BINDIR/psql
 
 rc=0
-run_grid 2>&1 | tee "$out/plan_choice.log" || rc=$?
+run_grid 2>&1 | tee "$out/plan_choice.txt" || rc=$?
 [[ $rc -eq 0 ]] || { tail -n 20 "$BX_WORK/cluster/server.log" >&2 || true; bx_die "the grid failed"; }
 bx_cleanup

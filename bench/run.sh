@@ -19,7 +19,7 @@
 #   3. A throwaway cluster (as the postgres OS user when root) listening only
 #      on a Unix socket, with the settings printed below and in results.md.
 #   4. bench/bench.py measures everything (bench/bench.py --help), then
-#      bench/plan_choice.sh (issue 4's plan-choice grid) runs if it exists.
+#      bench/plan_choice.sh (the plan-choice grid) runs if it exists.
 #   5. bench/bench.py writes results.md, results.csv and chart.png, with the
 #      machine, PostgreSQL version and date; the cluster is stopped and the
 #      work dir removed (KEEP=1 keeps it).
@@ -158,7 +158,7 @@ if ! "$PYTHON" "$REPO/bench/bench.py" measure --mode "$mode" --rows "$rows" \
     bx_die "the measurements failed"
 fi
 
-# Issue 4's plan-choice grid, owned by bench/plan_choice.sh: it gets the same
+# The plan-choice grid, owned by bench/plan_choice.sh: it gets the same
 # cluster (PGHOST, PGPORT, PGUSER, PGDATABASE in the environment) and the
 # options below (and PSQL, the private psql); its lines beginning "summary:"
 # go into results.md; its output and plan_choice.csv into plan_choice/.
@@ -167,7 +167,7 @@ mkdir -p "$BX_WORK/results/plan_choice"
 pc_failed=0
 if [[ -f $REPO/bench/plan_choice.sh ]]; then
     bx_log "plan-choice grid (bench/plan_choice.sh)"
-    # Median of 3 (issue 4 asks for 3 or more; the grid is large), 1 in smoke.
+    # Median of 3 (the grid is large), 1 in smoke.
     pc_args=(--rows "$rows" --runs "$([[ $mode == smoke ]] && echo 1 || echo 3)" --out "$BX_WORK/results/plan_choice")
     [[ $mode == smoke ]] && pc_args+=(--smoke)
     rc=0
@@ -190,8 +190,8 @@ rc=0
 "$PYTHON" "$REPO/bench/bench.py" report --raw "$raw" --plan-choice "$pc_out" \
     --out "$BX_WORK/results" --chart-script "$REPO/bench/chart.gp" || rc=$?
 
-# plan_choice/ holds the grid's own output (plan_choice.txt, .csv), apart
-# from what a standalone bench/plan_choice.sh run writes to bench/results.
+# plan_choice/ holds the grid's own output (plan_choice.txt, .csv), as a
+# standalone bench/plan_choice.sh run writes it.
 for f in results.md results.csv chart.png raw.json; do
     if [[ -f $BX_WORK/results/$f ]]; then
         cp "$BX_WORK/results/$f" "$out/$f"
