@@ -19,6 +19,7 @@ import argparse
 import csv
 import datetime
 import json
+import math
 import os
 import re
 import statistics
@@ -507,6 +508,20 @@ FILTER_VARIANTS = [
 ]
 
 
+def growing_size_bound(mult, growth, p):
+    """The least size, against one filter sized up front, of a growing
+    filter after mult times its first capacity c, its layers c * growth^i,
+    whose layers' rates sum to at most p (as the compound rate's bound
+    needs): the rates proportional to the layers' capacities (src/README).
+    Bits counted as n ln(1/rate) / ln(2)^2."""
+    caps = []
+    while sum(caps) < mult:
+        caps.append(float(growth) ** len(caps))
+    room = sum(caps)
+    nats = sum(c * math.log(room / (c * p)) for c in caps)
+    return nats / (mult * math.log(1.0 / p))
+
+
 def measure_filter_variants(pg, a):
     """Per filter variant at a 1% target over n keys: build rate, probe
     rate, measured false-positive rate over n absent keys and size; and the
@@ -560,9 +575,12 @@ def measure_filter_variants(pg, a):
     g["size_ratio"] = g["growing_bytes"] / float(g["plain_bytes"])
     g["layers"] = grow["layers"]
     g["fpr"] = grow["fpr"]
+    g["size_ratio_bound"] = growing_size_bound(
+        n / float(g["first_capacity"]), 2, 0.01)
     log("growing filter after 100x its first capacity: %d layers, %.2fx the "
-        "size of a filter sized up front, fpr %.4f"
-        % (g["layers"], g["size_ratio"], g["fpr"]))
+        "size of a filter sized up front (no layered filter with these "
+        "layers goes below %.2fx), fpr %.4f"
+        % (g["layers"], g["size_ratio"], g["size_ratio_bound"], g["fpr"]))
     pg.run("DROP TABLE fvkeys, fvprobe, fvf;")
     return dict(n=n, variants=out, growth=g)
 
@@ -1170,9 +1188,12 @@ def cmd_report(a):
         md.append("")
         md.append("Growth: a growing filter first sized for %s values, after "
                   "%s values (100x): %d layers, %.2fx the bytes of a filter "
-                  "sized up front for them, measured rate %.4f (target 0.01)."
+                  "sized up front for them, measured rate %.4f (target 0.01). "
+                  "No layered filter with these layers and rates summing to "
+                  "at most the target goes below %sx (src/README)."
                   % (fmt(g["first_capacity"]), fmt(g["n"]), g["layers"],
-                     g["size_ratio"], g["fpr"]))
+                     g["size_ratio"], g["fpr"],
+                     fmt(g.get("size_ratio_bound"), 3)))
     bp = raw.get("blocked_probes")
     if bp and "skipped" not in bp:
         md.append("")
