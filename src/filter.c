@@ -21,7 +21,9 @@
 #include "postgres.h"
 
 #include <math.h>
+#ifndef WIN32
 #include <sys/mman.h>
+#endif
 
 #include "access/detoast.h"
 #include "access/htup_details.h"
