@@ -19,6 +19,7 @@ import argparse
 import csv
 import datetime
 import json
+import math
 import os
 import re
 import statistics
@@ -507,6 +508,20 @@ FILTER_VARIANTS = [
 ]
 
 
+def growing_size_bound(mult, growth, p):
+    """The least size, against one filter sized up front, of a growing
+    filter after mult times its first capacity c, its layers c * growth^i,
+    whose layers' rates sum to at most p (as the compound rate's bound
+    needs): the rates proportional to the layers' capacities (src/README).
+    Bits counted as n ln(1/rate) / ln(2)^2."""
+    caps = []
+    while sum(caps) < mult:
+        caps.append(float(growth) ** len(caps))
+    room = sum(caps)
+    nats = sum(c * math.log(room / (c * p)) for c in caps)
+    return nats / (mult * math.log(1.0 / p))
+
+
 def measure_filter_variants(pg, a):
     """Per filter variant at a 1% target over n keys: build rate, probe
     rate, measured false-positive rate over n absent keys and size; and the
@@ -560,11 +575,109 @@ def measure_filter_variants(pg, a):
     g["size_ratio"] = g["growing_bytes"] / float(g["plain_bytes"])
     g["layers"] = grow["layers"]
     g["fpr"] = grow["fpr"]
+    g["size_ratio_bound"] = growing_size_bound(
+        n / float(g["first_capacity"]), 2, 0.01)
     log("growing filter after 100x its first capacity: %d layers, %.2fx the "
-        "size of a filter sized up front, fpr %.4f"
-        % (g["layers"], g["size_ratio"], g["fpr"]))
+        "size of a filter sized up front (no layered filter with these "
+        "layers goes below %.2fx), fpr %.4f"
+        % (g["layers"], g["size_ratio"], g["size_ratio_bound"], g["fpr"]))
     pg.run("DROP TABLE fvkeys, fvprobe, fvf;")
     return dict(n=n, variants=out, growth=g)
+
+
+# A blocked filter against a plain one of the same size, both larger than
+# the last-level cache in the full mode: (filter MB, probes) per mode.
+BLOCKED_PROBE_SIZES = {"full": (128, 10000000), "quick": (32, 1000000),
+                       "smoke": (1, 100000)}
+
+
+def measure_blocked_probes(pg, a):
+    """bloom_contains probes of a blocked filter and of a plain filter of
+    the same bits holding the same values (the plain filter with the 7 hash
+    functions plain sizing gives a 1% target), stored out of line and probed
+    from a scalar subquery, the same SQL for both: values that were added
+    (hits: every bit tested) and values that were not (misses).  Also the
+    same scan with a trivial test and a probe of one value (the filter's
+    detoasting), to split the time into executor, detoasting and probes."""
+    have = pg.value("SELECT count(*) FROM pg_proc WHERE proname = "
+                    "'bloom_agg_template_transfn'")
+    if int(have) < 1:
+        reason = "the filter variants are not installed (bloomidx < 1.1)"
+        log("blocked probes: skipped: " + reason)
+        return dict(skipped=reason)
+    mb, nprobe = BLOCKED_PROBE_SIZES.get(a.mode, BLOCKED_PROBE_SIZES["full"])
+    bits = int(pg.value("SELECT nbits FROM bloom_info(bloom_empty(1000000, "
+                        "0.01, blocked => true))"))
+    n = int(mb * 1024 * 1024 * 8 * 1000000.0 / bits)
+    nprobe = min(nprobe, n)
+    pg.run("""
+SET max_parallel_workers_per_gather = 0;
+DROP TABLE IF EXISTS fbp;
+CREATE TABLE fbp (name text, f bloomfilter);
+ALTER TABLE fbp ALTER COLUMN f SET STORAGE EXTERNAL;
+INSERT INTO fbp SELECT 'blocked',
+  bloom_agg(g, bloom_empty(%(n)d, 0.01, blocked => true))
+  FROM generate_series(1, %(n)d) g;
+INSERT INTO fbp SELECT 'plain', bloom_agg(g, bloom_empty_raw(
+    (SELECT nbits FROM fbp, bloom_info(f) WHERE name = 'blocked'), 7))
+  FROM generate_series(1, %(n)d) g;
+""" % dict(n=n))
+    r = dict(mb=mb, n=n, probes=nprobe)
+    for name in ("plain", "blocked"):
+        r[name + "_bytes"] = int(pg.value(
+            "SELECT size_bytes FROM fbp, bloom_info(f) WHERE name = '%s'"
+            % name))
+    runs = 1 if a.mode == "smoke" else min(a.runs, 3)
+    setup = "SET max_parallel_workers_per_gather = 0;"
+
+    def q(name, lo):
+        return ("SELECT count(*) FROM generate_series(%d, %d) g WHERE "
+                "bloom_contains((SELECT f FROM fbp WHERE name = '%s'), g);\n"
+                % (lo, lo + nprobe - 1, name))
+    base = ("SELECT count(*) FROM generate_series(1, %d) g WHERE g <> -1;\n"
+            % nprobe)
+    one = ("SELECT count(*) FROM generate_series(1, 1) g WHERE "
+           "bloom_contains((SELECT f FROM fbp WHERE name = '%s'), g);\n")
+    # Interleaved, so that both see the same machine: one script per round.
+    keys = [(kind, name) for kind in ("hit", "miss")
+            for name in ("plain", "blocked")]
+    t = dict((k, []) for k in keys)
+    t_base, t_one = [], dict(plain=[], blocked=[])
+    for i in range(runs + 1):
+        script = base + one % "plain" + one % "blocked"
+        for kind, name in keys:
+            script += q(name, 1 if kind == "hit" else n + 1)
+        ts = pg.times(script, setup=setup)
+        if i == 0:
+            continue        # warm-up
+        t_base.append(ts[0])
+        t_one["plain"].append(ts[1])
+        t_one["blocked"].append(ts[2])
+        for j, k in enumerate(keys):
+            t[k].append(ts[3 + j])
+    r["base_ms"] = median(t_base)
+    for name in ("plain", "blocked"):
+        r[name + "_detoast_ms"] = median(t_one[name])
+    for kind in ("hit", "miss"):
+        for name in ("plain", "blocked"):
+            r["%s_%s_ms" % (kind, name)] = median(t[(kind, name)])
+            r["%s_%s_matches" % (kind, name)] = int(pg.value(
+                q(name, 1 if kind == "hit" else n + 1).strip().rstrip(";")))
+        r[kind + "_ratio"] = r[kind + "_plain_ms"] / r[kind + "_blocked_ms"]
+        net = dict((name, r["%s_%s_ms" % (kind, name)] - r["base_ms"] -
+                    r[name + "_detoast_ms"]) for name in ("plain", "blocked"))
+        r[kind + "_net_ratio"] = (net["plain"] / net["blocked"]
+                                  if net["blocked"] > 0 else None)
+        log("blocked probes, %d MB filters, %d probes (%s): plain %.0f ms, "
+            "blocked %.0f ms, ratio %.2f (net of scan %.0f ms and detoasting "
+            "%.0f/%.0f ms: %s); matches %d/%d"
+            % (mb, nprobe, kind + "es" if kind == "miss" else kind + "s",
+               r[kind + "_plain_ms"], r[kind + "_blocked_ms"],
+               r[kind + "_ratio"], r["base_ms"], r["plain_detoast_ms"],
+               r["blocked_detoast_ms"], fmt(r[kind + "_net_ratio"]),
+               r[kind + "_plain_matches"], r[kind + "_blocked_matches"]))
+    pg.run("DROP TABLE fbp;")
+    return r
 
 
 # --- the machine -----------------------------------------------------------------
@@ -650,6 +763,7 @@ def cmd_measure(a):
         raw["tables"][table] = tr
     raw["filters"] = measure_filters(pg, a)
     raw["filter_variants"] = measure_filter_variants(pg, a)
+    raw["blocked_probes"] = measure_blocked_probes(pg, a)
     loads.append(load_avg())
     raw["elapsed_s"] = time.time() - t_start
     raw["load_avg"] = loads
@@ -1062,9 +1176,31 @@ def cmd_report(a):
         md.append("")
         md.append("Growth: a growing filter first sized for %s values, after "
                   "%s values (100x): %d layers, %.2fx the bytes of a filter "
-                  "sized up front for them, measured rate %.4f (target 0.01)."
+                  "sized up front for them, measured rate %.4f (target 0.01). "
+                  "No layered filter with these layers and rates summing to "
+                  "at most the target goes below %sx (src/README)."
                   % (fmt(g["first_capacity"]), fmt(g["n"]), g["layers"],
-                     g["size_ratio"], g["fpr"]))
+                     g["size_ratio"], g["fpr"],
+                     fmt(g.get("size_ratio_bound"), 3)))
+    bp = raw.get("blocked_probes")
+    if bp and "skipped" not in bp:
+        md.append("")
+        md.append("Blocked against plain, %d MB filters (%s values, the "
+                  "plain one with the same bits), %s bloom_contains probes "
+                  "from a scalar subquery over generate_series, same run: "
+                  "hits %s ms plain, %s ms blocked (%.2fx); misses %s ms "
+                  "plain, %s ms blocked (%.2fx).  Of that, the scan alone "
+                  "takes %s ms and detoasting the filter %s ms; net of both "
+                  "the probes are %sx (hits) and %sx (misses) faster."
+                  % (bp["mb"], fmt(bp["n"]), fmt(bp["probes"]),
+                     fmt(bp["hit_plain_ms"]), fmt(bp["hit_blocked_ms"]),
+                     bp["hit_ratio"], fmt(bp["miss_plain_ms"]),
+                     fmt(bp["miss_blocked_ms"]), bp["miss_ratio"],
+                     fmt(bp["base_ms"]), fmt(bp["blocked_detoast_ms"]),
+                     fmt(bp["hit_net_ratio"], 3), fmt(bp["miss_net_ratio"], 3)))
+        for kind in ("hit", "miss"):
+            csvrows.append(["blocked_probes", "", kind + " plain/blocked", "",
+                            bp[kind + "_ratio"], "", ""])
     md.append("")
     md.append("## Plan choice (bench/plan_choice.sh)")
     md.append("")
@@ -1111,6 +1247,15 @@ def check_answers(raw):
                     problems.append("%s %s: %s returned %s rows, the seq "
                                     "scan %s" % (table, q["name"], key, got,
                                                  want))
+    bp = raw.get("blocked_probes")
+    if bp and "skipped" not in bp:
+        # every probed value that was added must be found (no false negatives)
+        for name in ("plain", "blocked"):
+            if bp["hit_%s_matches" % name] != bp["probes"]:
+                problems.append("blocked probes: the %s filter found %d of "
+                                "the %d values added"
+                                % (name, bp["hit_%s_matches" % name],
+                                   bp["probes"]))
     return problems
 
 

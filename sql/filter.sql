@@ -556,8 +556,33 @@ SELECT id, pg_column_size(f) < octet_length(f::bytea) OR pg_column_size(f) > 200
 SELECT (SELECT count(*) FROM generate_series(1, 100000) i WHERE bloom_contains(f, i)) AS contained
 FROM ft ORDER BY id;
 SELECT count(*) FROM generate_series(1, 50000) i WHERE bloom_contains((SELECT f FROM ft WHERE id = 1), i);
+-- a large one is moved to line-aligned cells (and huge pages): same answers
+CREATE TABLE ftbig (name text, f bloomfilter);
+INSERT INTO ftbig SELECT 'plain', bloom_agg(i, bloom_empty(4000000, 0.01)) FROM generate_series(1, 50000) i;
+INSERT INTO ftbig SELECT 'blocked', bloom_agg(i, bloom_empty(4000000, 0.01, blocked => true)) FROM generate_series(1, 50000) i;
+SELECT name, octet_length(f::bytea) > 4 * 1024 * 1024 AS big,
+	   (SELECT count(*) FROM generate_series(1, 50000) i WHERE NOT bloom_contains(f, i)) AS false_negatives,
+	   (SELECT count(*) FROM generate_series(1, 100000) i WHERE bloom_contains(f, i)) =
+	   (SELECT count(*) FROM generate_series(1, 100000) i WHERE bloom_contains(m, i)) AS same_as_in_memory
+FROM ftbig, LATERAL (SELECT f::bytea::bloomfilter AS m OFFSET 0) x ORDER BY name;
+SELECT name, (SELECT count(*) FROM generate_series(1, 50000) i WHERE bloom_contains((SELECT f FROM ftbig b WHERE b.name = a.name), i)) AS contained
+FROM (VALUES ('plain'), ('blocked')) a(name) ORDER BY name;
+-- filters held in memory, one call site: same header, other cells, other shape
+SELECT id, (SELECT array_agg(v ORDER BY v) FILTER (WHERE bloom_contains(g, v)) FROM unnest(ARRAY[1, 2, 3, 101, 102, 103]) v) AS contained
+FROM (VALUES (1, bloom_add(bloom_empty(100, 0.001), 1)),
+			 (2, bloom_add(bloom_empty(100, 0.001), 101)),
+			 (3, bloom_add(bloom_empty(1000, 0.001), 2)),
+			 (4, bloom_add(bloom_empty(100, 0.001), 3)),
+			 (5, bloom_add(bloom_empty(100, 0.001, blocked => true), 102))) s(id, g)
+ORDER BY id;
+SELECT id, bloom_contains(g, v) AS contained
+FROM (VALUES (1, (SELECT bloom_agg(i, 100, 0.001) FROM generate_series(1, 10) i), 5),
+			 (2, (SELECT bloom_agg(i, 100, 0.001) FROM generate_series(11, 20) i), 5),
+			 (3, (SELECT bloom_agg(i, 100, 0.001) FROM generate_series(11, 20) i), 15),
+			 (4, (SELECT bloom_agg(i, 100, 0.001) FROM generate_series(1, 10) i), 15)) s(id, g, v)
+ORDER BY id;
 
-DROP TABLE fi, fu, fa, fp, fp_serial, ff, fb, fgood, fn, ft, fe, fe_away, fe_par, fe_par_serial;
+DROP TABLE fi, fu, fa, fp, fp_serial, ff, fb, fgood, fn, ft, ftbig, fe, fe_away, fe_par, fe_par_serial;
 DROP TYPE f_nest, f_cmood, f_rmood, f_pair;
 DROP DOMAIN f_dmood;
 DROP TYPE f_mood;

@@ -21,6 +21,9 @@
 #include "postgres.h"
 
 #include <math.h>
+#ifndef WIN32
+#include <sys/mman.h>
+#endif
 
 #include "access/detoast.h"
 #include "access/htup_details.h"
@@ -571,6 +574,52 @@ BloomGetFnCache(FunctionCallInfo fcinfo, int argno, bool is_array)
 }
 
 /*
+ * Move a large detoasted filter, in the current memory context, to where
+ * probes are cheapest: its cells starting on a 64-byte boundary (within
+ * the 4-byte alignment a varlena needs), so that a blocked filter's block
+ * is one cache line, and on transparent huge pages where the system offers
+ * them (madvise), so that a probe of a filter larger than the TLB's reach
+ * does not also walk the page tables.  Returns the filter and sets *alloc
+ * to the chunk to pfree; a small or undecodable filter stays where it is.
+ */
+static bytea *
+BloomRehome(bytea *datum, void **alloc)
+{
+	BloomFilterHeader hdr;
+	Size		size = VARSIZE(datum);
+	Size		lead;
+	Size		pad;
+	char	   *buf;
+	char	   *start;
+
+	*alloc = datum;
+	if (size < BLOOM_REHOME_MIN_SIZE ||
+		BloomFilterDecodeHeader((const uint8 *) VARDATA(datum),
+								size - VARHDRSZ, &hdr, false) != BLOOM_FORMAT_OK)
+		return datum;
+
+	buf = palloc(size + 128);
+	/* the cells start at start + lead; put that on a line, rounded to 4 */
+	lead = VARHDRSZ + hdr.bits_offset;
+	pad = (64 - lead % 64) % 64;
+	start = (char *) TYPEALIGN(64, buf) + (pad & ~(Size) 3);
+#ifdef MADV_HUGEPAGE
+	{
+		char	   *lo = (char *) TYPEALIGN(BLOOM_HUGE_PAGE_SIZE, start);
+		char	   *hi = (char *) TYPEALIGN_DOWN(BLOOM_HUGE_PAGE_SIZE, start + size);
+
+		/* advice only; the pages are not touched yet */
+		if (hi > lo)
+			(void) madvise(lo, hi - lo, MADV_HUGEPAGE);
+	}
+#endif
+	memcpy(start, datum, size);
+	pfree(datum);
+	*alloc = buf;
+	return (bytea *) start;
+}
+
+/*
  * The filter argument argno, detoasted.  A filter stored out of line or
  * compressed is detoasted once per call site and kept while the same
  * stored value comes back, as when a filter from a subquery is probed for
@@ -594,13 +643,14 @@ BloomGetFilterArg(FunctionCallInfo fcinfo, int argno, BloomFnCache *cache)
 
 	if (cache->toast_filter != NULL)
 	{
-		pfree(cache->toast_filter);
+		pfree(cache->toast_alloc);
 		pfree(cache->toast_key);
 		cache->toast_filter = NULL;
 	}
 	cache->toast_open_valid = false;
 	oldcxt = MemoryContextSwitchTo(fcinfo->flinfo->fn_mcxt);
-	cache->toast_filter = (bytea *) detoast_attr(raw);
+	cache->toast_filter = BloomRehome((bytea *) detoast_attr(raw),
+									  &cache->toast_alloc);
 	cache->toast_key = palloc(keylen);
 	memcpy(cache->toast_key, raw, keylen);
 	cache->toast_keylen = keylen;
@@ -610,8 +660,9 @@ BloomGetFilterArg(FunctionCallInfo fcinfo, int argno, BloomFnCache *cache)
 
 /*
  * The filter argument argno, opened: a stored filter that BloomGetFilterArg
- * keeps detoasted is decoded once, not for every probe; any other is
- * decoded into local.
+ * keeps detoasted is decoded once, not for every probe, and so is one held
+ * in memory while its header stays the same; any other is decoded into
+ * local.  The result is valid until the next call at this call site.
  */
 const BloomFilterData *
 BloomOpenFilterArg(FunctionCallInfo fcinfo, int argno, BloomFnCache *cache,
@@ -621,8 +672,35 @@ BloomOpenFilterArg(FunctionCallInfo fcinfo, int argno, BloomFnCache *cache,
 
 	if (datum != cache->toast_filter)
 	{
+		const uint8 *data = (const uint8 *) VARDATA_ANY(datum);
+		Size		len = VARSIZE_ANY_EXHDR(datum);
+
+		/*
+		 * A filter held in memory (a query's own result, or stored inline)
+		 * comes back for every row as well.  The decoded header depends
+		 * only on the header's bytes and the length, so a filter with the
+		 * same ones reuses it, whatever its cells.
+		 */
+		if (cache->mem_valid && len == cache->mem_len &&
+			memcmp(data, cache->mem_hdr, cache->mem.hdr.bits_offset) == 0)
+		{
+			BloomFilterData *f = &cache->mem;
+
+			f->datum = datum;
+			f->data = (uint8 *) data;
+			f->bits = f->data + f->hdr.bits_offset;
+			f->hdr.nspname = (const char *) data + BLOOM_FILTER_FIXED_HEADER_SIZE;
+			f->hdr.typname = f->hdr.nspname + f->hdr.nspname_len;
+			return f;
+		}
 		BloomFilterOpen(datum, local);
-		return local;
+		if (local->hdr.bits_offset > sizeof(cache->mem_hdr))
+			return local;
+		memcpy(cache->mem_hdr, data, local->hdr.bits_offset);
+		cache->mem = *local;
+		cache->mem_len = len;
+		cache->mem_valid = true;
+		return &cache->mem;
 	}
 	if (!cache->toast_open_valid)
 	{

@@ -24,6 +24,13 @@
 /* Ratio r of the rates of successive layers of a growing filter */
 #define BLOOM_GROWING_TIGHTENING	0.8
 
+/*
+ * Detoasted filters at least this large are moved so that their cells are
+ * line-aligned and on huge pages (BloomRehome in filter.c)
+ */
+#define BLOOM_REHOME_MIN_SIZE	(4 * 1024 * 1024)
+#define BLOOM_HUGE_PAGE_SIZE	(2 * 1024 * 1024)
+
 /* Salt of the filter type's bit positions (the index salts by column) */
 #define BLOOM_FILTER_SALT		0
 
@@ -60,11 +67,17 @@ typedef struct BloomFnCache
 	bool		elmbyval;
 	char		elmalign;
 	/* the last out-of-line or compressed filter argument, detoasted */
+	void	   *toast_alloc;	/* the chunk toast_filter lies in */
 	char	   *toast_key;
 	Size		toast_keylen;
 	bytea	   *toast_filter;
 	bool		toast_open_valid;	/* toast_open describes toast_filter */
 	BloomFilterData toast_open;
+	/* the last filter argument held in memory: its header, decoded */
+	bool		mem_valid;
+	Size		mem_len;		/* its length without the varlena header */
+	BloomFilterData mem;
+	uint8		mem_hdr[BLOOM_FILTER_MAX_HEADER_SIZE];
 	/* the key argument of a keyed function, once derived */
 	BloomKey	key;
 } BloomFnCache;
