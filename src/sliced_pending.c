@@ -164,6 +164,67 @@ BloomPendingAdd(Relation index, BloomState state, const uint8 *sig,
 }
 
 /*
+ * Add rows, their signatures as words, to the pending list on pages of
+ * their own, each page filled and listed in one WAL record: VACUUM moving
+ * the live rows of a stripe back, under the merge lock.  Rows the list has
+ * no room for take BloomPendingAdd's path, which merges a full list.
+ */
+void
+BloomPendingAddRows(Relation index, BloomState state, const uint64 *words,
+					const ItemPointerData *tids, int n)
+{
+	const BloomShape *shape = &state->shape;
+	uint8		sig[BLOOMIDX_SLICED_MAX_LENGTH / 8];
+	int			done = 0;
+
+	while (done < n)
+	{
+		Buffer		metabuf = ReadBuffer(index, BLOOMIDX_METAPAGE_BLKNO);
+		BloomMetaPage meta;
+		GenericXLogState *xlogState;
+		Buffer		buffer;
+		Page		page;
+
+		CHECK_FOR_INTERRUPTS();
+		LockBuffer(metabuf, BUFFER_LOCK_EXCLUSIVE);
+		BloomCheckMeta(index, BufferGetPage(metabuf));
+		if (BloomPageGetMeta(BufferGetPage(metabuf))->nPending >= BLOOMIDX_PENDING_SIZE)
+		{
+			UnlockReleaseBuffer(metabuf);
+			break;
+		}
+		xlogState = GenericXLogStart(index);
+		meta = BloomPageGetMeta(GenericXLogRegisterBuffer(xlogState, metabuf, 0));
+		buffer = BloomNewBuffer(index);
+		page = GenericXLogRegisterBuffer(xlogState, buffer, GENERIC_XLOG_FULL_IMAGE);
+		BloomInitDataPage(page, shape->sigBytes);
+		for (; done < n; done++)
+		{
+			BloomStoreWords(sig, words + (Size) done * shape->sigWords,
+							shape->sigBytes);
+			if (!BloomPageAddTuple(page, shape->sigBytes, sig,
+								   (ItemPointer) &tids[done]))
+				break;
+		}
+		meta->pendingPages[meta->nPending++] = BufferGetBlockNumber(buffer);
+		GenericXLogFinish(xlogState);
+		UnlockReleaseBuffer(buffer);
+		UnlockReleaseBuffer(metabuf);
+	}
+
+	for (; done < n; done++)
+	{
+		int			nbits = 0;
+		int			w;
+
+		for (w = 0; w < shape->sigWords; w++)
+			nbits += pg_popcount64(words[(Size) done * shape->sigWords + w]);
+		BloomStoreWords(sig, words + (Size) done * shape->sigWords, shape->sigBytes);
+		(void) BloomPendingAdd(index, state, sig, nbits, (ItemPointer) &tids[done]);
+	}
+}
+
+/*
  * Insert a row into a sliced index: into the pending pages.  An insert
  * that starts a new pending page then takes one merge step, of at most
  * BloomMergeStepRows rows, if one is due (see BloomMergeWant) and no other

@@ -1,0 +1,135 @@
+
+# Copyright and license: see the project's LICENSE.
+
+# Size under churn: a table of $rows rows (three int columns and a text
+# column, all four indexed), then $cycles cycles of: delete 10% of the rows
+# (spread over the whole table, by a hash of the id), insert as many new
+# rows, VACUUM.  For an index of each layout:
+#	- after the cycles the index is at most 1.25 times the size of a fresh
+#	  index built on the same rows (a new index of the same options);
+#	- the index answers equal the seq scan's, and bloomidx_check with
+#	  heapallindexed passes;
+#	- after one more VACUUM the index counts one entry per row.
+# The size after every cycle is reported as a note.
+#
+# The sliced layout keeps it bounded by VACUUM's reclaiming of stripes: the
+# most dead full stripes are emptied (their live rows merged again) while
+# the dead rows left in full stripes would exceed the budget of
+# src/README's "Sliced layout", and the pages they free are reused.
+
+use strict;
+use warnings;
+
+use FindBin;
+use lib $FindBin::RealBin;
+
+use PostgreSQL::Test::Cluster;
+use PostgreSQL::Test::Utils;
+use Test::More;
+
+# Overridable to measure other sizes by hand; the test runs the defaults
+my $rows = $ENV{BLOOMIDX_CHURN_ROWS} // 1_000_000;
+my $cycles = $ENV{BLOOMIDX_CHURN_CYCLES} // 20;
+my @layouts = split / /, ($ENV{BLOOMIDX_CHURN_LAYOUTS} // 'sliced row');
+
+my $node = PostgreSQL::Test::Cluster->new('churn');
+$node->init;
+$node->append_conf('postgresql.conf', qq{
+autovacuum = off
+maintenance_work_mem = '64MB'
+max_parallel_maintenance_workers = 0
+});
+$node->start;
+$node->safe_psql('postgres', 'CREATE EXTENSION bloomidx');
+
+sub relation_pages
+{
+	my ($rel) = @_;
+	return $node->safe_psql('postgres',
+		"SELECT pg_relation_size('$rel') / current_setting('block_size')::int");
+}
+
+# Rows $from .. $to, arithmetic on the id
+sub fill_sql
+{
+	my ($table, $from, $to) = @_;
+	return "INSERT INTO $table SELECT g, g % 1000, g % 7919, 'v' || (g % 10007)"
+	  . " FROM generate_series($from, $to) g";
+}
+
+# Queries whose answers through the index must equal the seq scan's
+my @queries = (
+	"b = 7",
+	"c = 1234 AND d = 'v42'",
+	"d = 'v9999'",
+	"a = ANY ('{5, 500000, 999999}')",
+);
+
+foreach my $layout (@layouts)
+{
+	my $table = "churn_$layout";
+	my $index = "${table}_bx";
+	my $next = $rows + 1;
+	my @sizes;
+
+	$node->safe_psql('postgres', qq{
+CREATE TABLE $table (a int, b int, c int, d text);
+} . fill_sql($table, 1, $rows) . qq{;
+CREATE INDEX $index ON $table USING bloomidx (a, b, c, d) WITH (layout = '$layout');
+VACUUM ANALYZE $table;
+});
+	my $built = relation_pages($index);
+
+	for my $cycle (1 .. $cycles)
+	{
+		my $deleted = $node->safe_psql('postgres',
+			"WITH d AS (DELETE FROM $table WHERE abs(hashint4(a + $cycle * 1000003)) % 10 = 0"
+			  . " RETURNING 1) SELECT count(*) FROM d");
+		$node->safe_psql('postgres', fill_sql($table, $next, $next + $deleted - 1));
+		$next += $deleted;
+		$node->safe_psql('postgres', "VACUUM $table");
+		push @sizes, relation_pages($index);
+	}
+	note("$layout: built with $built pages; after each cycle: @sizes");
+
+	# The answers, through the index and through a seq scan
+	foreach my $q (@queries)
+	{
+		my $sql = "SELECT count(*), coalesce(sum(a), 0) FROM $table WHERE $q";
+		my $by_index = $node->safe_psql('postgres', qq{
+SET enable_seqscan = off;
+SET enable_indexscan = off;
+$sql;
+});
+		my $by_seqscan = $node->safe_psql('postgres', qq{
+SET enable_bitmapscan = off;
+SET enable_indexscan = off;
+$sql;
+});
+		is($by_index, $by_seqscan, "$layout: index = seq scan for $q after $cycles cycles");
+	}
+	is( $node->safe_psql('postgres',
+			"SELECT bloomidx_check('$index', true); SELECT 'checked'"),
+		"\nchecked", "$layout: bloomidx_check (heapallindexed) passes after $cycles cycles");
+	is( $node->safe_psql('postgres', qq{
+VACUUM $table;
+SELECT live_tuples = (SELECT count(*) FROM $table) FROM bloomidx_stats('$index');
+}),
+		't', "$layout: after VACUUM the index counts one entry per row");
+
+	# A fresh index on the same rows, of the same options
+	$node->safe_psql('postgres',
+		"CREATE INDEX ${table}_fresh ON $table USING bloomidx (a, b, c, d) WITH (layout = '$layout')");
+	my $fresh = relation_pages("${table}_fresh");
+	my $after = relation_pages($index);
+	cmp_ok($after, '<=', 1.25 * $fresh,
+		"$layout: after $cycles cycles of 10% churn on $rows rows the index"
+		  . " ($after pages, built with $built) is at most 1.25 times a fresh one ($fresh pages)");
+	note(sprintf("%s: %.3f times a fresh index", $layout, $after / $fresh));
+
+	$node->safe_psql('postgres', "DROP TABLE $table");
+}
+
+$node->stop;
+
+done_testing();
