@@ -299,6 +299,47 @@ BloomTakePendingPage(Relation index, BloomState state, BlockNumber blkno,
 	return n;
 }
 
+/* The TIDs of a batch, for sorting it: qsort_arg's comparator */
+static int
+BloomBatchTidCmp(const void *a, const void *b, void *arg)
+{
+	const ItemPointerData *tids = arg;
+
+	return ItemPointerCompare((ItemPointer) &tids[*(const int *) a],
+							  (ItemPointer) &tids[*(const int *) b]);
+}
+
+/*
+ * Sort the rows of a batch by heap TID, so that each TID map packs rows of
+ * nearby heap blocks in few bits, as a build's do: rows VACUUM moved back
+ * from emptied stripes, and rows inserted over the whole table, would
+ * otherwise come in runs that each span the table.
+ */
+static void
+BloomSortBatch(BloomRowBatch *batch, int sigWords)
+{
+	int		   *order = palloc(sizeof(int) * batch->nrows);
+	uint64	   *words = palloc(sizeof(uint64) * sigWords * batch->nrows);
+	ItemPointerData *tids = palloc(sizeof(ItemPointerData) * batch->nrows);
+	int			i;
+
+	for (i = 0; i < batch->nrows; i++)
+		order[i] = i;
+	qsort_arg(order, batch->nrows, sizeof(int), BloomBatchTidCmp, batch->tids);
+	for (i = 0; i < batch->nrows; i++)
+	{
+		memcpy(words + (Size) i * sigWords,
+			   batch->words + (Size) order[i] * sigWords,
+			   sizeof(uint64) * sigWords);
+		tids[i] = batch->tids[order[i]];
+	}
+	pfree(batch->words);
+	pfree(batch->tids);
+	pfree(order);
+	batch->words = words;
+	batch->tids = tids;
+}
+
 /*
  * Rows on the pending pages of a snapshot, counted up to need at least.
  */
@@ -699,6 +740,14 @@ BloomSlicedMergeOnce(Relation index, BloomMergeMode mode)
 		}
 		taken[ntaken++] = snap->pending[i];
 	}
+
+	/*
+	 * A merge of whole stripes (not an insert's step, which takes a few
+	 * pages of the rows) sorts them first.  Should a crash cut the merge
+	 * short, the next one takes the same rows and sorts them the same way.
+	 */
+	if (mode != BLOOM_MERGE_STEP)
+		BloomSortBatch(&batch, state->shape.sigWords);
 
 	/* Write them into the stripes, past the rows merged so far */
 	sliceWords = palloc(sizeof(uint64) * BLOOMIDX_STRIPE_WORDS * sigBits);
