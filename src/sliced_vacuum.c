@@ -2,8 +2,8 @@
  *
  * sliced_vacuum.c
  *	  VACUUM of an index of the sliced layout: dead rows out of the pending
- *	  pages and the TID maps, mostly dead stripes given back to the pending
- *	  list, orphaned pages freed.
+ *	  pages and the TID maps, stripes emptied back through the pending
+ *	  list while their dead rows are over a budget, orphaned pages freed.
  *
  *-------------------------------------------------------------------------
  */
@@ -342,8 +342,21 @@ BloomCandidateCmp(const void *a, const void *b)
  */
 static bool
 BloomReclaimIfRoom(Relation index, BloomState state,
-				   const BloomReclaimCandidate *c, BloomStripePages *pages)
+				   const BloomReclaimCandidate *c, BloomStripePages *pages,
+				   bool *first)
 {
+	/*
+	 * Before the first stripe is emptied, the pending rows go into the
+	 * stripe being filled, so that the rows moved back find a stripe with
+	 * room: otherwise the merge that follows would allocate a new stripe
+	 * while the rows that were pending and those moved back both still
+	 * hold pending pages, and the index would grow by that much.
+	 */
+	if (*first)
+	{
+		BloomSlicedMergeLocked(index, BLOOM_MERGE_ALL);
+		*first = false;
+	}
 	if ((uint64) c->nlive > BloomSlicedRoom(index, state))
 		return false;
 	if (!BloomReadStripe(index, c->s, c->blkno, state->shape.sigBits, pages))
@@ -356,9 +369,10 @@ BloomReclaimIfRoom(Relation index, BloomState state,
 
 /*
  * Remove dead rows from a sliced index (ambulkdelete): compact the pending
- * pages and merge their rows, mark dead rows in the TID maps,
- * move the live rows of full stripes at least half dead back through the
- * pending pages, and merge those.
+ * pages and merge their rows, mark dead rows in the TID maps, then move
+ * the live rows of full stripes at least half dead, and of the most dead
+ * others while the dead rows are over the budget, back through the
+ * pending pages, merging them after each stripe.
  */
 IndexBulkDeleteResult *
 BloomSlicedBulkDelete(IndexVacuumInfo *info, IndexBulkDeleteResult *stats,
@@ -370,6 +384,7 @@ BloomSlicedBulkDelete(IndexVacuumInfo *info, IndexBulkDeleteResult *stats,
 	BloomStripePages *pages;
 	ItemPointerData *map;
 	bool		reclaimed = false;
+	bool		first = true;
 	bool		crowded;
 	BloomReclaimCandidate *cands;
 	int			ncands = 0;
@@ -514,7 +529,7 @@ BloomSlicedBulkDelete(IndexVacuumInfo *info, IndexBulkDeleteResult *stats,
 	for (i = 0; i < ncands; i++)
 	{
 		if (cands[i].must &&
-			BloomReclaimIfRoom(index, state, &cands[i], pages))
+			BloomReclaimIfRoom(index, state, &cands[i], pages, &first))
 			reclaimed = true;
 	}
 	qsort(cands, ncands, sizeof(BloomReclaimCandidate), BloomCandidateCmp);
@@ -526,7 +541,7 @@ BloomSlicedBulkDelete(IndexVacuumInfo *info, IndexBulkDeleteResult *stats,
 			continue;
 		if (BLOOMIDX_STRIPE_ROWS - c->nlive < BLOOM_RECLAIM_MIN_DEAD)
 			break;
-		if (BloomReclaimIfRoom(index, state, c, pages))
+		if (BloomReclaimIfRoom(index, state, c, pages, &first))
 		{
 			reclaimed = true;
 			deadLeft -= BLOOMIDX_STRIPE_ROWS - c->nlive;
