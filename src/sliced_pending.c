@@ -164,8 +164,9 @@ BloomPendingAdd(Relation index, BloomState state, const uint8 *sig,
 }
 
 /*
- * Add rows, their signatures as words, to the pending list on pages of
- * their own, each page filled and listed in one WAL record: VACUUM moving
+ * Add rows, their signatures as words, to the pending list: the last
+ * pending page filled first, then pages of their own, each page filled
+ * (and a new one listed) in one WAL record: VACUUM moving
  * the live rows of a stripe back, under the merge lock.  Rows the list has
  * no room for take BloomPendingAdd's path, which merges a full list.
  */
@@ -188,16 +189,43 @@ BloomPendingAddRows(Relation index, BloomState state, const uint64 *words,
 		CHECK_FOR_INTERRUPTS();
 		LockBuffer(metabuf, BUFFER_LOCK_EXCLUSIVE);
 		BloomCheckMeta(index, BufferGetPage(metabuf));
-		if (BloomPageGetMeta(BufferGetPage(metabuf))->nPending >= BLOOMIDX_PENDING_SIZE)
+		meta = BloomPageGetMeta(BufferGetPage(metabuf));
+		xlogState = GenericXLogStart(index);
+
+		/* The last pending page first, if it has room; else a new one */
+		buffer = InvalidBuffer;
+		if (meta->nPending > 0)
 		{
+			BlockNumber last = meta->pendingPages[meta->nPending - 1];
+
+			buffer = ReadBuffer(index, last);
+			LockBuffer(buffer, BUFFER_LOCK_EXCLUSIVE);
+			if (BloomPendingHasRoom(index, state, BufferGetPage(buffer), last))
+			{
+				BloomCheckDataPageBounds(index, BufferGetPage(buffer), last,
+										 shape->sigBytes);
+				page = GenericXLogRegisterBuffer(xlogState, buffer, 0);
+			}
+			else
+			{
+				UnlockReleaseBuffer(buffer);
+				buffer = InvalidBuffer;
+			}
+		}
+		if (!BufferIsValid(buffer) && meta->nPending >= BLOOMIDX_PENDING_SIZE)
+		{
+			GenericXLogAbort(xlogState);
 			UnlockReleaseBuffer(metabuf);
 			break;
 		}
-		xlogState = GenericXLogStart(index);
-		meta = BloomPageGetMeta(GenericXLogRegisterBuffer(xlogState, metabuf, 0));
-		buffer = BloomNewBuffer(index);
-		page = GenericXLogRegisterBuffer(xlogState, buffer, GENERIC_XLOG_FULL_IMAGE);
-		BloomInitDataPage(page, shape->sigBytes);
+		if (!BufferIsValid(buffer))
+		{
+			meta = BloomPageGetMeta(GenericXLogRegisterBuffer(xlogState, metabuf, 0));
+			buffer = BloomNewBuffer(index);
+			page = GenericXLogRegisterBuffer(xlogState, buffer, GENERIC_XLOG_FULL_IMAGE);
+			BloomInitDataPage(page, shape->sigBytes);
+			meta->pendingPages[meta->nPending++] = BufferGetBlockNumber(buffer);
+		}
 		for (; done < n; done++)
 		{
 			BloomStoreWords(sig, words + (Size) done * shape->sigWords,
@@ -206,7 +234,6 @@ BloomPendingAddRows(Relation index, BloomState state, const uint64 *words,
 								   (ItemPointer) &tids[done]))
 				break;
 		}
-		meta->pendingPages[meta->nPending++] = BufferGetBlockNumber(buffer);
 		GenericXLogFinish(xlogState);
 		UnlockReleaseBuffer(buffer);
 		UnlockReleaseBuffer(metabuf);
