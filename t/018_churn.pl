@@ -36,9 +36,9 @@ use PostgreSQL::Test::Cluster;
 use PostgreSQL::Test::Utils;
 use Test::More;
 
-my $sliced_cycles = 6;
+my $sliced_cycles = 5;
 my %rows = (sliced => 1_000_000, row => 200_000);
-my %cycles = (sliced => $sliced_cycles, row => 4);
+my %cycles = (sliced => $sliced_cycles, row => 3);
 foreach my $layout (keys %rows)
 {
 	$rows{$layout} = $ENV{BLOOMIDX_CHURN_ROWS} if $ENV{BLOOMIDX_CHURN_ROWS};
