@@ -223,21 +223,34 @@ BloomFreePage(Relation index, Buffer buffer)
 	FreeSpaceMapVacuumRange(index, blkno, blkno + 1);
 }
 
+/* Free pages BloomNewBuffer passes over, locked by someone else, at most */
+#define BLOOM_NEWBUFFER_SKIPS	16
+
 /*
  * Get a buffer for a new page, exclusively locked: a recycled page from the
  * free space map if there is one, else a new block at the end.
+ *
+ * A free page that someone else holds locked (the checkpointer or the
+ * background writer writing it out, a scan finding it freed) is passed
+ * over rather than waited for, as B-trees do, but recorded as free again
+ * afterwards: otherwise the free space map would forget it until the next
+ * VACUUM, and the index would grow, by how often its pages happen to be
+ * written out while being reused.
  */
 Buffer
 BloomNewBuffer(Relation index)
 {
-	Buffer		buffer;
+	Buffer		buffer = InvalidBuffer;
+	BlockNumber skipped[BLOOM_NEWBUFFER_SKIPS];
+	int			nskipped = 0;
 	bool		needLock;
+	int			i;
 
 	/*
 	 * First, try a page the free space map knows to be recyclable: asking
 	 * for the largest request it takes matches only wholly free pages.
 	 */
-	for (;;)
+	while (nskipped < BLOOM_NEWBUFFER_SKIPS)
 	{
 		BlockNumber blkno = GetPageWithFreeSpace(index, MaxHeapTupleSize);
 
@@ -253,21 +266,33 @@ BloomNewBuffer(Relation index)
 			Page		page = BufferGetPage(buffer);
 
 			if (PageIsNew(page) || BloomPageIsDeleted(page))
-				return buffer;
+				break;
 			LockBuffer(buffer, BUFFER_LOCK_UNLOCK);
 		}
+		else
+			skipped[nskipped++] = blkno;
 		ReleaseBuffer(buffer);
+		buffer = InvalidBuffer;
 	}
 
-	/* Extend the relation */
-	needLock = !RELATION_IS_LOCAL(index);
-	if (needLock)
-		LockRelationForExtension(index, ExclusiveLock);
-	buffer = ReadBuffer(index, P_NEW);
-	LockBuffer(buffer, BUFFER_LOCK_EXCLUSIVE);
-	if (needLock)
-		UnlockRelationForExtension(index, ExclusiveLock);
+	if (!BufferIsValid(buffer))
+	{
+		/* Extend the relation */
+		needLock = !RELATION_IS_LOCAL(index);
+		if (needLock)
+			LockRelationForExtension(index, ExclusiveLock);
+		buffer = ReadBuffer(index, P_NEW);
+		LockBuffer(buffer, BUFFER_LOCK_EXCLUSIVE);
+		if (needLock)
+			UnlockRelationForExtension(index, ExclusiveLock);
+	}
+
+	/* The pages passed over are free still, as far as we know */
+	for (i = 0; i < nskipped; i++)
+	{
+		RecordFreeIndexPage(index, skipped[i]);
+		FreeSpaceMapVacuumRange(index, skipped[i], skipped[i] + 1);
+	}
 
 	return buffer;
 }
-

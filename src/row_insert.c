@@ -61,23 +61,33 @@ BloomAddToLockedPage(Relation index, GenericXLogState *xlogState,
 	UnlockReleaseBuffer(buffer);
 }
 
+/* Busy pages BloomFindFreeSlot passes over, at most */
+#define BLOOM_FINDSLOT_SKIPS	16
+
 /*
  * A page found through the free space map, locked exclusively: a data page
  * with a free slot, or a recyclable page (to be initialized); or
- * InvalidBuffer.  Pages the map overrates are corrected.
+ * InvalidBuffer.  Pages the map overrates are corrected; a page someone
+ * else holds locked is passed over but keeps its free space in the map
+ * (see BloomNewBuffer).
  */
 static Buffer
 BloomFindFreeSlot(Relation index, BloomState state)
 {
 	Size		needed = state->shape.sigBytes + sizeof(ItemPointerData);
+	Buffer		found = InvalidBuffer;
+	BlockNumber skipped[BLOOM_FINDSLOT_SKIPS];
+	Size		skippedSpace[BLOOM_FINDSLOT_SKIPS];
+	int			nskipped = 0;
+	int			i;
 
-	for (;;)
+	while (nskipped < BLOOM_FINDSLOT_SKIPS)
 	{
 		BlockNumber blkno = GetPageWithFreeSpace(index, needed);
 		Buffer		buffer;
 
 		if (blkno == InvalidBlockNumber)
-			return InvalidBuffer;
+			break;
 		buffer = ReadBuffer(index, blkno);
 		if (ConditionalLockBuffer(buffer))
 		{
@@ -87,13 +97,28 @@ BloomFindFreeSlot(Relation index, BloomState state)
 				BloomPageIsDeleted(page) ||
 				(BloomPageIsData(index, page, blkno, state->tuplesPerPage) &&
 				 BloomPageHasFreeSlot(page)))
-				return buffer;
+			{
+				found = buffer;
+				break;
+			}
 			LockBuffer(buffer, BUFFER_LOCK_UNLOCK);
+		}
+		else
+		{
+			skipped[nskipped] = blkno;
+			skippedSpace[nskipped++] = GetRecordedFreeSpace(index, blkno);
 		}
 		ReleaseBuffer(buffer);
 		/* Full or busy: skip it */
 		RecordPageWithFreeSpace(index, blkno, 0);
 	}
+
+	for (i = 0; i < nskipped; i++)
+	{
+		RecordPageWithFreeSpace(index, skipped[i], skippedSpace[i]);
+		FreeSpaceMapVacuumRange(index, skipped[i], skipped[i] + 1);
+	}
+	return found;
 }
 
 /*

@@ -173,6 +173,9 @@ typedef enum BloomMergeMode
 /* sliced_pending.c */
 extern bool BloomPendingAdd(Relation index, BloomState state, const uint8 *sig,
 							int nbitsSet, ItemPointer tid);
+extern void BloomPendingAddRows(Relation index, BloomState state,
+								const uint64 *words, const ItemPointerData *tids,
+								int n);
 extern void BloomSlicedInsert(Relation index, BloomState state, const uint8 *sig,
 							  int nbitsSet, ItemPointer tid);
 extern int64 BloomSlicedMergeLocked(Relation index, BloomMergeMode mode);

@@ -164,6 +164,94 @@ BloomPendingAdd(Relation index, BloomState state, const uint8 *sig,
 }
 
 /*
+ * Add rows, their signatures as words, to the pending list: the last
+ * pending page filled first, then pages of their own, each page filled
+ * (and a new one listed) in one WAL record: VACUUM moving
+ * the live rows of a stripe back, under the merge lock.  Rows the list has
+ * no room for take BloomPendingAdd's path, which merges a full list.
+ */
+void
+BloomPendingAddRows(Relation index, BloomState state, const uint64 *words,
+					const ItemPointerData *tids, int n)
+{
+	const BloomShape *shape = &state->shape;
+	uint8		sig[BLOOMIDX_SLICED_MAX_LENGTH / 8];
+	int			done = 0;
+
+	while (done < n)
+	{
+		Buffer		metabuf = ReadBuffer(index, BLOOMIDX_METAPAGE_BLKNO);
+		BloomMetaPage meta;
+		GenericXLogState *xlogState;
+		Buffer		buffer;
+		Page		page;
+
+		CHECK_FOR_INTERRUPTS();
+		LockBuffer(metabuf, BUFFER_LOCK_EXCLUSIVE);
+		BloomCheckMeta(index, BufferGetPage(metabuf));
+		meta = BloomPageGetMeta(BufferGetPage(metabuf));
+		xlogState = GenericXLogStart(index);
+
+		/* The last pending page first, if it has room; else a new one */
+		buffer = InvalidBuffer;
+		if (meta->nPending > 0)
+		{
+			BlockNumber last = meta->pendingPages[meta->nPending - 1];
+
+			buffer = ReadBuffer(index, last);
+			LockBuffer(buffer, BUFFER_LOCK_EXCLUSIVE);
+			if (BloomPendingHasRoom(index, state, BufferGetPage(buffer), last))
+			{
+				BloomCheckDataPageBounds(index, BufferGetPage(buffer), last,
+										 shape->sigBytes);
+				page = GenericXLogRegisterBuffer(xlogState, buffer, 0);
+			}
+			else
+			{
+				UnlockReleaseBuffer(buffer);
+				buffer = InvalidBuffer;
+			}
+		}
+		if (!BufferIsValid(buffer) && meta->nPending >= BLOOMIDX_PENDING_SIZE)
+		{
+			GenericXLogAbort(xlogState);
+			UnlockReleaseBuffer(metabuf);
+			break;
+		}
+		if (!BufferIsValid(buffer))
+		{
+			meta = BloomPageGetMeta(GenericXLogRegisterBuffer(xlogState, metabuf, 0));
+			buffer = BloomNewBuffer(index);
+			page = GenericXLogRegisterBuffer(xlogState, buffer, GENERIC_XLOG_FULL_IMAGE);
+			BloomInitDataPage(page, shape->sigBytes);
+			meta->pendingPages[meta->nPending++] = BufferGetBlockNumber(buffer);
+		}
+		for (; done < n; done++)
+		{
+			BloomStoreWords(sig, words + (Size) done * shape->sigWords,
+							shape->sigBytes);
+			if (!BloomPageAddTuple(page, shape->sigBytes, sig,
+								   (ItemPointer) &tids[done]))
+				break;
+		}
+		GenericXLogFinish(xlogState);
+		UnlockReleaseBuffer(buffer);
+		UnlockReleaseBuffer(metabuf);
+	}
+
+	for (; done < n; done++)
+	{
+		int			nbits = 0;
+		int			w;
+
+		for (w = 0; w < shape->sigWords; w++)
+			nbits += pg_popcount64(words[(Size) done * shape->sigWords + w]);
+		BloomStoreWords(sig, words + (Size) done * shape->sigWords, shape->sigBytes);
+		(void) BloomPendingAdd(index, state, sig, nbits, (ItemPointer) &tids[done]);
+	}
+}
+
+/*
  * Insert a row into a sliced index: into the pending pages.  An insert
  * that starts a new pending page then takes one merge step, of at most
  * BloomMergeStepRows rows, if one is due (see BloomMergeWant) and no other
@@ -236,6 +324,47 @@ BloomTakePendingPage(Relation index, BloomState state, BlockNumber blkno,
 	}
 	UnlockReleaseBuffer(buffer);
 	return n;
+}
+
+/* The TIDs of a batch, for sorting it: qsort_arg's comparator */
+static int
+BloomBatchTidCmp(const void *a, const void *b, void *arg)
+{
+	const ItemPointerData *tids = arg;
+
+	return ItemPointerCompare((ItemPointer) &tids[*(const int *) a],
+							  (ItemPointer) &tids[*(const int *) b]);
+}
+
+/*
+ * Sort the rows of a batch by heap TID, so that each TID map packs rows of
+ * nearby heap blocks in few bits, as a build's do: rows VACUUM moved back
+ * from emptied stripes, and rows inserted over the whole table, would
+ * otherwise come in runs that each span the table.
+ */
+static void
+BloomSortBatch(BloomRowBatch *batch, int sigWords)
+{
+	int		   *order = palloc(sizeof(int) * batch->nrows);
+	uint64	   *words = palloc(sizeof(uint64) * sigWords * batch->nrows);
+	ItemPointerData *tids = palloc(sizeof(ItemPointerData) * batch->nrows);
+	int			i;
+
+	for (i = 0; i < batch->nrows; i++)
+		order[i] = i;
+	qsort_arg(order, batch->nrows, sizeof(int), BloomBatchTidCmp, batch->tids);
+	for (i = 0; i < batch->nrows; i++)
+	{
+		memcpy(words + (Size) i * sigWords,
+			   batch->words + (Size) order[i] * sigWords,
+			   sizeof(uint64) * sigWords);
+		tids[i] = batch->tids[order[i]];
+	}
+	pfree(batch->words);
+	pfree(batch->tids);
+	pfree(order);
+	batch->words = words;
+	batch->tids = tids;
 }
 
 /*
@@ -638,6 +767,14 @@ BloomSlicedMergeOnce(Relation index, BloomMergeMode mode)
 		}
 		taken[ntaken++] = snap->pending[i];
 	}
+
+	/*
+	 * A merge of whole stripes (not an insert's step, which takes a few
+	 * pages of the rows) sorts them first.  Should a crash cut the merge
+	 * short, the next one takes the same rows and sorts them the same way.
+	 */
+	if (mode != BLOOM_MERGE_STEP)
+		BloomSortBatch(&batch, state->shape.sigWords);
 
 	/* Write them into the stripes, past the rows merged so far */
 	sliceWords = palloc(sizeof(uint64) * BLOOMIDX_STRIPE_WORDS * sigBits);

@@ -2,8 +2,8 @@
  *
  * sliced_vacuum.c
  *	  VACUUM of an index of the sliced layout: dead rows out of the pending
- *	  pages and the TID maps, mostly dead stripes given back to the pending
- *	  list, orphaned pages freed.
+ *	  pages and the TID maps, stripes emptied back through the pending
+ *	  list while their dead rows are over a budget, orphaned pages freed.
  *
  *-------------------------------------------------------------------------
  */
@@ -119,7 +119,6 @@ BloomReclaimStripe(Relation index, BloomState state, uint32 s, BlockNumber strip
 				   const BloomStripePages *pages, int rows)
 {
 	const BloomShape *shape = &state->shape;
-	int			sigWords = shape->sigWords;
 	ItemPointerData *tids;
 	int		   *rowOf;
 	uint64	   *words;
@@ -136,17 +135,7 @@ BloomReclaimStripe(Relation index, BloomState state, uint32 s, BlockNumber strip
 								&rowOf, &tids, &words);
 
 	/* Back to the pending pages */
-	for (i = 0; i < nlive; i++)
-	{
-		uint8		sig[BLOOMIDX_SLICED_MAX_LENGTH / 8];
-		int			nbits = 0;
-		int			w;
-
-		for (w = 0; w < sigWords; w++)
-			nbits += pg_popcount64(words[(Size) i * sigWords + w]);
-		BloomStoreWords(sig, words + (Size) i * sigWords, shape->sigBytes);
-		(void) BloomPendingAdd(index, state, sig, nbits, &tids[i]);
-	}
+	BloomPendingAddRows(index, state, words, tids, nlive);
 
 	/* Take the stripe out of its list */
 	metabuf = ReadBuffer(index, BLOOMIDX_METAPAGE_BLKNO);
@@ -300,10 +289,90 @@ BloomDropEmptyStripeLists(Relation index)
 }
 
 /*
+ * A full stripe VACUUM may empty: its live rows, and whether it must be
+ * emptied (at least half dead, or in the first stripe list of nearly full
+ * stripe lists).
+ */
+typedef struct BloomReclaimCandidate
+{
+	uint32		s;
+	BlockNumber blkno;
+	int			nlive;
+	bool		must;
+} BloomReclaimCandidate;
+
+/*
+ * Dead rows a stripe must have at least for VACUUM to empty it to keep
+ * within the budget: emptying a stripe rewrites its live rows, so not for
+ * a few dead ones.
+ */
+#define BLOOM_RECLAIM_MIN_DEAD	(BLOOMIDX_STRIPE_ROWS / 16)
+
+/*
+ * Dead rows VACUUM leaves in full stripes at most (short of stripes with
+ * too few of them, see BLOOM_RECLAIM_MIN_DEAD), for live rows in them: a
+ * thirty-second of them, so that the index's size stays within about that
+ * of a fresh build's plus the rows deleted between two VACUUMs.
+ */
+static uint64
+BloomDeadBudget(uint64 live)
+{
+	return live / 32;
+}
+
+/* qsort order of candidates: the most dead first, then stripe order */
+static int
+BloomCandidateCmp(const void *a, const void *b)
+{
+	const BloomReclaimCandidate *ca = a;
+	const BloomReclaimCandidate *cb = b;
+
+	if (ca->nlive != cb->nlive)
+		return ca->nlive < cb->nlive ? -1 : 1;
+	if (ca->s != cb->s)
+		return ca->s < cb->s ? -1 : 1;
+	return 0;
+}
+
+/*
+ * Empty a candidate stripe if its live rows can be numbered again, and
+ * merge them into the stripes.  The caller holds the merge lock, and the
+ * stripe is full, so no merge has changed it since it was counted.
+ * Returns whether it was emptied.
+ */
+static bool
+BloomReclaimIfRoom(Relation index, BloomState state,
+				   const BloomReclaimCandidate *c, BloomStripePages *pages,
+				   bool *first)
+{
+	/*
+	 * Before the first stripe is emptied, the pending rows go into the
+	 * stripe being filled, so that the rows moved back find a stripe with
+	 * room: otherwise the merge that follows would allocate a new stripe
+	 * while the rows that were pending and those moved back both still
+	 * hold pending pages, and the index would grow by that much.
+	 */
+	if (*first)
+	{
+		BloomSlicedMergeLocked(index, BLOOM_MERGE_ALL);
+		*first = false;
+	}
+	if ((uint64) c->nlive > BloomSlicedRoom(index, state))
+		return false;
+	if (!BloomReadStripe(index, c->s, c->blkno, state->shape.sigBits, pages))
+		elog(ERROR, "stripe %u of bloomidx index \"%s\" was emptied during VACUUM",
+			 c->s, RelationGetRelationName(index));
+	BloomReclaimStripe(index, state, c->s, c->blkno, pages, BLOOMIDX_STRIPE_ROWS);
+	BloomSlicedMergeLocked(index, BLOOM_MERGE_STRIPES);
+	return true;
+}
+
+/*
  * Remove dead rows from a sliced index (ambulkdelete): compact the pending
- * pages and merge their rows, mark dead rows in the TID maps,
- * move the live rows of full stripes at least half dead back through the
- * pending pages, and merge those.
+ * pages and merge their rows, mark dead rows in the TID maps, then move
+ * the live rows of full stripes at least half dead, and of the most dead
+ * others while the dead rows are over the budget, back through the
+ * pending pages, merging them after each stripe.
  */
 IndexBulkDeleteResult *
 BloomSlicedBulkDelete(IndexVacuumInfo *info, IndexBulkDeleteResult *stats,
@@ -315,7 +384,12 @@ BloomSlicedBulkDelete(IndexVacuumInfo *info, IndexBulkDeleteResult *stats,
 	BloomStripePages *pages;
 	ItemPointerData *map;
 	bool		reclaimed = false;
+	bool		first = true;
 	bool		crowded;
+	BloomReclaimCandidate *cands;
+	int			ncands = 0;
+	uint64		liveLeft = 0;
+	uint64		deadLeft = 0;
 	uint32		s;
 	int			i;
 
@@ -360,6 +434,8 @@ BloomSlicedBulkDelete(IndexVacuumInfo *info, IndexBulkDeleteResult *stats,
 	 * their live rows, so that the list can go.
 	 */
 	crowded = BloomSnapCrowded(snap);
+	cands = palloc(sizeof(BloomReclaimCandidate) *
+				   Max(snap->nStripes - snap->firstStripe, 1));
 	for (s = snap->firstStripe; s < snap->nStripes; s++)
 	{
 		int			rows = BloomStripeRows(snap->mergedRows, s);
@@ -424,28 +500,60 @@ BloomSlicedBulkDelete(IndexVacuumInfo *info, IndexBulkDeleteResult *stats,
 		GenericXLogFinish(xlogState);
 		UnlockReleaseBuffer(stripebuf);
 
-		/*
-		 * A full stripe at least half dead gives its live rows back, if they
-		 * can be numbered again.
-		 */
-		if (rows == BLOOMIDX_STRIPE_ROWS &&
-			(nlive <= rows / 2 ||
-			 (crowded && s < snap->firstStripe + BLOOMIDX_STRIPELIST_ENTRIES)) &&
-			(uint64) nlive <= BloomSlicedRoom(index, state))
+		/* Full stripes are the candidates for emptying */
+		if (rows == BLOOMIDX_STRIPE_ROWS)
 		{
-			BloomReclaimStripe(index, state, s, blkno, pages, rows);
-			reclaimed = true;
+			BloomReclaimCandidate *c = &cands[ncands++];
+
+			c->s = s;
+			c->blkno = blkno;
+			c->nlive = nlive;
+			c->must = nlive <= rows / 2 ||
+				(crowded && s < snap->firstStripe + BLOOMIDX_STRIPELIST_ENTRIES);
+			if (!c->must)
+			{
+				liveLeft += nlive;
+				deadLeft += rows - nlive;
+			}
 		}
 	}
 
-	/* The rows moved back, into the stripes again */
-	if (reclaimed)
+	/*
+	 * Empty the stripes at least half dead (and, when the stripe lists are
+	 * nearly full, those of the first list), in stripe order; then, while
+	 * the dead rows left in full stripes are more than the budget, the
+	 * most dead of the others (see BloomDeadBudget).  The rows moved back
+	 * are merged after each stripe, so that the next one reuses the pages
+	 * the merge frees.
+	 */
+	for (i = 0; i < ncands; i++)
 	{
-		BloomDropEmptyStripeLists(index);
-		BloomSlicedMergeLocked(index, BLOOM_MERGE_STRIPES);
+		if (cands[i].must &&
+			BloomReclaimIfRoom(index, state, &cands[i], pages, &first))
+			reclaimed = true;
+	}
+	qsort(cands, ncands, sizeof(BloomReclaimCandidate), BloomCandidateCmp);
+	for (i = 0; i < ncands && deadLeft > BloomDeadBudget(liveLeft); i++)
+	{
+		BloomReclaimCandidate *c = &cands[i];
+
+		if (c->must)
+			continue;
+		if (BLOOMIDX_STRIPE_ROWS - c->nlive < BLOOM_RECLAIM_MIN_DEAD)
+			break;
+		if (BloomReclaimIfRoom(index, state, c, pages, &first))
+		{
+			reclaimed = true;
+			deadLeft -= BLOOMIDX_STRIPE_ROWS - c->nlive;
+			liveLeft -= c->nlive;
+		}
 	}
 
+	if (reclaimed)
+		BloomDropEmptyStripeLists(index);
+
 	UnlockPage(index, BLOOMIDX_METAPAGE_BLKNO, ExclusiveLock);
+	pfree(cands);
 	pfree(map);
 	pfree(pages);
 	BloomFreeSnapshot(snap);

@@ -18,9 +18,11 @@
 # through the metapage's list of pages with room.
 #
 # Sliced layout: space is reused a whole stripe at a time (VACUUM empties
-# a full stripe at least half dead and frees its pages at once; merges take
-# them again), and new rows wait in pending pages until a stripe's worth is
-# there, so the index keeps room for both.  Bounds, in pages:
+# every full stripe at least half dead, and the most dead others while the
+# dead rows left in full stripes are over its budget, see src/README; it
+# frees their pages at once and merges them again), and new rows wait in
+# pending pages until a stripe's worth is there, so the index keeps room
+# for both.  Bounds, in pages:
 #	- cycle 1: the pending pages plus one stripe over the size before.  The
 #	  build leaves the rows short of a full stripe pending; the reinserted
 #	  rows wait in pending pages until they can fill a stripe, then merge
@@ -28,22 +30,22 @@
 #	  min(ceil(65,280 / tuples per page), 128)), and the pages a merge frees
 #	  stay in the file for the next batch.  This is more than one stripe: 65,280 pending signatures with
 #	  their TIDs take more room than the same rows in a stripe.
-#	- cycles 2 and 3: one stripe over the size after cycle 1, for an extra
-#	  stripe while older ones are still more than half live, and for TID
-#	  maps that widen as the reinserted rows' heap TIDs scatter.  More
-#	  would be growth that accumulates from cycle to cycle.
+#	- cycles 2 and 3: one stripe over the size after cycle 1, for TID maps
+#	  that widen as the reinserted rows' heap TIDs scatter.  More would be
+#	  growth that accumulates from cycle to cycle.
 # A stripe is counted at its largest for the table as it is: the stripe
 # page, one slice per signature bit and the TID maps of 65,280 rows, each
 # TID packed in the bits of the table's highest block number plus those of
 # MaxHeapTuplesPerPage (see src/page.h): 84 to 86 pages for the 64-bit
-# indexes here, 101 for the 80-bit one.  Measured when this test was
-# written: cycle 1 grew the indexes by 71 to 121 pages; cycles 2 and 3 by
-# 0 to 16 pages over cycle 1, or by 81 to 83 in the runs where the 400,000-
-# row every-other-row index gained an eighth stripe; over 12 cycles the
-# every-other-row indexes peaked 81 and 84 pages over cycle 1 and stayed
-# there.  Without stripes being emptied, cycle 1 grows the 400,000-row
-# indexes by about 350 pages; emptying them only when three quarters dead
-# grows the every-other-row one by about 353.
+# indexes here, 101 for the 80-bit one.  Measured: cycle 1 grows the
+# indexes by 22 to 155 pages, cycles 2 and 3 by 2 or 3 pages over cycle 1
+# (the 400,000-row every-other-row index: 204, 260, 262, 262 pages).
+# Before VACUUM's budget, a stripe that the deletes left just short of
+# half dead (say because VACUUM could not prune a heap page it found
+# pinned, and left some dead rows for the next one) was kept whole, and
+# that index gained an eighth stripe in some runs only: 297 pages, near
+# the bound; the budget empties such a stripe too.  Without stripes being
+# emptied, cycle 1 grows the 400,000-row indexes by about 350 pages.
 
 use strict;
 use warnings;
