@@ -231,15 +231,31 @@ Buffer
 BloomNewBuffer(Relation index)
 {
 	Buffer		buffer;
+
+	BloomNewBuffers(index, &buffer, 1);
+	return buffer;
+}
+
+/*
+ * Get buffers for n new pages, exclusively locked: recycled pages from the
+ * free space map while it has some, then new blocks at the end, added
+ * under one relation extension lock.
+ */
+void
+BloomNewBuffers(Relation index, Buffer *buffers, int n)
+{
+	int			got = 0;
 	bool		needLock;
 
 	/*
-	 * First, try a page the free space map knows to be recyclable: asking
+	 * First, try pages the free space map knows to be recyclable: asking
 	 * for the largest request it takes matches only wholly free pages.
+	 * Once it has none, it is not asked again for the others.
 	 */
-	for (;;)
+	while (got < n)
 	{
 		BlockNumber blkno = GetPageWithFreeSpace(index, MaxHeapTupleSize);
+		Buffer		buffer;
 
 		if (blkno == InvalidBlockNumber)
 			break;
@@ -253,21 +269,27 @@ BloomNewBuffer(Relation index)
 			Page		page = BufferGetPage(buffer);
 
 			if (PageIsNew(page) || BloomPageIsDeleted(page))
-				return buffer;
+			{
+				buffers[got++] = buffer;
+				continue;
+			}
 			LockBuffer(buffer, BUFFER_LOCK_UNLOCK);
 		}
 		ReleaseBuffer(buffer);
 	}
+	if (got == n)
+		return;
 
-	/* Extend the relation */
+	/* Extend the relation by the rest */
 	needLock = !RELATION_IS_LOCAL(index);
 	if (needLock)
 		LockRelationForExtension(index, ExclusiveLock);
-	buffer = ReadBuffer(index, P_NEW);
-	LockBuffer(buffer, BUFFER_LOCK_EXCLUSIVE);
+	for (; got < n; got++)
+	{
+		buffers[got] = ReadBuffer(index, P_NEW);
+		LockBuffer(buffers[got], BUFFER_LOCK_EXCLUSIVE);
+	}
 	if (needLock)
 		UnlockRelationForExtension(index, ExclusiveLock);
-
-	return buffer;
 }
 
