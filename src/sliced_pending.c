@@ -276,6 +276,34 @@ BloomCountPending(Relation index, BloomState state,
 }
 
 /*
+ * Has a merge step begun allocating stripe s, the one past the stripes of
+ * a snapshot (see BloomPrepareStripe)?  Its stripe list lists it already.
+ * A stripe page VACUUM freed since may still be listed: the steps then
+ * allocate it again.
+ */
+static bool
+BloomStripeBegun(Relation index, const BloomSlicedSnapshot *snap, uint32 s)
+{
+	uint32		listNo = s / BLOOMIDX_STRIPELIST_ENTRIES;
+	uint32		k;
+	Buffer		buffer;
+	bool		begun = false;
+
+	if (s < snap->firstStripe)
+		return false;
+	k = listNo - snap->firstStripe / BLOOMIDX_STRIPELIST_ENTRIES;
+	if (k >= BLOOMIDX_MAX_STRIPELISTS || snap->stripeLists[k] == InvalidBlockNumber)
+		return false;
+	buffer = ReadBuffer(index, snap->stripeLists[k]);
+	LockBuffer(buffer, BUFFER_LOCK_SHARE);
+	if (BloomPageIsSliced(BufferGetPage(buffer), BLOOMIDX_STRIPELIST, listNo))
+		begun = BloomStripeListGet(BufferGetPage(buffer),
+								   s % BLOOMIDX_STRIPELIST_ENTRIES) != InvalidBlockNumber;
+	UnlockReleaseBuffer(buffer);
+	return begun;
+}
+
+/*
  * How many pending rows a merge of the given mode takes (see sliced.h):
  * the slices of a stripe are written only once there are rows enough to
  * fill it, so that an index's stripes hold at least as many rows as their
@@ -302,9 +330,11 @@ BloomMergeWant(Relation index, BloomState state, const BloomSlicedSnapshot *snap
 	{
 		/*
 		 * Only a step that would start a stripe counts the pending rows:
-		 * once started, a stripe is filled by the steps that follow.
+		 * once started (its allocation begun), a stripe is filled by the
+		 * steps that follow.
 		 */
 		if (!crowded && r0 == 0 &&
+			!BloomStripeBegun(index, snap, (uint32) (snap->mergedRows / BLOOMIDX_STRIPE_ROWS)) &&
 			BloomCountPending(index, state, snap, toFill) < toFill)
 			return 0;
 		return Min(toFill, (uint64) BloomMergeStepRows(state));
