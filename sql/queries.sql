@@ -160,7 +160,8 @@ INSERT INTO q
 SELECT i, (random() * 200)::int, 'b' || (random() * 50)::int, NULL,
 	   md5(((random() * 100)::int)::text)::uuid, NULL, date '2024-01-01' + (random() * 90)::int
 FROM generate_series(20001, 27000) i;
--- pending rows, not merged yet
+-- rows the inserts' merge steps put into the stripe bloomidx_merge() started
+-- (once started, a stripe is filled by the steps), and the last rows pending
 SELECT queries, mismatches, used_index = queries AS all_used_index, rows_seen > 0 AS found_rows
 FROM q_differential(150);
 SELECT bloomidx_merge('q_bix') AS merged;

@@ -223,12 +223,25 @@ BloomFreePage(Relation index, Buffer buffer)
 	FreeSpaceMapVacuumRange(index, blkno, blkno + 1);
 }
 
-/* Free pages BloomNewBuffer passes over, locked by someone else, at most */
+/* Free pages BloomNewBuffers passes over, locked by someone else, at most */
 #define BLOOM_NEWBUFFER_SKIPS	16
 
 /*
- * Get a buffer for a new page, exclusively locked: a recycled page from the
- * free space map if there is one, else a new block at the end.
+ * Get a buffer for a new page, exclusively locked: see BloomNewBuffers.
+ */
+Buffer
+BloomNewBuffer(Relation index)
+{
+	Buffer		buffer;
+
+	BloomNewBuffers(index, &buffer, 1);
+	return buffer;
+}
+
+/*
+ * Get buffers for n new pages, exclusively locked: recycled pages from the
+ * free space map while it has some, then new blocks at the end, added
+ * under one relation extension lock.
  *
  * A free page that someone else holds locked (the checkpointer or the
  * background writer writing it out, a scan finding it freed) is passed
@@ -237,22 +250,24 @@ BloomFreePage(Relation index, Buffer buffer)
  * VACUUM, and the index would grow, by how often its pages happen to be
  * written out while being reused.
  */
-Buffer
-BloomNewBuffer(Relation index)
+void
+BloomNewBuffers(Relation index, Buffer *buffers, int n)
 {
-	Buffer		buffer = InvalidBuffer;
 	BlockNumber skipped[BLOOM_NEWBUFFER_SKIPS];
 	int			nskipped = 0;
+	int			got = 0;
 	bool		needLock;
 	int			i;
 
 	/*
-	 * First, try a page the free space map knows to be recyclable: asking
+	 * First, try pages the free space map knows to be recyclable: asking
 	 * for the largest request it takes matches only wholly free pages.
+	 * Once it has none, it is not asked again for the others.
 	 */
-	while (nskipped < BLOOM_NEWBUFFER_SKIPS)
+	while (got < n && nskipped < BLOOM_NEWBUFFER_SKIPS)
 	{
 		BlockNumber blkno = GetPageWithFreeSpace(index, MaxHeapTupleSize);
+		Buffer		buffer;
 
 		if (blkno == InvalidBlockNumber)
 			break;
@@ -266,23 +281,28 @@ BloomNewBuffer(Relation index)
 			Page		page = BufferGetPage(buffer);
 
 			if (PageIsNew(page) || BloomPageIsDeleted(page))
-				break;
+			{
+				buffers[got++] = buffer;
+				continue;
+			}
 			LockBuffer(buffer, BUFFER_LOCK_UNLOCK);
 		}
 		else
 			skipped[nskipped++] = blkno;
 		ReleaseBuffer(buffer);
-		buffer = InvalidBuffer;
 	}
 
-	if (!BufferIsValid(buffer))
+	/* Extend the relation by the rest */
+	if (got < n)
 	{
-		/* Extend the relation */
 		needLock = !RELATION_IS_LOCAL(index);
 		if (needLock)
 			LockRelationForExtension(index, ExclusiveLock);
-		buffer = ReadBuffer(index, P_NEW);
-		LockBuffer(buffer, BUFFER_LOCK_EXCLUSIVE);
+		for (; got < n; got++)
+		{
+			buffers[got] = ReadBuffer(index, P_NEW);
+			LockBuffer(buffers[got], BUFFER_LOCK_EXCLUSIVE);
+		}
 		if (needLock)
 			UnlockRelationForExtension(index, ExclusiveLock);
 	}
@@ -293,6 +313,4 @@ BloomNewBuffer(Relation index)
 		RecordFreeIndexPage(index, skipped[i]);
 		FreeSpaceMapVacuumRange(index, skipped[i], skipped[i] + 1);
 	}
-
-	return buffer;
 }

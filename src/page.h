@@ -313,6 +313,7 @@ extern void BloomPageDeleteTuple(Page page, int sigBytes, int i);
 extern void BloomMetaGetShape(BloomMetaPage meta, BloomShape *shape);
 extern void BloomMetaAddFreePage(BloomMetaPage meta, BlockNumber blkno);
 extern Buffer BloomNewBuffer(Relation index);
+extern void BloomNewBuffers(Relation index, Buffer *buffers, int n);
 extern void BloomFreePage(Relation index, Buffer buffer);
 extern void BloomRecordFreeSpace(Relation index, BlockNumber blkno, Page page,
 								 int sigBytes);

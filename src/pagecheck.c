@@ -343,6 +343,10 @@ BloomStripePageProblem(Page page, BlockNumber blkno, int sigBits,
 	if (stripe->nlive > BLOOMIDX_STRIPE_ROWS)
 		return psprintf("The stripe has %u live rows, more than %d.",
 						stripe->nlive, (int) BLOOMIDX_STRIPE_ROWS);
+	if (((PageHeader) page)->pd_lower < MAXALIGN(SizeOfPageHeaderData) +
+		offsetof(BloomStripeData, slices) + sizeof(BlockNumber) * sigBits)
+		return psprintf("pd_lower %u does not cover the links of %d slices.",
+						(unsigned) ((PageHeader) page)->pd_lower, sigBits);
 	if (stripe->nTidPages > BLOOMIDX_STRIPE_TIDPAGES)
 		return psprintf("The stripe has %u TID maps, more than %d.",
 						stripe->nTidPages, (int) BLOOMIDX_STRIPE_TIDPAGES);
@@ -438,6 +442,50 @@ BloomCheckHeapTid(Relation index, BlockNumber blkno, ItemPointer tid)
 }
 
 /*
+ * Describe what is wrong with the used part of a page of the sliced layout
+ * (of signatures of sigBits bits), which generic WAL logs up to pd_lower
+ * (see BloomInitSlicedPage), or return NULL if nothing is: it must cover
+ * what the page holds, and a slice's bits past it must be clear.  A TID
+ * map's header must be sane.
+ */
+static char *
+BloomSlicedUsedProblem(Page page, int sigBits)
+{
+	PageHeader	phdr = (PageHeader) page;
+	Size		used = phdr->pd_lower - Min(phdr->pd_lower, MAXALIGN(SizeOfPageHeaderData));
+	Size		need = 0;
+
+	if (BloomPageHasFlag(page, BLOOMIDX_SLICE))
+	{
+		const uint8 *hole = (const uint8 *) PageGetContents(page) + used;
+		Size		i;
+
+		for (i = 0; used + i < BLOOMIDX_PAGE_FREE_SPACE; i++)
+		{
+			if (hole[i] != 0)
+				return psprintf("Slice has bits set past its pd_lower %u.",
+								(unsigned) phdr->pd_lower);
+		}
+		return NULL;
+	}
+	if (BloomPageHasFlag(page, BLOOMIDX_TIDMAP))
+	{
+		BloomTidMap map = BloomPageGetTidMap(page);
+
+		need = offsetof(BloomTidMapData, packed) +
+			((uint64) map->nrows * (map->blockBits + map->offsetBits) + 7) / 8;
+	}
+	else if (BloomPageHasFlag(page, BLOOMIDX_STRIPE))
+		need = offsetof(BloomStripeData, slices) + sizeof(BlockNumber) * sigBits;
+	else
+		need = BLOOMIDX_PAGE_FREE_SPACE;
+	if (phdr->pd_lower < MAXALIGN(SizeOfPageHeaderData) + need)
+		return psprintf("pd_lower %u does not cover the page's contents.",
+						(unsigned) phdr->pd_lower);
+	return NULL;
+}
+
+/*
  * Describe what is wrong with a page other than the metapage of an index of
  * the given shape whose layout uses pages of pageKinds besides data pages,
  * or return NULL if nothing is.
@@ -471,15 +519,13 @@ BloomPageProblem(Page page, const BloomShape *shape, uint16 pageKinds)
 	{
 		if ((opaque->flags & BLOOMIDX_SLICED_FLAGS & ~pageKinds) != 0)
 			return pstrdup("Page of the sliced layout in an index of the row layout.");
-		if (((PageHeader) page)->pd_lower != BLCKSZ - MAXALIGN(sizeof(BloomPageOpaqueData)))
-			return psprintf("pd_lower %u does not cover the page.",
-							(unsigned) ((PageHeader) page)->pd_lower);
 		if (pg_popcount32(opaque->flags & BLOOMIDX_SLICED_FLAGS) != 1)
 			return psprintf("Page has flags 0x%04X of more than one kind of page.",
 							opaque->flags);
-		if (BloomPageHasFlag(page, BLOOMIDX_TIDMAP))
-			return BloomTidMapProblem(page);
-		return NULL;
+		if (BloomPageHasFlag(page, BLOOMIDX_TIDMAP) &&
+			(problem = BloomTidMapProblem(page)) != NULL)
+			return problem;
+		return BloomSlicedUsedProblem(page, shape->sigBits);
 	}
 
 	if (opaque->maxtuples != BloomTuplesPerPage(sigBytes))

@@ -32,7 +32,9 @@
  *	  at most two pending pages' rows, when the pending rows can fill the
  *	  stripe being filled (so no insert pays for a whole stripe, and the
  *	  steps outpace the inserts: the pending list stays near a stripe's
- *	  worth of rows);
+ *	  worth of rows); while that stripe lacks some of its pages, a step
+ *	  allocates a few of them instead (BloomPrepareStripe), so that no
+ *	  insert allocates a whole stripe's pages either;
  *	- VACUUM merges the pending rows that fill stripes;
  *	- bloomidx_merge() merges them all, a partial stripe included (later
  *	  merges fill it up once the pending rows can);

@@ -15,10 +15,28 @@
 #include "signature.h"
 
 /*
+ * Offset of the end of the used part of a page of the sliced layout: the
+ * bytes up to pd_lower, which generic WAL logs (the hole past it, up to the
+ * special space, is all zero).  A slice page uses the words of the rows
+ * written so far, a TID map its packed TIDs, a stripe page its links; a
+ * stripe list, or any page written before version 1.1, uses the whole page.
+ */
+static void
+BloomSlicedSetUsed(Page page, Size used)
+{
+	PageHeader	phdr = (PageHeader) page;
+	Size		lower = MAXALIGN(SizeOfPageHeaderData) + used;
+
+	Assert(lower <= phdr->pd_special);
+	if (lower > phdr->pd_lower)
+		phdr->pd_lower = (LocationIndex) Min(lower, phdr->pd_special);
+}
+
+/*
  * Initialize a page of the sliced layout with its tag: a slice (all bits
  * clear), a TID map (no TIDs), a stripe page (no pages yet) for
- * signatures of sigBits bits, or a stripe-list page (no stripes).  The
- * whole contents area counts as data for generic WAL.
+ * signatures of sigBits bits, or a stripe-list page (no stripes).  Only
+ * the part in use counts as data for generic WAL (see BloomSlicedSetUsed).
  */
 void
 BloomInitSlicedPage(Page page, uint16 flag, int sigBits, uint32 tag)
@@ -26,7 +44,13 @@ BloomInitSlicedPage(Page page, uint16 flag, int sigBits, uint32 tag)
 	BloomPageOpaque opaque;
 
 	BloomInitPage(page, flag);
-	((PageHeader) page)->pd_lower = BLCKSZ - MAXALIGN(sizeof(BloomPageOpaqueData));
+	if (flag == BLOOMIDX_STRIPE)
+		BloomSlicedSetUsed(page, offsetof(BloomStripeData, slices) +
+						   sizeof(BlockNumber) * sigBits);
+	else if (flag == BLOOMIDX_TIDMAP)
+		BloomSlicedSetUsed(page, offsetof(BloomTidMapData, packed));
+	else if (flag != BLOOMIDX_SLICE)
+		BloomSlicedSetUsed(page, BLOOMIDX_PAGE_FREE_SPACE);
 	opaque = BloomPageGetOpaque(page);
 	opaque->ntuples = (uint16) (tag & 0xFFFF);
 	opaque->maxtuples = (uint16) (tag >> 16);
@@ -132,6 +156,7 @@ BloomTidMapPack(Page page, int firstRow, const ItemPointerData *tids, int ntids)
 	Assert(n > 0 || ntids == 0);
 
 	memset(map->packed, 0, BLOOMIDX_PAGE_FREE_SPACE - offsetof(BloomTidMapData, packed));
+	((PageHeader) page)->pd_lower = MAXALIGN(SizeOfPageHeaderData);
 	map->firstRow = (uint16) firstRow;
 	map->nrows = (uint16) n;
 	map->baseBlock = minBlock == InvalidBlockNumber ? 0 : minBlock;
@@ -149,6 +174,9 @@ BloomTidMapPack(Page page, int firstRow, const ItemPointerData *tids, int ntids)
 				 << map->offsetBits) | ItemPointerGetOffsetNumber(&tids[i]);
 		BloomStoreWord(p, BloomLoadWord(p) | (x << (bit % 8)));
 	}
+	/* The packed entries, and the 8 bytes a 64-bit load reads past them */
+	BloomSlicedSetUsed(page, offsetof(BloomTidMapData, packed) +
+					   ((uint64) n * width + 7) / 8 + 8);
 	return n;
 }
 
@@ -318,6 +346,7 @@ void
 BloomSliceSetWords(Page page, const uint64 *words)
 {
 	memcpy(BloomPageGetSlice(page), words, sizeof(uint64) * BLOOMIDX_STRIPE_WORDS);
+	BloomSlicedSetUsed(page, sizeof(uint64) * BLOOMIDX_STRIPE_WORDS);
 }
 
 /*
@@ -330,6 +359,7 @@ BloomSliceOrWords(Page page, int w0, const uint64 *words, int nw)
 	int			w;
 
 	Assert(w0 >= 0 && w0 + nw <= BLOOMIDX_STRIPE_WORDS);
+	BloomSlicedSetUsed(page, sizeof(uint64) * (w0 + nw));
 	for (w = 0; w < nw; w++)
 		dst[w0 + w] |= words[w];
 }

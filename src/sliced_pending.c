@@ -12,6 +12,8 @@
  */
 #include "postgres.h"
 
+#include <time.h>
+
 #include "access/generic_xlog.h"
 #include "miscadmin.h"
 #include "portability/instr_time.h"
@@ -34,6 +36,17 @@ typedef struct BloomRowBatch
 	ItemPointerData *tids;
 	uint64		bitsSet;
 } BloomRowBatch;
+
+/*
+ * Pages one merge step allocates at most for the stripe it fills (see
+ * BloomPrepareStripe).  A small-limits build allocates in smaller steps, so
+ * that its tests go through several.
+ */
+#ifndef BLOOMIDX_SMALL_LIMITS
+#define BLOOMIDX_PREPARE_PAGES	16
+#else
+#define BLOOMIDX_PREPARE_PAGES	5
+#endif
 
 /*
  * Rows one insert merges at most, when it merges (see BloomSlicedInsert):
@@ -392,15 +405,44 @@ BloomCountPending(Relation index, BloomState state,
 }
 
 /*
+ * Has a merge step begun allocating stripe s, the one past the stripes of
+ * a snapshot (see BloomPrepareStripe)?  Its stripe list lists it already.
+ * A stripe page VACUUM freed since may still be listed: the steps then
+ * allocate it again.
+ */
+static bool
+BloomStripeBegun(Relation index, const BloomSlicedSnapshot *snap, uint32 s)
+{
+	uint32		listNo = s / BLOOMIDX_STRIPELIST_ENTRIES;
+	uint32		k;
+	Buffer		buffer;
+	bool		begun = false;
+
+	if (s < snap->firstStripe)
+		return false;
+	k = listNo - snap->firstStripe / BLOOMIDX_STRIPELIST_ENTRIES;
+	if (k >= BLOOMIDX_MAX_STRIPELISTS || snap->stripeLists[k] == InvalidBlockNumber)
+		return false;
+	buffer = ReadBuffer(index, snap->stripeLists[k]);
+	LockBuffer(buffer, BUFFER_LOCK_SHARE);
+	if (BloomPageIsSliced(BufferGetPage(buffer), BLOOMIDX_STRIPELIST, listNo))
+		begun = BloomStripeListGet(BufferGetPage(buffer),
+								   s % BLOOMIDX_STRIPELIST_ENTRIES) != InvalidBlockNumber;
+	UnlockReleaseBuffer(buffer);
+	return begun;
+}
+
+/*
  * How many pending rows a merge of the given mode takes (see sliced.h):
  * the slices of a stripe are written only once there are rows enough to
  * fill it, so that an index's stripes hold at least as many rows as their
  * pages can, and a small table's rows stay in pending pages as in the row
  * layout.  A stripe started with fewer rows (by bloomidx_merge(), or in an
- * index built by version 1.0) is filled once the pending rows can fill
- * it.  When the pending list is crowded (long signatures, whose stripe
- * needs more pending pages than the list has room for), merges take the
- * rows they have.
+ * index built by version 1.0) is filled by VACUUM once the pending rows can
+ * fill it, and by the merge steps of inserts as they come (its pages are
+ * there already).  When the pending list is crowded (long signatures,
+ * whose stripe needs more pending pages than the list has room for),
+ * merges take the rows they have.
  */
 static uint64
 BloomMergeWant(Relation index, BloomState state, const BloomSlicedSnapshot *snap,
@@ -415,7 +457,14 @@ BloomMergeWant(Relation index, BloomState state, const BloomSlicedSnapshot *snap
 		return PG_UINT64_MAX;
 	if (mode == BLOOM_MERGE_STEP)
 	{
-		if (!crowded && BloomCountPending(index, state, snap, toFill) < toFill)
+		/*
+		 * Only a step that would start a stripe counts the pending rows:
+		 * once started (its allocation begun), a stripe is filled by the
+		 * steps that follow.
+		 */
+		if (!crowded && r0 == 0 &&
+			!BloomStripeBegun(index, snap, (uint32) (snap->mergedRows / BLOOMIDX_STRIPE_ROWS)) &&
+			BloomCountPending(index, state, snap, toFill) < toFill)
 			return 0;
 		return Min(toFill, (uint64) BloomMergeStepRows(state));
 	}
@@ -561,6 +610,9 @@ BloomWriteStripe(Relation index, BloomState state, Buffer stripebuf, uint32 s,
 	int			w0 = r0 / 64;
 	int			w1 = (r0 + n - 1) / 64;
 	int			nw = w1 - w0 + 1;
+	GenericXLogState *xlogState = NULL;
+	Buffer		group[MAX_GENERIC_XLOG_PAGES];
+	int			ngroup = 0;
 	int			wr,
 				i,
 				b;
@@ -590,10 +642,14 @@ BloomWriteStripe(Relation index, BloomState state, Buffer stripebuf, uint32 s,
 		}
 	}
 
+	/*
+	 * OR them into the slice pages, those that exist several to a WAL
+	 * record; a slice with no page yet gets one, linked in its own record.
+	 */
 	for (b = 0; b < sigBits; b++)
 	{
 		const uint64 *src = sliceWords + (Size) b * nw;
-		GenericXLogState *xlogState;
+		BlockNumber link;
 		Buffer		buffer;
 		Page		page;
 		int			w;
@@ -605,11 +661,41 @@ BloomWriteStripe(Relation index, BloomState state, Buffer stripebuf, uint32 s,
 		if (!any)
 			continue;
 
-		page = BloomStripeGetPage(index, stripebuf, BLOOMIDX_SLICE, b, sigBits,
-								  s, false, &xlogState, &buffer);
+		link = BloomStripeGetLink(BufferGetPage(stripebuf), BLOOMIDX_SLICE, b);
+		if (link == InvalidBlockNumber)
+		{
+			GenericXLogState *newXlog;
+
+			page = BloomStripeGetPage(index, stripebuf, BLOOMIDX_SLICE, b, sigBits,
+									  s, false, &newXlog, &buffer);
+			BloomSliceOrWords(page, w0, src, nw);
+			GenericXLogFinish(newXlog);
+			UnlockReleaseBuffer(buffer);
+			continue;
+		}
+
+		buffer = ReadBuffer(index, link);
+		LockBuffer(buffer, BUFFER_LOCK_EXCLUSIVE);
+		if (!BloomPageIsSliced(BufferGetPage(buffer), BLOOMIDX_SLICE, s))
+			BloomSlicedCorrupted(index, link, "slice page");
+		if (xlogState == NULL)
+			xlogState = GenericXLogStart(index);
+		page = GenericXLogRegisterBuffer(xlogState, buffer, 0);
 		BloomSliceOrWords(page, w0, src, nw);
+		group[ngroup++] = buffer;
+		if (ngroup == MAX_GENERIC_XLOG_PAGES)
+		{
+			GenericXLogFinish(xlogState);
+			xlogState = NULL;
+			while (ngroup > 0)
+				UnlockReleaseBuffer(group[--ngroup]);
+		}
+	}
+	if (xlogState != NULL)
+	{
 		GenericXLogFinish(xlogState);
-		UnlockReleaseBuffer(buffer);
+		while (ngroup > 0)
+			UnlockReleaseBuffer(group[--ngroup]);
 	}
 
 	BloomWriteStripeTids(index, state, stripebuf, s, batch->tids + first, n, r0);
@@ -622,7 +708,7 @@ BloomWriteStripe(Relation index, BloomState state, Buffer stripebuf, uint32 s,
  * not read it until the metapage counts it.
  */
 static Buffer
-BloomMergeStripePage(Relation index, BloomState state, uint32 s)
+BloomMergeStripePage(Relation index, BloomState state, uint32 s, int *allocated)
 {
 	uint32		listNo = s / BLOOMIDX_STRIPELIST_ENTRIES;
 	uint32		k;
@@ -678,6 +764,7 @@ BloomMergeStripePage(Relation index, BloomState state, uint32 s)
 		page = GenericXLogRegisterBuffer(xlogState, listbuf, GENERIC_XLOG_FULL_IMAGE);
 		BloomInitSlicedPage(page, BLOOMIDX_STRIPELIST, state->shape.sigBits, listNo);
 		meta->stripeLists[k] = BufferGetBlockNumber(listbuf);
+		(*allocated)++;
 	}
 	else
 		page = GenericXLogRegisterBuffer(xlogState, listbuf, 0);
@@ -689,10 +776,170 @@ BloomMergeStripePage(Relation index, BloomState state, uint32 s)
 	BloomStripeListSet(page, s % BLOOMIDX_STRIPELIST_ENTRIES,
 					   BufferGetBlockNumber(stripebuf));
 	GenericXLogFinish(xlogState);
+	(*allocated)++;
 
 	UnlockReleaseBuffer(listbuf);
 	UnlockReleaseBuffer(metabuf);
 	return stripebuf;
+}
+
+/*
+ * CPU time this backend has used, in ms (0 where the platform cannot
+ * tell): merge steps log it beside their elapsed time, which a busy
+ * machine stretches.
+ */
+static double
+BloomCpuMs(void)
+{
+#ifdef CLOCK_PROCESS_CPUTIME_ID
+	struct timespec ts;
+
+	if (clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts) == 0)
+		return ts.tv_sec * 1000.0 + ts.tv_nsec / 1000000.0;
+#endif
+	return 0;
+}
+
+/*
+ * Log at DEBUG1 what a merge did, with the elapsed and CPU time since it
+ * started.
+ */
+static void
+BloomLogMergeTime(Relation index, instr_time *start, double cpuStart,
+				  char *what)
+{
+	instr_time	elapsed;
+
+	INSTR_TIME_SET_CURRENT(elapsed);
+	INSTR_TIME_SUBTRACT(elapsed, *start);
+	elog(DEBUG1, "bloomidx index \"%s\": %s in %.3f ms (%.3f ms CPU)",
+		 RelationGetRelationName(index), what,
+		 INSTR_TIME_GET_MILLISEC(elapsed), BloomCpuMs() - cpuStart);
+	pfree(what);
+}
+
+/*
+ * The stripe page of stripe s, where the rows past those of a snapshot go,
+ * locked exclusively: a stripe the snapshot lists, or one past them (see
+ * BloomMergeStripePage), whose allocated pages are added to *allocated.
+ */
+static Buffer
+BloomMergeLockStripe(Relation index, BloomState state,
+					 const BloomSlicedSnapshot *snap, uint32 s, int *allocated)
+{
+	BlockNumber blkno;
+	Buffer		stripebuf;
+
+	if (s >= snap->nStripes)
+		return BloomMergeStripePage(index, state, s, allocated);
+
+	blkno = BloomSnapStripe(snap, s);
+	if (blkno == InvalidBlockNumber)
+		elog(ERROR, "stripe %u of bloomidx index \"%s\" was emptied before it was full",
+			 s, RelationGetRelationName(index));
+	stripebuf = ReadBuffer(index, blkno);
+	LockBuffer(stripebuf, BUFFER_LOCK_EXCLUSIVE);
+	if (!BloomPageIsSliced(BufferGetPage(stripebuf), BLOOMIDX_STRIPE, s))
+		BloomSlicedCorrupted(index, blkno, "stripe page");
+	BloomCheckStripePage(index, BufferGetPage(stripebuf), blkno,
+						 state->shape.sigBits);
+	return stripebuf;
+}
+
+/*
+ * Pages a merge step allocates at most (see BloomPrepareStripe): the
+ * default shape's stripe in six steps, any shape's in eight at most.
+ */
+static int
+BloomPrepareBudget(BloomState state)
+{
+#ifndef BLOOMIDX_SMALL_LIMITS
+	return Max(BLOOMIDX_PREPARE_PAGES, (state->shape.sigBits + 7) / 8);
+#else
+	return BLOOMIDX_PREPARE_PAGES;
+#endif
+}
+
+/*
+ * Is link j of a stripe page (of signatures of sigBits bits) missing, where
+ * 0 .. sigBits - 1 are the slices and sigBits is the first TID map?
+ */
+static bool
+BloomStripeLinkMissing(Page stripePage, int sigBits, int j)
+{
+	if (j < sigBits)
+		return BloomStripeGetLink(stripePage, BLOOMIDX_SLICE, j) == InvalidBlockNumber;
+	return BloomStripeGetNTidPages(stripePage) == 0 &&
+		BloomStripeGetLink(stripePage, BLOOMIDX_TIDMAP, 0) == InvalidBlockNumber;
+}
+
+/*
+ * Allocate pages for the stripe the next merged rows go to, at most budget
+ * of them: its stripe page, a slice page for each bit that has none, and
+ * its first TID map.  A merge step (BLOOM_MERGE_STEP) writes rows only into
+ * a stripe so prepared, so that no insert allocates a whole stripe's pages.
+ * Each WAL record initializes up to three new pages and links them from the
+ * stripe page; a stripe not counted by the metapage yet is listed past
+ * those it counts, as a merge cut short by a crash leaves one, and scans do
+ * not read it.  Returns whether the stripe was ready with no page to
+ * allocate; *allocated is set to the pages allocated.
+ */
+static bool
+BloomPrepareStripe(Relation index, BloomState state,
+				   const BloomSlicedSnapshot *snap, int budget, int *allocated)
+{
+	int			sigBits = state->shape.sigBits;
+	uint32		s = (uint32) (snap->mergedRows / BLOOMIDX_STRIPE_ROWS);
+	Buffer		stripebuf;
+	int			j = 0;
+
+	*allocated = 0;
+	stripebuf = BloomMergeLockStripe(index, state, snap, s, allocated);
+	while (j <= sigBits && *allocated < budget)
+	{
+		Buffer		buffers[MAX_GENERIC_XLOG_PAGES - 1];
+		int			links[MAX_GENERIC_XLOG_PAGES - 1];
+		int			n = 0;
+		GenericXLogState *xlogState;
+		Page		stripePage;
+		int			i;
+
+		CHECK_FOR_INTERRUPTS();
+		for (; j <= sigBits && n < lengthof(links) && *allocated + n < budget; j++)
+		{
+			if (BloomStripeLinkMissing(BufferGetPage(stripebuf), sigBits, j))
+				links[n++] = j;
+		}
+		if (n == 0)
+			break;
+
+		BloomNewBuffers(index, buffers, n);
+		xlogState = GenericXLogStart(index);
+		stripePage = GenericXLogRegisterBuffer(xlogState, stripebuf, 0);
+		for (i = 0; i < n; i++)
+		{
+			uint16		flag = links[i] < sigBits ? BLOOMIDX_SLICE : BLOOMIDX_TIDMAP;
+
+			BloomInitSlicedPage(GenericXLogRegisterBuffer(xlogState, buffers[i],
+														  GENERIC_XLOG_FULL_IMAGE),
+								flag, sigBits, s);
+			BloomStripeSetLink(stripePage, flag, links[i] < sigBits ? links[i] : 0,
+							   BufferGetBlockNumber(buffers[i]));
+		}
+		GenericXLogFinish(xlogState);
+		for (i = 0; i < n; i++)
+			UnlockReleaseBuffer(buffers[i]);
+		*allocated += n;
+	}
+
+	/* Ready if it needed nothing, and has nothing left to allocate */
+	for (; j <= sigBits && *allocated == 0; j++)
+	{
+		if (BloomStripeLinkMissing(BufferGetPage(stripebuf), sigBits, j))
+			break;
+	}
+	UnlockReleaseBuffer(stripebuf);
+	return *allocated == 0 && j > sigBits;
 }
 
 /*
@@ -723,8 +970,9 @@ BloomSlicedMergeOnce(Relation index, BloomMergeMode mode)
 	Buffer		splitbuf = InvalidBuffer;
 	GenericXLogState *xlogState;
 	BloomMetaPage meta;
-	instr_time	start,
-				elapsed;
+	instr_time	start;
+	double		cpuStart = BloomCpuMs();
+	int			allocated = 0;
 	int			navail;
 	int			i;
 
@@ -739,6 +987,21 @@ BloomSlicedMergeOnce(Relation index, BloomMergeMode mode)
 	want = Min(want, (uint64) Max(navail, 0) * state->tuplesPerPage);
 	if (want == 0)
 	{
+		BloomFreeSnapshot(snap);
+		return 0;
+	}
+
+	/*
+	 * A step writes rows only into a stripe whose pages are all there: if
+	 * some are missing, this step allocates some of them instead.
+	 */
+	if (mode == BLOOM_MERGE_STEP &&
+		!BloomPrepareStripe(index, state, snap, BloomPrepareBudget(state),
+							&allocated))
+	{
+		BloomLogMergeTime(index, &start, cpuStart,
+						  psprintf("allocated %d pages of stripe %u", allocated,
+								   (uint32) (snap->mergedRows / BLOOMIDX_STRIPE_ROWS)));
 		BloomFreeSnapshot(snap);
 		return 0;
 	}
@@ -790,25 +1053,10 @@ BloomSlicedMergeOnce(Relation index, BloomMergeMode mode)
 		GenericXLogState *stripeXlog;
 		Page		stripePage;
 
+		Assert(s <= nStripes);
+		stripebuf = BloomMergeLockStripe(index, state, snap, s, &allocated);
 		if (s >= nStripes)
-		{
-			Assert(s == nStripes);
-			stripebuf = BloomMergeStripePage(index, state, s);
 			nStripes++;
-		}
-		else
-		{
-			BlockNumber blkno = BloomSnapStripe(snap, s);
-
-			if (blkno == InvalidBlockNumber)
-				elog(ERROR, "stripe %u of bloomidx index \"%s\" was emptied before it was full",
-					 s, RelationGetRelationName(index));
-			stripebuf = ReadBuffer(index, blkno);
-			LockBuffer(stripebuf, BUFFER_LOCK_EXCLUSIVE);
-			if (!BloomPageIsSliced(BufferGetPage(stripebuf), BLOOMIDX_STRIPE, s))
-				BloomSlicedCorrupted(index, blkno, "stripe page");
-			BloomCheckStripePage(index, BufferGetPage(stripebuf), blkno, sigBits);
-		}
 
 		BloomWriteStripe(index, state, stripebuf, s, &batch, done, n, r0, sliceWords);
 
@@ -889,12 +1137,10 @@ BloomSlicedMergeOnce(Relation index, BloomMergeMode mode)
 		UnlockReleaseBuffer(buffer);
 	}
 
-	INSTR_TIME_SET_CURRENT(elapsed);
-	INSTR_TIME_SUBTRACT(elapsed, start);
-	elog(DEBUG1, "bloomidx index \"%s\": merged %d rows from %d pending pages in %.3f ms",
-		 RelationGetRelationName(index), batch.nrows,
-		 ntaken + (split != InvalidBlockNumber ? 1 : 0),
-		 INSTR_TIME_GET_MILLISEC(elapsed));
+	BloomLogMergeTime(index, &start, cpuStart,
+					  psprintf("merged %d rows from %d pending pages",
+							   batch.nrows,
+							   ntaken + (split != InvalidBlockNumber ? 1 : 0)));
 
 	pfree(sliceWords);
 	pfree(taken);
