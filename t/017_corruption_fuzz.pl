@@ -153,7 +153,7 @@ sub run
 }
 
 my %sqlstates;
-my ($wrong_reported, $wrong_unreported, $slow, $crashes) = (0, 0, 0, 0);
+my ($wrong_reported, $wrong_unreported, $slow, $crashes, $unchecked) = (0, 0, 0, 0, 0);
 
 # The ids matching a query through the index, or by a sequential scan
 sub answer
@@ -172,10 +172,18 @@ sub answer
 sub statement_done
 {
 	my ($what, $elapsed, $err) = @_;
-	if ($err =~ /ERROR:  ([0-9A-Z]{5})/)
+	if ($err =~ /ERROR:  ([0-9A-Z]{5}): ([^\n]*)/)
 	{
-		$sqlstates{$1}++;
-		note("$what: $1") if $1 eq 'XX000';
+		my ($state, $msg) = ($1, $2);
+		$sqlstates{$state}++;
+		note("$what: $state: $msg") if $state eq 'XX000';
+		# A block number read from the index and not checked against its
+		# length: "could not read block N" (58P01) rather than XX002
+		if ($state eq '58P01')
+		{
+			$unchecked++;
+			fail("$what: $state, not a report of the corrupted block: $msg");
+		}
 	}
 	if ($elapsed > $max_s)
 	{
@@ -285,12 +293,14 @@ for my $layout ('row', 'sliced')
 
 my $states = join(', ', map { "$_: $sqlstates{$_}" } sort keys %sqlstates);
 diag("corruption fuzz: $ncorruptions corruptions per layout (seed $seed);"
-	  . " crashes $crashes, statements past the timeout $slow, wrong answers"
+	  . " crashes $crashes, statements past the timeout $slow,"
+	  . " unchecked block numbers (58P01) $unchecked, wrong answers"
 	  . " reported by bloomidx_check $wrong_reported, unreported $wrong_unreported;"
 	  . " errors by SQLSTATE: $states");
 is($crashes, 0, 'no backend crashed');
 is($slow, 0, 'no statement outlived its timeout by more than a second');
 is($wrong_unreported, 0, 'every wrong answer is reported by bloomidx_check');
+is($unchecked, 0, 'no block number read from the index is read past its end (58P01)');
 
 $node->stop;
 done_testing();
