@@ -22,6 +22,14 @@
 #   BX_FUZZ_CORRUPTIONS  corruptions per layout (default 15; 500 for the
 #                        full run: make corruption-fuzz)
 #   BX_FUZZ_SEED         seed of the first round (default 1)
+#   BX_FUZZ_LAYOUTS      the layouts to corrupt, in order (default "row
+#                        sliced")
+#   BX_ASAN              set by scripts/asan-check.sh (make
+#                        corruption-fuzz-asan), whose servers run with the
+#                        ASan runtime: check that they do
+#
+# A sanitizer report in the server's log (the sanitizer build aborts the
+# backend on the first) fails the test too.
 
 use strict;
 use warnings;
@@ -33,6 +41,7 @@ use Time::HiRes qw(time);
 
 my $ncorruptions = $ENV{BX_FUZZ_CORRUPTIONS} // 15;
 my $seed = $ENV{BX_FUZZ_SEED} // 1;
+my @layouts = split ' ', $ENV{BX_FUZZ_LAYOUTS} // 'row sliced';
 my $per_round = 25;
 my $timeout_s = 3;
 # A statement's time may exceed its timeout by a second, plus psql's start
@@ -46,6 +55,14 @@ restart_after_crash = on
 });
 $node->start;
 $node->safe_psql('postgres', 'CREATE EXTENSION bloomidx');
+if ($ENV{BX_ASAN})
+{
+	like($node->safe_psql('postgres', "SELECT pg_read_file('/proc/self/maps')"),
+		qr/libasan/, 'the server runs with the ASan runtime');
+	like($node->safe_psql('postgres',
+			"LOAD 'bloomidx'; SELECT pg_read_file('/proc/self/maps')"),
+		qr/bloomidx\.so/, 'the server loads bloomidx.so');
+}
 my $blcksz = $node->safe_psql('postgres', 'SHOW block_size');
 
 # Offsets in a page, and in the contents of each kind of page (src/page.h)
@@ -220,7 +237,7 @@ sub check_answers
 }
 
 my $round = 0;
-for my $layout ('row', 'sliced')
+for my $layout (@layouts)
 {
 	my $done = 0;
 	while ($done < $ncorruptions)
@@ -292,7 +309,7 @@ for my $layout ('row', 'sliced')
 }
 
 my $states = join(', ', map { "$_: $sqlstates{$_}" } sort keys %sqlstates);
-diag("corruption fuzz: $ncorruptions corruptions per layout (seed $seed);"
+diag("corruption fuzz: $ncorruptions corruptions per layout (@layouts, seed $seed);"
 	  . " crashes $crashes, statements past the timeout $slow,"
 	  . " unchecked block numbers (58P01) $unchecked, wrong answers"
 	  . " reported by bloomidx_check $wrong_reported, unreported $wrong_unreported;"
@@ -300,6 +317,10 @@ diag("corruption fuzz: $ncorruptions corruptions per layout (seed $seed);"
 is($crashes, 0, 'no backend crashed');
 is($slow, 0, 'no statement outlived its timeout by more than a second');
 is($wrong_unreported, 0, 'every wrong answer is reported by bloomidx_check');
+my @reports = grep { /ERROR: AddressSanitizer|runtime error:|SUMMARY: \w+Sanitizer/ }
+  split /\n/, slurp_file($node->logfile);
+diag("sanitizer report: $_") for @reports[ 0 .. ($#reports < 20 ? $#reports : 19) ];
+is(scalar(@reports), 0, 'no sanitizer report in the server log');
 is($unchecked, 0, 'no block number read from the index is read past its end (58P01)');
 
 $node->stop;
