@@ -57,3 +57,11 @@ dist:
 corruption-fuzz:
 	BX_FUZZ_CORRUPTIONS=$${BX_FUZZ_CORRUPTIONS:-500} SUITE_TIMEOUT=$${SUITE_TIMEOUT:-7200} \
 	  TESTS=017_corruption_fuzz bash $(srcdir)/scripts/test.sh
+
+# `make corruption-fuzz-asan`: the corruption fuzzer under the sanitizer
+# build (scripts/asan-check.sh: every server of the test with the ASan
+# runtime; fails on any sanitizer report), 100 corruptions per layout.
+.PHONY: corruption-fuzz-asan
+corruption-fuzz-asan:
+	BX_FUZZ_CORRUPTIONS=$${BX_FUZZ_CORRUPTIONS:-100} SUITE_TIMEOUT=$${SUITE_TIMEOUT:-7200} \
+	  TESTS=t/017_corruption_fuzz bash $(srcdir)/scripts/asan-check.sh

@@ -7,6 +7,8 @@
 #   make asan-check                          # the usual way in
 #   bash scripts/asan-check.sh
 #   TESTS="queries insert_race" bash scripts/asan-check.sh
+#   TESTS=t/017_corruption_fuzz bash scripts/asan-check.sh   # a TAP test
+#   make corruption-fuzz-asan                # the corruption fuzzer, 100/layout
 #   KEEP=1 bash scripts/asan-check.sh        # keep the work dir
 #
 # How it works:
@@ -33,11 +35,19 @@
 # memory from malloc (not inside palloc'd chunks or shared buffers, which
 # ASan does not see into without a PostgreSQL built for it), use after
 # return/scope, and undefined behaviour (shifts, overflow, misaligned or
-# null pointers...) in bloomidx's code.  TAP tests are not run: their
-# clusters are started by PostgreSQL::Test::Cluster without the runtime.
+# null pointers...) in bloomidx's code.
 #
-# Environment: TESTS (names of sql/NAME.sql or specs/NAME.spec), KEEP=1,
-# SUITE_TIMEOUT (seconds per suite, default 2400).
+# TAP tests (t/NAME.pl) run only when TESTS names them.  Their clusters are
+# started by PostgreSQL::Test::Cluster (pg_ctl of the private install), so
+# the private install's postgres is replaced by a wrapper script that runs
+# the real binary with the same LD_PRELOAD, ASAN_OPTIONS and UBSAN_OPTIONS:
+# every server a TAP test starts, and every backend it forks, runs with the
+# runtime, and nothing else does.  Afterwards every node's log
+# (tmp_check/log/*.log) is searched like the shared cluster's.  The test's
+# own environment (BX_FUZZ_* for t/017) passes through.
+#
+# Environment: TESTS (names of sql/NAME.sql, specs/NAME.spec or
+# t/NAME.pl), KEEP=1, SUITE_TIMEOUT (seconds per suite, default 2400).
 set -euo pipefail
 
 REPO=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
@@ -59,14 +69,15 @@ asan_runtime=$(gcc -print-file-name=libasan.so)
     bx_die "the ASan runtime (libasan.so) is missing: install gcc's libasan (Debian: libasan8)"
 
 # Tests to run: all, or those named in TESTS
-sel_regress="" sel_isolation=""
+sel_regress="" sel_isolation="" sel_tap=""
 for t in ${TESTS:-}; do
     n=${t##*/}
-    n=${n%.sql} n=${n%.spec}
+    n=${n%.sql} n=${n%.spec} n=${n%.pl}
     found=0
     [[ -f $REPO/sql/$n.sql ]] && { sel_regress+=" $n"; found=1; }
     [[ -f $REPO/specs/$n.spec ]] && { sel_isolation+=" $n"; found=1; }
-    [[ $found -eq 1 ]] || bx_die "no test named '$n' (looked for sql/$n.sql and specs/$n.spec)"
+    [[ -f $REPO/t/$n.pl ]] && { sel_tap+=" t/$n.pl"; found=1; }
+    [[ $found -eq 1 ]] || bx_die "no test named '$n' (looked for sql/$n.sql, specs/$n.spec and t/$n.pl)"
 done
 
 bx_make_workdir bloomidx-asan
@@ -139,11 +150,25 @@ maps=$(bx_as_pg "$BX_PG_BINDIR/psql" -X -At -h "$PGHOST" -p "$PGPORT" -d postgre
 grep -q 'libasan' <<<"$maps" || bx_die "the server does not run with the ASan runtime"
 grep -q 'bloomidx.so' <<<"$maps" || bx_die "the server did not load bloomidx.so"
 
-pass=0 fail=0
+pass=0 fail=0 reports=0
 # Count "... ok" and "... FAILED" lines of pg_regress and pg_isolation_regress
 count() {
     pass=$((pass + $(grep -cE '\.\.\. +ok( |$)' "$1" || true)))
     fail=$((fail + $(grep -cE '\.\.\. +FAILED' "$1" || true)))
+}
+
+# Sanitizer reports and crashed backends in server log $1: added to
+# $reports, and a failure
+scan_log() {
+    local log=$1 n
+    n=$(grep -cE 'ERROR: AddressSanitizer|runtime error:|SUMMARY: (Address|UndefinedBehavior)Sanitizer|terminated by signal' "$log" || true)
+    if [[ $n -ne 0 ]]; then
+        echo "----- sanitizer reports in $log -----"
+        { grep -nE -A40 'ERROR: AddressSanitizer|runtime error:|terminated by signal' "$log" || true; } | head -n 300
+        echo "----- end -----"
+        reports=$((reports + n))
+        fail=$((fail + 1))
+    fi
 }
 
 rc=0
@@ -165,14 +190,43 @@ if [[ -z ${TESTS:-} || -n $sel_isolation ]] && compgen -G "$REPO/specs/*.spec" >
 fi
 
 bx_cluster_stop "$DATA" "$BX_PG_BINDIR"
+scan_log "$LOG"
 
-# Sanitizer reports and crashed backends in the server log
-reports=$(grep -cE 'ERROR: AddressSanitizer|runtime error:|SUMMARY: (Address|UndefinedBehavior)Sanitizer|terminated by signal' "$LOG" || true)
-if [[ $reports -ne 0 ]]; then
-    echo "----- sanitizer reports in $LOG -----"
-    grep -nE -A40 'ERROR: AddressSanitizer|runtime error:|terminated by signal' "$LOG" | head -n 300
-    echo "----- end -----"
-    fail=$((fail + 1))
+if [[ -n $sel_tap ]]; then
+    # postgres becomes a wrapper of the real binary, in the same directory
+    # (the relocated install finds its files from argv[0])
+    real=$BX_PG_BINDIR/postgres.asan-real
+    mv "$BX_PG_BINDIR/postgres" "$real"
+    {
+        echo '#!/bin/bash'
+        echo '# scripts/asan-check.sh: the server with the ASan runtime preloaded'
+        echo "export LD_PRELOAD=\"$preload\""
+        echo "export ASAN_OPTIONS=\"$ASAN_OPTS\" UBSAN_OPTIONS=\"$UBSAN_OPTS\""
+        echo "exec -a \"\$0\" \"$real\" \"\$@\""
+    } >"$BX_PG_BINDIR/postgres"
+    chmod 755 "$BX_PG_BINDIR/postgres"
+    bx_chown_pg "$BX_PG_BINDIR/postgres"
+    bx_as_pg "$BX_PG_BINDIR/postgres" -V >/dev/null || bx_die "the postgres wrapper does not run"
+
+    bx_log "suite tap under the sanitizers:$sel_tap"
+    # BX_ASAN=1: a test may check that its server maps the runtime
+    BX_ASAN=1 pgmake installcheck REGRESS= ISOLATION= PROVE_TESTS="${sel_tap# }" 2>&1 |
+        tee "$BX_WORK/logs/tap.log" || rc=1
+    # prove's "Files=N, Tests=N", less the "Failed: N" of failed files
+    tap_tests=$(sed -n 's/^Files=[0-9]*, Tests=\([0-9]*\).*/\1/p' "$BX_WORK/logs/tap.log" | tail -n 1)
+    tap_failed=$({ grep -oE 'Failed: [0-9]+\)' "$BX_WORK/logs/tap.log" || true; } | awk '{ n += $2 } END { print n + 0 }')
+    pass=$((pass + ${tap_tests:-0} - tap_failed))
+    fail=$((fail + tap_failed))
+    for log in "$SRC"/tmp_check/log/regress_log_*; do
+        grep -qE '(^|\) )not ok ' "$log" 2>/dev/null || continue
+        echo "----- $log: failures -----"
+        { grep -E -A6 '(^|\) )not ok ' "$log" || true; } | head -n 200
+    done
+    for log in "$SRC"/tmp_check/log/*.log; do
+        if [[ -f $log ]]; then
+            scan_log "$log"
+        fi
+    done
 fi
 [[ $rc -ne 0 && $fail -eq 0 ]] && fail=1
 [[ $pass -eq 0 && $fail -eq 0 ]] && { echo "error: no test ran" >&2; fail=1; }

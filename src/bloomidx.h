@@ -103,6 +103,8 @@ typedef struct BloomScanOpaqueData
 	int		   *words;			/* their indexes */
 	int			nalternatives;
 	BloomAlternatives *alternatives;
+	BlockNumber heapBlocks;		/* the table's length when last read, 0 at
+								 * first (see BloomCheckScanTids) */
 } BloomScanOpaqueData;
 
 typedef BloomScanOpaqueData *BloomScanOpaque;

@@ -1105,10 +1105,15 @@ BloomContainsArray(FunctionCallInfo fcinfo, BloomArrayProbe mode)
 	BloomFnCache *cache = BloomGetFnCache(fcinfo, 1, true);
 	ArrayType  *array = PG_GETARG_ARRAYTYPE_P(1);
 	BloomFilterData f;
-	Datum	   *elems;
-	bool	   *nulls;
+	ArrayMetaState mstate = {0};
+	ArrayIterator iterator;
+	Datum		value;
+	bool		isnull;
+	int			ndims;
 	int			nelems;
-	bool	   *answers;
+	ArrayType  *result = NULL;
+	bits8	   *bitmap = NULL;
+	char	   *data = NULL;
 	bool		any_null = false;
 	int			i;
 
@@ -1140,44 +1145,68 @@ BloomContainsArray(FunctionCallInfo fcinfo, BloomArrayProbe mode)
 	BloomCheckValueType(f.hdr.elemtype, cache->elemtype, false);
 	BloomCheckHome(&f.hdr, cache->oid_hashed);
 
-	deconstruct_array(array, ARR_ELEMTYPE(array), cache->elmlen,
-					  cache->elmbyval, cache->elmalign,
-					  &elems, &nulls, &nelems);
-	answers = palloc(sizeof(bool) * Max(nelems, 1));
-	for (i = 0; i < nelems; i++)
+	/*
+	 * Walk the array with an iterator, and build the array of answers
+	 * directly, rather than through deconstruct_array and
+	 * construct_md_array: on a large array each of those is a pass with no
+	 * interrupt check, of about a second for 5 million elements on a
+	 * loaded machine.
+	 */
+	ndims = ARR_NDIM(array);
+	nelems = ArrayGetNItems(ndims, ARR_DIMS(array));
+	if (mode == BLOOM_PROBE_EACH)
+	{
+		Size		dataoffset;
+
+		if (ndims == 0)
+			PG_RETURN_ARRAYTYPE_P(construct_empty_array(BOOLOID));
+		/* NULL elements answer NULL: a bitmap only if there are some */
+		dataoffset = array_contains_nulls(array) ?
+			ARR_OVERHEAD_WITHNULLS(ndims, nelems) : 0;
+		result = palloc0((dataoffset != 0 ? dataoffset :
+						  ARR_OVERHEAD_NONULLS(ndims)) + nelems);
+		result->ndim = ndims;
+		result->dataoffset = dataoffset;
+		result->elemtype = BOOLOID;
+		memcpy(ARR_DIMS(result), ARR_DIMS(array), sizeof(int) * ndims);
+		memcpy(ARR_LBOUND(result), ARR_LBOUND(array), sizeof(int) * ndims);
+		bitmap = ARR_NULLBITMAP(result);
+		data = ARR_DATA_PTR(result);
+	}
+
+	mstate.element_type = ARR_ELEMTYPE(array);
+	mstate.typlen = cache->elmlen;
+	mstate.typbyval = cache->elmbyval;
+	mstate.typalign = cache->elmalign;
+	iterator = array_create_iterator(array, 0, &mstate);
+	for (i = 0; array_iterate(iterator, &value, &isnull); i++)
 	{
 		bool		found = false;
 
 		CHECK_FOR_INTERRUPTS();
-		if (nulls[i])
+		if (isnull)
 		{
 			any_null = true;
-			answers[i] = false;
 			continue;
 		}
 		if (f.hdr.elemtype != 0)
-			found = BloomFilterTestHash(&f, BloomValueHash(cache, elems[i]));
-		answers[i] = found;
+			found = BloomFilterTestHash(&f, BloomValueHash(cache, value));
 		if (mode == BLOOM_PROBE_ANY && found)
 			PG_RETURN_BOOL(true);
 		if (mode == BLOOM_PROBE_ALL && !found)
 			PG_RETURN_BOOL(false);
+		if (mode == BLOOM_PROBE_EACH)
+		{
+			if (bitmap != NULL)
+				bitmap[i / 8] |= 1 << (i % 8);
+			*data++ = found ? 1 : 0;
+		}
 	}
+	array_free_iterator(iterator);
 
 	if (mode == BLOOM_PROBE_EACH)
 	{
-		Datum	   *values = palloc(sizeof(Datum) * Max(nelems, 1));
-		int			ndims = ARR_NDIM(array);
-		ArrayType  *result;
-
-		for (i = 0; i < nelems; i++)
-			values[i] = BoolGetDatum(answers[i]);
-		if (ndims == 0)
-			result = construct_empty_array(BOOLOID);
-		else
-			result = construct_md_array(values, nulls, ndims, ARR_DIMS(array),
-										ARR_LBOUND(array), BOOLOID, 1, true,
-										TYPALIGN_CHAR);
+		SET_VARSIZE(result, data - (char *) result);
 		PG_RETURN_ARRAYTYPE_P(result);
 	}
 	if (any_null)

@@ -148,6 +148,9 @@ BloomSetGrow(BloomAggState *state)
 	BloomSetAllocate(state, oldn * 2);
 	for (i = 0; i < oldn; i++)
 	{
+		/* a set of work_mem = 1GB takes seconds to rehash */
+		if ((i & 65535) == 65535)
+			CHECK_FOR_INTERRUPTS();
 		if (old[i] != 0)
 			BloomSetInsert(state, old[i]);
 	}
@@ -473,6 +476,8 @@ bloom_agg_finalfn(PG_FUNCTION_ARGS)
 		BloomSetBits(f.bits, nbits, 0, BLOOM_FILTER_SALT, nhashes);
 	for (i = 0; i < state->nslots; i++)
 	{
+		if ((i & 65535) == 65535)
+			CHECK_FOR_INTERRUPTS();
 		if (state->slots[i] != 0)
 			BloomSetBits(f.bits, nbits, state->slots[i], BLOOM_FILTER_SALT,
 						 nhashes);
@@ -556,6 +561,8 @@ bloom_agg_combinefn(PG_FUNCTION_ARGS)
 			state1->has_zero = true;
 		for (i = 0; i < state2->nslots; i++)
 		{
+			if ((i & 65535) == 65535)
+				CHECK_FOR_INTERRUPTS();
 			if (state2->slots[i] != 0)
 				BloomSetAdd(state1, state2->slots[i]);
 		}
@@ -598,6 +605,8 @@ bloom_agg_serialfn(PG_FUNCTION_ARGS)
 		out = (uint64 *) (buf.data + buf.len);
 		for (i = 0; i < state->nslots; i++)
 		{
+			if ((i & 65535) == 65535)
+				CHECK_FOR_INTERRUPTS();
 			if (state->slots[i] != 0)
 				memcpy(&out[n++], &state->slots[i], sizeof(uint64));
 		}

@@ -343,6 +343,9 @@ extern void BloomCheckHeapTid(Relation index, BlockNumber blkno,
 							  ItemPointer tid);
 extern void BloomCheckHeapTids(Relation index, BlockNumber blkno,
 							   ItemPointer tids, int n);
+extern void BloomCheckHeapTidsInTable(Relation index, BlockNumber blkno,
+									  ItemPointer tids, int n,
+									  BlockNumber *heapBlocks);
 
 /* sliced_format.c */
 extern void BloomInitSlicedPage(Page page, uint16 flag, int sigBits, uint32 tag);

@@ -10,6 +10,7 @@
 #include "postgres.h"
 
 #include "access/htup_details.h"
+#include "access/table.h"
 #include "port/pg_bitutils.h"
 #include "storage/bufmgr.h"
 #include "storage/bufpage.h"
@@ -422,6 +423,44 @@ BloomCheckHeapTids(Relation index, BlockNumber blkno, ItemPointer tids, int n)
 
 	for (i = 0; i < n; i++)
 		BloomCheckHeapTid(index, blkno, &tids[i]);
+}
+
+/*
+ * BloomCheckHeapTids, and each TID's block is one of the table's: for a
+ * scan, whose bitmap the executor reads, that would otherwise fail reading
+ * past the table's end (58P01 or XX001, naming no page of the index).
+ *
+ * *heapBlocks is the table's length when last read (0 at first): read
+ * again, once, for a TID past it, since rows may have been added to the
+ * table since (a row's heap block exists before its index entry does).
+ * The table cannot shrink meanwhile: truncation takes a lock that
+ * conflicts with the scan's.
+ */
+void
+BloomCheckHeapTidsInTable(Relation index, BlockNumber blkno, ItemPointer tids,
+						  int n, BlockNumber *heapBlocks)
+{
+	int			i;
+
+	for (i = 0; i < n; i++)
+	{
+		BlockNumber heapBlock = ItemPointerGetBlockNumberNoCheck(&tids[i]);
+
+		BloomCheckHeapTid(index, blkno, &tids[i]);
+		if (heapBlock >= *heapBlocks)
+		{
+			Relation	heap = table_open(index->rd_index->indrelid, NoLock);
+
+			*heapBlocks = RelationGetNumberOfBlocks(heap);
+			if (heapBlock >= *heapBlocks)
+				BloomReportCorruption(index, blkno,
+									  psprintf("A tuple points to heap block %u, but table \"%s\" has %u blocks.",
+											   heapBlock,
+											   RelationGetRelationName(heap),
+											   *heapBlocks));
+			table_close(heap, NoLock);
+		}
+	}
 }
 
 /*

@@ -59,7 +59,7 @@ BloomRowGetBitmap(Relation index, BloomState state, BloomScanOpaque so,
 
 		if (nfound > 0)
 		{
-			BloomCheckHeapTids(index, blkno, tids, nfound);
+			BloomCheckHeapTidsInTable(index, blkno, tids, nfound, &so->heapBlocks);
 			tbm_add_tuples(tbm, tids, nfound, true);
 			ntids += nfound;
 		}

@@ -103,11 +103,13 @@ BloomAndMask(Relation index, const BloomStripePages *pages, BlockNumber stripeBl
 
 /*
  * Add the TIDs of the rows set in r (of a stripe) to the bitmap, counting
- * them in *ntids.  Returns false if the stripe is gone.
+ * them in *ntids.  Returns false if the stripe is gone.  *heapBlocks: see
+ * BloomCheckHeapTidsInTable.
  */
 static bool
 BloomAddStripeTids(Relation index, BloomSlicedScanData *work,
-				   BlockNumber stripeBlkno, int nw, TIDBitmap *tbm, int64 *ntids)
+				   BlockNumber stripeBlkno, int nw, TIDBitmap *tbm, int64 *ntids,
+				   BlockNumber *heapBlocks)
 {
 	const BloomStripePages *pages = &work->pages;
 	Buffer		buffer = InvalidBuffer;
@@ -155,7 +157,8 @@ BloomAddStripeTids(Relation index, BloomSlicedScanData *work,
 			BloomTidMapPageGet(map, i, &work->tids[n]);
 			if (!ItemPointerIsValid(&work->tids[n]))
 				continue;		/* removed by VACUUM */
-			BloomCheckHeapTid(index, pages->tidPages[t], &work->tids[n]);
+			BloomCheckHeapTidsInTable(index, pages->tidPages[t], &work->tids[n], 1,
+									  heapBlocks);
 			if (++n == work->maxtids)
 			{
 				tbm_add_tuples(tbm, work->tids, n, true);
@@ -269,7 +272,8 @@ BloomSlicedScanOnce(Relation index, BloomState state, BloomScanOpaque so,
 			UnlockReleaseBuffer(buffer);
 		if (nfound > 0)
 		{
-			BloomCheckHeapTids(index, snap->pending[i], work->tids, nfound);
+			BloomCheckHeapTidsInTable(index, snap->pending[i], work->tids, nfound,
+									  &so->heapBlocks);
 			tbm_add_tuples(tbm, work->tids, nfound, true);
 			*ntids += nfound;
 		}
@@ -298,7 +302,7 @@ BloomSlicedScanOnce(Relation index, BloomState state, BloomScanOpaque so,
 		{
 			case BLOOM_SLICE_ANY:
 				complete = BloomAddStripeTids(index, work, blkno, (rows + 63) / 64,
-											  tbm, ntids);
+											  tbm, ntids, &so->heapBlocks);
 				break;
 			case BLOOM_SLICE_GONE:
 				complete = false;

@@ -70,6 +70,28 @@ BloomTakeSnapshot(Relation index, BloomSlicedSnapshot *snap, bool stripes)
 								snap->stripes + k * BLOOMIDX_STRIPELIST_ENTRIES, n);
 			UnlockReleaseBuffer(buffer);
 		}
+
+		/*
+		 * Every stripe page listed is a page of the index (other than the
+		 * metapage): a stripe page is added before it is listed, so the
+		 * length read now covers every sound entry.
+		 */
+		if (nlisted > 0)
+		{
+			BlockNumber nblocks = RelationGetNumberOfBlocks(index);
+
+			for (k = 0; k < nlisted; k++)
+			{
+				BlockNumber blkno = snap->stripes[k];
+
+				if (blkno != InvalidBlockNumber &&
+					(blkno == BLOOMIDX_METAPAGE_BLKNO || blkno >= nblocks))
+					BloomReportCorruption(index,
+										  snap->stripeLists[k / BLOOMIDX_STRIPELIST_ENTRIES],
+										  psprintf("Stripe %u is listed at block %u, not a page of the index's %u blocks other than the metapage.",
+												   snap->firstStripe + k, blkno, nblocks));
+			}
+		}
 	}
 	UnlockReleaseBuffer(metabuf);
 }

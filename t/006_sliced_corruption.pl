@@ -209,6 +209,19 @@ check_case('unused stripe-list entry naming the metapage',
 	$meta_at->(stripeLists => pack('L L', $block{'stripe-list'}, 0)),
 	$at->(0), $at->(0), $merge);
 
+# Read past the end of the file once (58P01 or XX001 from the storage
+# manager, naming no page of the index): a block number read from a
+# stripe-list page and not checked against the index's length
+my $nblocks = length($pristine) / $blcksz;
+for my $listed ($nblocks, 0x7ffffff0)
+{
+	check_case("stripe-list entry naming block $listed, past the end",
+		patched($block{'stripe-list'}, $contents, pack('L', $listed)),
+		$at_with->($block{'stripe-list'}, qr/Stripe 0 is listed at block $listed\b/),
+		$at_with->($block{'stripe-list'}, qr/Stripe 0 is listed at block $listed\b/),
+		$stats, $merge, $vacuum);
+}
+
 # Rows that vanished from answers: out of range, or unreachable from the
 # metapage, which the heap pass reports
 check_case('first stripe past the last', $meta_at->(firstStripe => pack('L', 2)),
