@@ -41,17 +41,18 @@ def with_cols(value, ncols):
 # Contenders: key, label, access method (None: no index), index options,
 # whether each column gets its own index, which tables it supports.
 CONTENDERS = [
+    # The defaults are the sliced layout's; the row layout is named
     dict(key="bloomidx", label="bloomidx (defaults)", am="bloomidx",
          opts="", single=False, tables=("tbloom", "tmixed")),
     dict(key="bloomidx_80x2", label="bloomidx (length=80, 2 bits/col)",
          am="bloomidx", opts="length=80, " + with_cols(2, 6),
          single=False, tables=("tbloom", "tmixed")),
-    dict(key="bloomidx_sliced", label="bloomidx (layout=sliced)",
-         am="bloomidx", opts="layout=sliced", single=False,
+    dict(key="bloomidx_row", label="bloomidx (layout=row)",
+         am="bloomidx", opts="layout='row'", single=False,
          tables=("tbloom", "tmixed")),
-    dict(key="bloomidx_sliced_80x2",
-         label="bloomidx (layout=sliced, length=80, 2 bits/col)",
-         am="bloomidx", opts="layout=sliced, length=80, " + with_cols(2, 6),
+    dict(key="bloomidx_row_80x2",
+         label="bloomidx (layout=row, length=80, 2 bits/col)",
+         am="bloomidx", opts="layout='row', length=80, " + with_cols(2, 6),
          single=False, tables=("tbloom", "tmixed")),
     dict(key="bloom", label="contrib/bloom (defaults)", am="bloom",
          opts="", single=False, tables=("tbloom",)),
@@ -836,8 +837,8 @@ def fp_rate(qr, rows):
 
 # The bloomidx contenders whose ratios the summary gives, by layout:
 # (defaults, length=80 with 2 bits a column).
-LAYOUTS = [("row", "bloomidx", "bloomidx_80x2"),
-           ("sliced", "bloomidx_sliced", "bloomidx_sliced_80x2")]
+LAYOUTS = [("sliced", "bloomidx", "bloomidx_80x2"),
+           ("row", "bloomidx_row", "bloomidx_row_80x2")]
 
 
 def key_ratios(raw, key="bloomidx", key80="bloomidx_80x2"):
@@ -891,8 +892,8 @@ def layout_ratios(raw):
     list of dicts (text, figure, extra), or [] when the run has no sliced
     contenders."""
     tb = raw["tables"]["tbloom"]["contenders"]
-    pairs = [(r, s) for r, s in (("bloomidx", "bloomidx_sliced"),
-                                 ("bloomidx_80x2", "bloomidx_sliced_80x2"))
+    pairs = [(r, s) for r, s in (("bloomidx_row", "bloomidx"),
+                                 ("bloomidx_row_80x2", "bloomidx_80x2"))
              if r in tb and s in tb]
     if not pairs:
         return []
@@ -1276,8 +1277,8 @@ def write_chart(raw, a):
     tr = raw["tables"]["tbloom"]
     cons = tr["contenders"]
     short = {"bloomidx": "bloomidx", "bloomidx_80x2": "bloomidx\\n80/2",
-             "bloomidx_sliced": "bloomidx\\nsliced",
-             "bloomidx_sliced_80x2": "bloomidx\\nsliced 80/2",
+             "bloomidx_row": "bloomidx\\nrow",
+             "bloomidx_row_80x2": "bloomidx\\nrow 80/2",
              "bloom": "bloom", "bloom_tuned": "bloom\\n64/7",
              "btree6": "btree\\n6-col", "btree1x6": "btree\\n6×1-col",
              "seqscan": "seq scan"}

@@ -9,8 +9,8 @@
 # For each operation (build: CREATE INDEX; insert: INSERT of rows/10 rows into
 # a table with the index; scan: the benchmark's 1- and 2-column equality
 # queries, 20 times each, as bitmap scans) and each index (bloomidx with
-# defaults and with length=80 and 2 bits a column, in the row and the sliced
-# layout; contrib/bloom with defaults), `perf record -g` samples the backend, and `perf report` writes
+# defaults and with length=80 and 2 bits a column, in the default (sliced)
+# layout and with layout = 'row'; contrib/bloom with defaults), `perf record -g` samples the backend, and `perf report` writes
 # the top functions (self time) to bench/work/profile/OP_INDEX.txt; the
 # operation's time is printed beside it.  Needs root (perf on another user's
 # process) and the perf tool (Debian: linux-perf).
@@ -29,7 +29,7 @@ source "$REPO/bench/lib.sh"
 
 rows=1000000
 what="build insert scan"
-indexes="bloomidx bloomidx_80x2 bloomidx_sliced bloomidx_sliced_80x2 bloom"
+indexes="bloomidx bloomidx_80x2 bloomidx_row bloomidx_row_80x2 bloom"
 while [[ $# -gt 0 ]]; do
     case $1 in
         --rows) [[ ${2:-} =~ ^[0-9]+$ ]] || bx_die "--rows needs a number"; rows=$2; shift 2 ;;
@@ -83,8 +83,8 @@ v5=$("${PSQL[@]}" -At -c "SELECT i5 FROM tbloom OFFSET $((rows / 2)) LIMIT 1")
 declare -A DDL=(
     [bloomidx]="USING bloomidx (i1, i2, i3, i4, i5, i6)"
     [bloomidx_80x2]="USING bloomidx (i1, i2, i3, i4, i5, i6) WITH (length=80, col1=2, col2=2, col3=2, col4=2, col5=2, col6=2)"
-    [bloomidx_sliced]="USING bloomidx (i1, i2, i3, i4, i5, i6) WITH (layout=sliced)"
-    [bloomidx_sliced_80x2]="USING bloomidx (i1, i2, i3, i4, i5, i6) WITH (layout=sliced, length=80, col1=2, col2=2, col3=2, col4=2, col5=2, col6=2)"
+    [bloomidx_row]="USING bloomidx (i1, i2, i3, i4, i5, i6) WITH (layout='row')"
+    [bloomidx_row_80x2]="USING bloomidx (i1, i2, i3, i4, i5, i6) WITH (layout='row', length=80, col1=2, col2=2, col3=2, col4=2, col5=2, col6=2)"
     [bloom]="USING bloom (i1, i2, i3, i4, i5, i6)"
 )
 

@@ -98,7 +98,8 @@ DROP INDEX bi_opt;
 CREATE INDEX bi_opt ON bi USING bloomidx (a, b) WITH (length = 80, col32 = 2);
 DROP INDEX bi_opt;
 -- colN alone asking for more than a signature can hold: the derived length
--- stops at 4096
+-- stops at 4096 (too long for the default sliced layout: the row layout,
+-- with a NOTICE)
 CREATE INDEX bi_opt ON bi USING bloomidx (a, b) WITH (col1 = 3000, col2 = 3000);
 SELECT signature_bits, bits_per_column FROM bloomidx_stats('bi_opt');
 DROP INDEX bi_opt;
@@ -267,16 +268,24 @@ SELECT bi_same('SELECT a FROM bi_empty WHERE a IS NULL', 'bi_empty_ab');
 SELECT bi_same('SELECT a FROM bi_empty WHERE a IS NULL AND b IS NULL', 'bi_empty_ab');
 SELECT bi_same('SELECT a FROM bi_empty WHERE b IS NULL', 'bi_empty_b');
 SELECT bi_same('SELECT a FROM bi_empty WHERE a = 1', 'bi_empty_ab');
+-- Both indexes read as many pages; on the default (sliced) layout the
+-- planner takes the two-column one, whose 32-bit signatures let through
+-- fewer false positives than the one-column index's 17-bit ones (10 bits
+-- a column in both): the one-column index is checked alone
+SELECT bi_same($$SELECT a FROM bi_empty WHERE b = ''$$, 'bi_empty_ab');
+BEGIN;
+DROP INDEX bi_empty_ab;
 SELECT bi_same($$SELECT a FROM bi_empty WHERE b = ''$$, 'bi_empty_b');
+ROLLBACK;
 REINDEX INDEX CONCURRENTLY bi_empty_ab;
 SELECT bi_same('SELECT a FROM bi_empty WHERE a IS NULL AND b IS NULL', 'bi_empty_ab');
 SELECT bloomidx_check('bi_empty_ab', true), bloomidx_check('bi_empty_b', true);
--- Emptied again by VACUUM: every data page becomes free, and is reused
+-- Emptied again by VACUUM: its pages are reused, the index does not grow
 DELETE FROM bi_empty;
 VACUUM bi_empty;
-SELECT data_pages, free_pages, live_tuples FROM bloomidx_stats('bi_empty_ab');
+SELECT data_pages + free_pages AS pages, live_tuples FROM bloomidx_stats('bi_empty_ab');
 INSERT INTO bi_empty VALUES (1, 'one'), (NULL, 'null');
-SELECT data_pages, free_pages, live_tuples FROM bloomidx_stats('bi_empty_ab');
+SELECT data_pages + free_pages AS pages, live_tuples FROM bloomidx_stats('bi_empty_ab');
 SELECT bi_same('SELECT a FROM bi_empty WHERE a = 1', 'bi_empty_ab');
 SELECT bi_same($$SELECT a FROM bi_empty WHERE a IS NULL AND b = 'null'$$, 'bi_empty_ab');
 SELECT bloomidx_check('bi_empty_ab', true);

@@ -117,8 +117,10 @@ CREATE INDEX cc_idx2 ON cc USING bloomidx (i, t) WITH (false_positive_rate = 0.0
 CREATE INDEX cc_idx2 ON cc USING bloomidx (i, t) WITH (false_positive_rate = 0.01, col1 = 3);
 
 --
--- Part 2: the option matrix.  Each set is tried alone on contrib/bloom and
--- on each layout of bloomidx: "ok" if the index was built and every query
+-- Part 2: the option matrix.  Each set is tried alone on contrib/bloom, on
+-- each layout of bloomidx and on bloomidx without a layout given (the
+-- sliced layout, or the row layout for signatures over 1024 bits): "ok" if
+-- the index was built and every query
 -- below answers as a seq scan does, "WRONG" if an answer differs, else the
 -- SQLSTATE of the refusal.
 --
@@ -218,14 +220,17 @@ CREATE TABLE cm_result AS
 	SELECT n, opts,
 		   cm_try('bloom', opts, NULL) AS bloom,
 		   cm_try('bloomidx', opts, 'row') AS bloomidx_row,
-		   cm_try('bloomidx', opts, 'sliced') AS bloomidx_sliced
+		   cm_try('bloomidx', opts, 'sliced') AS bloomidx_sliced,
+		   cm_try('bloomidx', opts, NULL) AS bloomidx_default
 	FROM cm_sets;
 RESET client_min_messages;
-SELECT opts, bloom, bloomidx_row, bloomidx_sliced FROM cm_result ORDER BY n;
+SELECT opts, bloom, bloomidx_row, bloomidx_sliced, bloomidx_default FROM cm_result ORDER BY n;
 
--- Both layouts accept and refuse exactly what contrib/bloom does
+-- Both layouts, and the default, accept and refuse exactly what
+-- contrib/bloom does
 SELECT count(*) AS sets,
-	   count(*) FILTER (WHERE bloom = bloomidx_row AND bloom = bloomidx_sliced) AS same,
+	   count(*) FILTER (WHERE bloom = bloomidx_row AND bloom = bloomidx_sliced
+						AND bloom = bloomidx_default) AS same,
 	   count(*) FILTER (WHERE bloom = 'ok') AS accepted
 FROM cm_result;
 
@@ -280,6 +285,11 @@ SELECT * FROM cm_shape('length = 1024', 'sliced');
 SELECT * FROM cm_shape('length = 1025', 'sliced');
 SELECT * FROM cm_shape('col1 = 4095', 'sliced');
 SELECT * FROM cm_shape('col1 = 4095', 'row');
+-- ... and so does the default layout, with a NOTICE that says how to ask
+-- for the row layout
+SELECT * FROM cm_shape('length = 1024', NULL);
+SELECT * FROM cm_shape('length = 4096', NULL);
+SELECT * FROM cm_shape('length = 4096', 'row');
 
 -- Rebuilding says it again; the built layout is frozen in the metapage
 CREATE INDEX cm_idx ON cm USING bloomidx (i, t) WITH (length = 2000, layout = sliced);

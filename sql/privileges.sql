@@ -20,7 +20,7 @@ CREATE TABLE tpriv (a int, b int, c int, secret int);
 INSERT INTO tpriv
 SELECT i, i % 100, CASE WHEN i % 10 = 0 THEN i % 100 ELSE 7 END, i
 FROM generate_series(1, 10000) i;
-CREATE INDEX tpriv_bx ON tpriv USING bloomidx (a, b, c) WITH (length = 64, col1 = 4, col2 = 4, col3 = 4);
+CREATE INDEX tpriv_bx ON tpriv USING bloomidx (a, b, c) WITH (layout = 'row', length = 64, col1 = 4, col2 = 4, col3 = 4);
 CREATE INDEX tpriv_sliced ON tpriv USING bloomidx (a) WITH (layout = sliced);
 ANALYZE tpriv;
 GRANT SELECT (a) ON tpriv TO regress_bx_reader;

@@ -31,8 +31,8 @@ $$;
 
 SELECT q_load();
 -- A small signature so that false positives are frequent and the recheck
--- matters
-CREATE INDEX q_bix ON q USING bloomidx (a, b, c, d, e, f) WITH (length = 48, col1 = 2, col2 = 2, col3 = 2, col4 = 2, col5 = 2, col6 = 2);
+-- matters; the row layout first, the sliced one below
+CREATE INDEX q_bix ON q USING bloomidx (a, b, c, d, e, f) WITH (layout = 'row', length = 48, col1 = 2, col2 = 2, col3 = 2, col4 = 2, col5 = 2, col6 = 2);
 ANALYZE q;
 
 -- A random condition on one column, drawn from the table's own values

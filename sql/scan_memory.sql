@@ -11,7 +11,7 @@ RESET client_min_messages;
 CREATE TABLE tsm (id int, a int);
 INSERT INTO tsm SELECT i, i % 1000 FROM generate_series(1, 5000) i;
 -- 4096 bits: 512 bytes of mask per element, 128 elements in 64 kB
-CREATE INDEX tsm_row ON tsm USING bloomidx (a) WITH (length = 4096, col1 = 3);
+CREATE INDEX tsm_row ON tsm USING bloomidx (a) WITH (layout = 'row', length = 4096, col1 = 3);
 CREATE INDEX tsm_sliced ON tsm USING bloomidx (id) WITH (layout = sliced, length = 1024, col1 = 3);
 SET enable_seqscan = off;
 SET enable_indexscan = off;

@@ -9,7 +9,7 @@ RESET client_min_messages;
 
 CREATE TABLE sf (a int, b text);
 INSERT INTO sf SELECT g % 100, 'v' || (g % 37) FROM generate_series(1, 20000) g;
-CREATE INDEX sf_row ON sf USING bloomidx (a, b);
+CREATE INDEX sf_row ON sf USING bloomidx (a, b) WITH (layout = 'row');
 CREATE INDEX sf_sliced ON sf USING bloomidx (a, b) WITH (layout = sliced);
 CREATE INDEX sf_fpr ON sf USING bloomidx (a) WITH (false_positive_rate = 0.001);
 CREATE INDEX sf_len ON sf USING bloomidx (a) WITH (length = 80);

@@ -247,7 +247,7 @@ bloomidx_build(Relation heap, Relation index, IndexInfo *indexInfo)
 		elog(ERROR, "index \"%s\" already contains data",
 			 RelationGetRelationName(index));
 
-	BloomResolveOptions(index, &shape);
+	BloomResolveOptions(index, BLOOMIDX_DEFAULT_LAYOUT, &shape);
 	BloomReportOptions(index, &shape);
 
 	/* The metapage is block 0 */
@@ -329,7 +329,7 @@ bloomidx_buildempty(Relation index)
 	BloomShape	shape;
 	PGAlignedBlock metapage;
 
-	BloomResolveOptions(index, &shape);
+	BloomResolveOptions(index, BLOOMIDX_DEFAULT_LAYOUT, &shape);
 	BloomInitMetaPage(metapage.data, &shape);
 
 	/*

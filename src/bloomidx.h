@@ -33,6 +33,7 @@
 #define BLOOMIDX_MAX_FPR			0.5
 #define BLOOMIDX_DEFAULT_FPR		0.01	/* row layout */
 #define BLOOMIDX_SLICED_DEFAULT_FPR	0.0008	/* measured under 0.1% */
+#define BLOOMIDX_DEFAULT_LAYOUT		BLOOMIDX_LAYOUT_SLICED	/* of a new index */
 
 /* Operator strategy and support function numbers */
 #define BLOOMIDX_EQUAL_STRATEGY		1
@@ -50,7 +51,7 @@ typedef struct BloomOptions
 	int			length;			/* signature length in bits, or 0 */
 	double		falsePositiveRate;	/* target for one column, or 0 */
 	int			bitsPerColumn[BLOOMIDX_MAX_COLUMNS];	/* bits per column, or 0 */
-	int			layout;			/* BLOOMIDX_LAYOUT_ROW or _SLICED */
+	int			layout;			/* BLOOMIDX_LAYOUT_ROW or _SLICED, or 0 */
 } BloomOptions;
 
 /*
@@ -125,7 +126,8 @@ typedef struct BloomLayoutSizesData
 /* options.c */
 extern void BloomInitOptions(void);
 extern bytea *bloomidx_options(Datum reloptions, bool validate);
-extern void BloomResolveOptions(Relation index, BloomShape *shape);
+extern void BloomResolveOptions(Relation index, int unsetLayout,
+								BloomShape *shape);
 extern void BloomReportOptions(Relation index, const BloomShape *shape);
 
 /* am_build.c */

@@ -580,9 +580,9 @@ BloomCheckHeapAllIndexed(Relation heap, Relation index, BloomWalkData *walk,
 }
 
 /*
- * Warn if the index's options now ask for a shape other than the one it
- * was built with (ALTER INDEX ... SET): the index keeps its frozen shape
- * until it is rebuilt.
+ * Warn if the index's options now ask for a shape or layout other than the
+ * one it was built with (ALTER INDEX ... SET): the index keeps its frozen
+ * shape until it is rebuilt.
  */
 static void
 BloomCheckOptionsMatch(Relation index, const BloomShape *built)
@@ -591,8 +591,9 @@ BloomCheckOptionsMatch(Relation index, const BloomShape *built)
 	bool		same;
 	int			i;
 
-	BloomResolveOptions(index, &wanted);
-	same = wanted.nColumns == built->nColumns && wanted.sigBits == built->sigBits;
+	BloomResolveOptions(index, built->layout, &wanted);
+	same = wanted.layout == built->layout &&
+		wanted.nColumns == built->nColumns && wanted.sigBits == built->sigBits;
 	for (i = 0; same && i < built->nColumns; i++)
 		same = wanted.bitsPerColumn[i] == built->bitsPerColumn[i];
 	if (!same)

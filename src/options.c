@@ -38,8 +38,9 @@ static relopt_enum_elt_def bloomidx_layout_values[] =
  *
  * length and col1 ... col32 have contrib/bloom's bounds, so the core refuses
  * what contrib/bloom refuses, with the same message.  Their defaults, like
- * that of false_positive_rate, lie outside the bounds: a user cannot give
- * them, so they mean "not given" (see BloomResolveOptions).
+ * that of false_positive_rate and layout, lie outside the bounds or the
+ * values: a user cannot give them, so they mean "not given" (see
+ * BloomResolveOptions).
  */
 void
 BloomInitOptions(void)
@@ -65,7 +66,7 @@ BloomInitOptions(void)
 
 	add_enum_reloption(bloomidx_relopt_kind, "layout",
 					   "Page layout: one signature per row, or bit-sliced",
-					   bloomidx_layout_values, BLOOMIDX_LAYOUT_ROW,
+					   bloomidx_layout_values, 0,
 					   "Valid values are \"row\" and \"sliced\".",
 					   AccessExclusiveLock);
 	bloomidx_relopt_tab[BLOOMIDX_MAX_COLUMNS + 2].optname = "layout";
@@ -203,14 +204,19 @@ static void BloomResolveShape(const BloomOptions *opts, int n, int layout,
  * column gets the k that is optimal for that length, up to 16 (beyond
  * which the false-positive rate is negligible and hashing just costs more).
  *
+ * The layout is the one given, else unsetLayout: BLOOMIDX_DEFAULT_LAYOUT
+ * for an index being built, the layout frozen in the metapage when an
+ * existing index's options are compared with its shape (an index built
+ * before the default changed must not seem to ask for another layout).
  * The sliced layout takes signatures of at most BLOOMIDX_SLICED_MAX_LENGTH
- * bits; a longer one gets the row layout, shaped by the row layout's rules
+ * bits; a longer one gets the row layout, shaped by the row layout's rules,
+ * whether the sliced layout was given or is the default
  * (BloomReportOptions says so).
  *
  * No option set that passed bloomidx_options is refused here.
  */
 void
-BloomResolveOptions(Relation index, BloomShape *shape)
+BloomResolveOptions(Relation index, int unsetLayout, BloomShape *shape)
 {
 	BloomOptions defaults;
 	BloomOptions *opts = (BloomOptions *) index->rd_options;
@@ -226,12 +232,12 @@ BloomResolveOptions(Relation index, BloomShape *shape)
 	if (opts == NULL)
 	{
 		memset(&defaults, 0, sizeof(defaults));
-		defaults.layout = BLOOMIDX_LAYOUT_ROW;
 		opts = &defaults;
 	}
 	BloomCheckOptions(opts);
 
-	BloomResolveShape(opts, n, opts->layout, shape);
+	BloomResolveShape(opts, n, opts->layout != 0 ? opts->layout : unsetLayout,
+					  shape);
 	if (shape->layout == BLOOMIDX_LAYOUT_SLICED &&
 		shape->sigBits > BLOOMIDX_SLICED_MAX_LENGTH)
 		BloomResolveShape(opts, n, BLOOMIDX_LAYOUT_ROW, shape);
@@ -308,7 +314,11 @@ BloomReportOptions(Relation index, const BloomShape *shape)
 	int			i;
 
 	if (opts == NULL)
+	{
+		/* Without options the default shape always fits the default layout */
+		Assert(shape->layout == BLOOMIDX_DEFAULT_LAYOUT);
 		return;
+	}
 
 	for (i = n; i < BLOOMIDX_MAX_COLUMNS; i++)
 		if (opts->bitsPerColumn[i] != 0)
@@ -327,6 +337,11 @@ BloomReportOptions(Relation index, const BloomShape *shape)
 					 errhint("Give col%d a value below %d, or a longer length.",
 							 i + 1, shape->sigBits)));
 
+	/*
+	 * The sliced layout, given or the default, falls back to the row layout
+	 * for a long signature.  Without a layout given, the hint says how to
+	 * ask for the row layout and be quiet.
+	 */
 	if (opts->layout == BLOOMIDX_LAYOUT_SLICED &&
 		shape->layout != BLOOMIDX_LAYOUT_SLICED)
 		ereport(NOTICE,
@@ -334,5 +349,13 @@ BloomReportOptions(Relation index, const BloomShape *shape)
 						RelationGetRelationName(index), shape->sigBits,
 						BLOOMIDX_SLICED_MAX_LENGTH),
 				 errhint("For the sliced layout, give length = %d or less, or fewer bits per column.",
+						 BLOOMIDX_SLICED_MAX_LENGTH)));
+	else if (opts->layout == 0 && shape->layout != BLOOMIDX_DEFAULT_LAYOUT)
+		ereport(NOTICE,
+				(errmsg("index \"%s\" gets the row layout because its signature of %d bits is longer than the sliced layout's maximum of %d",
+						RelationGetRelationName(index), shape->sigBits,
+						BLOOMIDX_SLICED_MAX_LENGTH),
+				 errdetail("The sliced layout is the default, and signatures it cannot take get the row layout."),
+				 errhint("Give layout = 'row' to ask for the row layout, or length = %d or less, or fewer bits per column, for the sliced layout.",
 						 BLOOMIDX_SLICED_MAX_LENGTH)));
 }

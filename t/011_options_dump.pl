@@ -2,7 +2,8 @@
 # Copyright and license: see the project's LICENSE.
 
 # Every option set contrib/bloom accepts survives what rebuilds an index:
-# for each set and each layout, one index is created with the set and one
+# for each set and each layout (given, or the default), one index is
+# created with the set and one
 # gets it through ALTER INDEX ... SET and REINDEX; then REINDEX, VACUUM FULL,
 # TRUNCATE and a pg_dump restored into a fresh database.  After each step
 # every index answers as a seq scan does, and the restored indexes have the
@@ -65,7 +66,15 @@ my @refused = (
 	'false_positive_rate = 0.01, col3 = 2',
 	'layout = columnar');
 
-my @layouts = ('row', 'sliced');
+# The layouts, and 'default': no layout given
+my @layouts = ('row', 'sliced', 'default');
+
+# The layout option for one of @layouts, if any
+sub layout_opt
+{
+	my ($layout) = @_;
+	return $layout eq 'default' ? '' : "layout = '$layout'";
+}
 
 # Conditions on the two indexed columns, i and t
 my @conditions = (
@@ -93,7 +102,7 @@ for my $k (0 .. $#accepted)
 {
 	for my $layout (@layouts)
 	{
-		my $with = join(', ', grep { $_ ne '' } ($accepted[$k], "layout = '$layout'"));
+		my $with = join(', ', grep { $_ ne '' } ($accepted[$k], layout_opt($layout)));
 		for my $how ('c', 'a')
 		{
 			my $table = "od_${k}_${layout}_$how";
@@ -102,12 +111,14 @@ for my $k (0 .. $#accepted)
 			$setup .= bx_fill_sql($table, 1, 2000);
 			if ($how eq 'c')
 			{
-				$setup .= "CREATE INDEX ${table}_bx ON $table USING bloomidx (i, t) WITH ($with);\n";
+				$setup .= "CREATE INDEX ${table}_bx ON $table USING bloomidx (i, t)"
+				  . ($with eq '' ? '' : " WITH ($with)") . ";\n";
 			}
 			else
 			{
-				$setup .= "CREATE INDEX ${table}_bx ON $table USING bloomidx (i, t) WITH (layout = '$layout');\n";
-				$setup .= "ALTER INDEX ${table}_bx SET ($with);\n" if $accepted[$k] ne '';
+				$setup .= "CREATE INDEX ${table}_bx ON $table USING bloomidx (i, t)"
+				  . ($layout eq 'default' ? '' : " WITH (" . layout_opt($layout) . ")") . ";\n";
+				$setup .= "ALTER INDEX ${table}_bx SET ($with);\n" if $with ne '';
 				$setup .= "REINDEX INDEX ${table}_bx;\n";
 			}
 		}
@@ -180,9 +191,14 @@ for my $k (0 .. $#accepted)
 is($same, scalar(@accepted) * scalar(@layouts),
 	'ALTER INDEX ... SET and REINDEX build the shape CREATE INDEX builds');
 
-# The sliced layout with a signature longer than it takes is built as row
+# The sliced layout with a signature longer than it takes is built as row,
+# whether it was given or is the default
 is($shape{"od_8_sliced_c_bx"}, '2000|{16,16}|row',
 	'length = 2000 with layout = sliced builds the row layout');
+is($shape{"od_8_default_c_bx"}, '2000|{16,16}|row',
+	'length = 2000 without a layout builds the row layout');
+is($shape{"od_0_default_c_bx"}, $shape{"od_0_sliced_c_bx"},
+	'without options, the default is the sliced layout');
 is($shape{"od_3_sliced_c_bx"}, '16|{4,2}|sliced',
 	'length = 7, col1 = 4 is rounded up to 16 bits');
 
@@ -228,7 +244,7 @@ for my $layout (@layouts)
 		my $table = "od_0_${layout}_c";
 		my ($ret, $stdout, $stderr) = $node->psql('src',
 			"\\set VERBOSITY verbose\nALTER INDEX ${table}_bx SET ($set);");
-		my $with = $set =~ /layout/ ? $set : "$set, layout = '$layout'";
+		my $with = $set =~ /layout/ || $layout eq 'default' ? $set : "$set, " . layout_opt($layout);
 		my ($ret2, $stdout2, $stderr2) = $node->psql('src',
 			"\\set VERBOSITY verbose\nCREATE INDEX od_refused ON $table USING bloomidx (i, t) WITH ($with);");
 		if ($ret != 0 && $stderr =~ /ERROR:  22023:/

@@ -42,6 +42,13 @@ for my $layout ('row', 'sliced')
 	$node->safe_psql('old', bx_fill_sql($table, 1, 6000));
 }
 
+# Indexes made by 1.0 without a layout, when the row layout was the
+# default: the row layout in the metapage, no layout in the reloptions
+$node->safe_psql('old', bx_schema_sql('up_old', layout => 'row'));
+$node->safe_psql('old', bx_fill_sql('up_old', 1, 6000));
+$node->safe_psql('old',
+	'ALTER INDEX up_old_bx RESET (layout); ALTER INDEX up_old_tn_bx RESET (layout)');
+
 # Stored filters: one per i % 10 over the values of t, and what they
 # answer for members and for other values
 $node->safe_psql(
@@ -144,6 +151,30 @@ for my $layout ('row', 'sliced')
 	$node->safe_psql('old', "SELECT bloomidx_check('up_${layout}_bx', true)");
 	pass("after the update, bloomidx_check passes on the $layout layout");
 }
+
+# The 1.0 indexes made without a layout keep the row layout frozen in
+# their metapage: bloomidx_check does not see options asking for another
+# one, inserts and VACUUM keep it; REINDEX builds them with today's default
+# (the sliced layout).
+my $old_layouts = q{
+SELECT string_agg(s.layout, ',' ORDER BY c.relname)
+FROM pg_class c, bloomidx_stats(c.oid) s WHERE c.relname IN ('up_old_bx', 'up_old_tn_bx')};
+is($node->safe_psql('old', $old_layouts), 'row,row',
+	'after the update, 1.0 indexes made without a layout have the row layout');
+my ($ret, $stdout, $stderr) = $node->psql('old',
+	"SELECT bloomidx_check('up_old_bx', true), bloomidx_check('up_old_tn_bx', true)");
+is($ret, 0, 'after the update, bloomidx_check passes on 1.0 indexes made without a layout');
+is($stderr, '', 'bloomidx_check finds their options match their frozen shape');
+bx_check_answers($node, 'up_old', 'after the update, 1.0 indexes made without a layout', 'old');
+$node->safe_psql('old', bx_fill_sql('up_old', 6001, 7000));
+$node->safe_psql('old', 'DELETE FROM up_old WHERE id % 7 = 0; VACUUM up_old');
+is($node->safe_psql('old', $old_layouts), 'row,row',
+	'inserts and VACUUM keep their row layout');
+bx_check_answers($node, 'up_old', 'inserts and VACUUM on 1.0 indexes made without a layout', 'old');
+$node->safe_psql('old', 'REINDEX TABLE up_old');
+is($node->safe_psql('old', $old_layouts), 'sliced,sliced',
+	'REINDEX builds them with the default layout');
+bx_check_answers($node, 'up_old', 'after REINDEX of 1.0 indexes made without a layout', 'old');
 
 # ... and go on working: inserts, VACUUM, REINDEX
 for my $layout ('row', 'sliced')
