@@ -10,7 +10,9 @@
  *	sliced_util.c		snapshots of the metapage's lists, reading stripes
  *						and their rows back, transposition
  *	sliced_build.c		ambuild, serial and parallel
- *	sliced_pending.c	the pending list and the merge into the slices
+ *	sliced_pending.c	the pending list: where inserts go
+ *	sliced_merge.c		merges of pending rows into the stripes
+ *	sliced_stripe.c		writing rows into a stripe's pages, allocating them
  *	sliced_scan.c		amgetbitmap
  *	sliced_vacuum.c		ambulkdelete, amvacuumcleanup
  *	sliced.c			the layout's routine table
@@ -173,6 +175,27 @@ typedef enum BloomMergeMode
 } BloomMergeMode;
 
 /* sliced_pending.c */
+/* Rows taken from pending pages by a merge */
+typedef struct BloomRowBatch
+{
+	int			nrows;
+	int			maxrows;
+	uint64	   *words;			/* nrows * sigWords signature words */
+	ItemPointerData *tids;
+	uint64		bitsSet;
+} BloomRowBatch;
+
+/* sliced_stripe.c */
+extern void BloomWriteStripe(Relation index, BloomState state, Buffer stripebuf, uint32 s,
+				 BloomRowBatch *batch, int first, int n, int r0,
+				 uint64 *sliceWords);
+extern Buffer BloomMergeStripePage(Relation index, BloomState state, uint32 s, int *allocated);
+extern Buffer BloomMergeLockStripe(Relation index, BloomState state,
+					 const BloomSlicedSnapshot *snap, uint32 s, int *allocated);
+extern int BloomPrepareBudget(BloomState state);
+extern bool BloomPrepareStripe(Relation index, BloomState state,
+				   const BloomSlicedSnapshot *snap, int budget, int *allocated);
+
 extern bool BloomPendingAdd(Relation index, BloomState state, const uint8 *sig,
 							int nbitsSet, ItemPointer tid);
 extern void BloomPendingAddRows(Relation index, BloomState state,

@@ -1,0 +1,533 @@
+/*-------------------------------------------------------------------------
+ *
+ * sliced_merge.c
+ *	  The merge of the sliced layout's pending rows into the stripes: how
+ *	  many rows a merge takes, taking them from pending pages, and the
+ *	  metapage record that makes them merged.
+ *
+ * When the pending list grows long, at VACUUM, or through bloomidx_merge(),
+ * the pending rows are merged into the stripes; sliced_stripe.c writes
+ * them into a stripe's pages.
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "postgres.h"
+
+#include <time.h>
+
+#include "access/generic_xlog.h"
+#include "miscadmin.h"
+#include "portability/instr_time.h"
+#include "port/pg_bitutils.h"
+#include "storage/bufmgr.h"
+#include "storage/lmgr.h"
+#include "utils/rel.h"
+
+#include "bloomidx.h"
+#include "page.h"
+#include "signature.h"
+#include "sliced.h"
+
+/*
+ * Rows one insert merges at most, when it merges (see BloomSlicedInsert):
+ * two pending pages' worth, so that the merges outpace the inserts and no
+ * insert pays for more than a small step.
+ */
+static int
+BloomMergeStepRows(BloomState state)
+{
+	return 2 * state->tuplesPerPage;
+}
+
+/*
+ * Take the first rows of one pending page, at most max, into the batch,
+ * freezing the page so that no more rows are added to it; *ntuples is set
+ * to the rows on the page.  Returns the rows taken, or -1 if it is not a
+ * pending page (a merge interrupted by a crash after its metapage record
+ * may have freed it already).
+ */
+static int
+BloomTakePendingPage(Relation index, BloomState state, BlockNumber blkno,
+					 BloomRowBatch *batch, uint64 max, int *ntuples)
+{
+	int			sigBytes = state->shape.sigBytes;
+	int			sigWords = state->shape.sigWords;
+	Buffer		buffer = ReadBuffer(index, blkno);
+	Page		page;
+	int			i,
+				n;
+
+	LockBuffer(buffer, BUFFER_LOCK_EXCLUSIVE);
+	page = BufferGetPage(buffer);
+	if (!BloomPageIsData(index, page, blkno, state->tuplesPerPage))
+	{
+		UnlockReleaseBuffer(buffer);
+		*ntuples = 0;
+		return -1;
+	}
+	*ntuples = BloomPageGetNTuples(page);
+	n = (int) Min((uint64) *ntuples, max);
+	if (n > 0 && !BloomPageHasFlag(page, BLOOMIDX_FROZEN))
+	{
+		GenericXLogState *xlogState = GenericXLogStart(index);
+
+		page = GenericXLogRegisterBuffer(xlogState, buffer, 0);
+		BloomPageSetFrozen(page);
+		GenericXLogFinish(xlogState);
+		page = BufferGetPage(buffer);
+	}
+
+	for (i = 0; i < n; i++)
+	{
+		const uint8 *sig = BloomPageGetSignature(page, sigBytes, i);
+		uint64	   *words = batch->words + (Size) batch->nrows * sigWords;
+		int			w;
+
+		Assert(batch->nrows < batch->maxrows);
+		memset(words, 0, sizeof(uint64) * sigWords);
+		for (w = 0; w < sigWords; w++)
+		{
+			int			nb = Min(8, sigBytes - 8 * w);
+			int			j;
+
+			for (j = 0; j < nb; j++)
+				words[w] |= (uint64) sig[8 * w + j] << (8 * j);
+			batch->bitsSet += pg_popcount64(words[w]);
+		}
+		batch->tids[batch->nrows++] = *BloomPageGetTid(page, sigBytes, i);
+	}
+	UnlockReleaseBuffer(buffer);
+	return n;
+}
+
+/* The TIDs of a batch, for sorting it: qsort_arg's comparator */
+static int
+BloomBatchTidCmp(const void *a, const void *b, void *arg)
+{
+	const ItemPointerData *tids = arg;
+
+	return ItemPointerCompare((ItemPointer) &tids[*(const int *) a],
+							  (ItemPointer) &tids[*(const int *) b]);
+}
+
+/*
+ * Sort the rows of a batch by heap TID, so that each TID map packs rows of
+ * nearby heap blocks in few bits, as a build's do: rows VACUUM moved back
+ * from emptied stripes, and rows inserted over the whole table, would
+ * otherwise come in runs that each span the table.
+ */
+static void
+BloomSortBatch(BloomRowBatch *batch, int sigWords)
+{
+	int		   *order = palloc(sizeof(int) * batch->nrows);
+	uint64	   *words = palloc(sizeof(uint64) * sigWords * batch->nrows);
+	ItemPointerData *tids = palloc(sizeof(ItemPointerData) * batch->nrows);
+	int			i;
+
+	for (i = 0; i < batch->nrows; i++)
+		order[i] = i;
+	qsort_arg(order, batch->nrows, sizeof(int), BloomBatchTidCmp, batch->tids);
+	for (i = 0; i < batch->nrows; i++)
+	{
+		memcpy(words + (Size) i * sigWords,
+			   batch->words + (Size) order[i] * sigWords,
+			   sizeof(uint64) * sigWords);
+		tids[i] = batch->tids[order[i]];
+	}
+	pfree(batch->words);
+	pfree(batch->tids);
+	pfree(order);
+	batch->words = words;
+	batch->tids = tids;
+}
+
+/*
+ * Rows on the pending pages of a snapshot, counted up to need at least.
+ */
+static uint64
+BloomCountPending(Relation index, BloomState state,
+				  const BloomSlicedSnapshot *snap, uint64 need)
+{
+	uint64		rows = 0;
+	int			i;
+
+	for (i = 0; i < snap->nPending && rows < need; i++)
+	{
+		Buffer		buffer = ReadBuffer(index, snap->pending[i]);
+		Page		page;
+
+		LockBuffer(buffer, BUFFER_LOCK_SHARE);
+		page = BufferGetPage(buffer);
+		if (BloomPageIsData(index, page, snap->pending[i], state->tuplesPerPage))
+			rows += BloomPageGetNTuples(page);
+		UnlockReleaseBuffer(buffer);
+	}
+	return rows;
+}
+
+/*
+ * Has a merge step begun allocating stripe s, the one past the stripes of
+ * a snapshot (see BloomPrepareStripe)?  Its stripe list lists it already.
+ * A stripe page VACUUM freed since may still be listed: the steps then
+ * allocate it again.
+ */
+static bool
+BloomStripeBegun(Relation index, const BloomSlicedSnapshot *snap, uint32 s)
+{
+	uint32		listNo = s / BLOOMIDX_STRIPELIST_ENTRIES;
+	uint32		k;
+	Buffer		buffer;
+	bool		begun = false;
+
+	if (s < snap->firstStripe)
+		return false;
+	k = listNo - snap->firstStripe / BLOOMIDX_STRIPELIST_ENTRIES;
+	if (k >= BLOOMIDX_MAX_STRIPELISTS || snap->stripeLists[k] == InvalidBlockNumber)
+		return false;
+	buffer = ReadBuffer(index, snap->stripeLists[k]);
+	LockBuffer(buffer, BUFFER_LOCK_SHARE);
+	if (BloomPageIsSliced(BufferGetPage(buffer), BLOOMIDX_STRIPELIST, listNo))
+		begun = BloomStripeListGet(BufferGetPage(buffer),
+								   s % BLOOMIDX_STRIPELIST_ENTRIES) != InvalidBlockNumber;
+	UnlockReleaseBuffer(buffer);
+	return begun;
+}
+
+/*
+ * How many pending rows a merge of the given mode takes (see sliced.h):
+ * the slices of a stripe are written only once there are rows enough to
+ * fill it, so that an index's stripes hold at least as many rows as their
+ * pages can, and a small table's rows stay in pending pages as in the row
+ * layout.  A stripe started with fewer rows (by bloomidx_merge(), or in an
+ * index built by version 1.0) is filled by VACUUM once the pending rows can
+ * fill it, and by the merge steps of inserts as they come (its pages are
+ * there already).  When the pending list is crowded (long signatures,
+ * whose stripe needs more pending pages than the list has room for),
+ * merges take the rows they have.
+ */
+static uint64
+BloomMergeWant(Relation index, BloomState state, const BloomSlicedSnapshot *snap,
+			   BloomMergeMode mode)
+{
+	uint64		r0 = snap->mergedRows % BLOOMIDX_STRIPE_ROWS;
+	uint64		toFill = BLOOMIDX_STRIPE_ROWS - r0;
+	bool		crowded = snap->nPending >= BLOOMIDX_PENDING_CROWDED;
+	uint64		pending;
+
+	if (mode == BLOOM_MERGE_ALL)
+		return PG_UINT64_MAX;
+	if (mode == BLOOM_MERGE_STEP)
+	{
+		/*
+		 * Only a step that would start a stripe counts the pending rows:
+		 * once started (its allocation begun), a stripe is filled by the
+		 * steps that follow.
+		 */
+		if (!crowded && r0 == 0 &&
+			!BloomStripeBegun(index, snap, (uint32) (snap->mergedRows / BLOOMIDX_STRIPE_ROWS)) &&
+			BloomCountPending(index, state, snap, toFill) < toFill)
+			return 0;
+		return Min(toFill, (uint64) BloomMergeStepRows(state));
+	}
+
+	/* Whole stripes: those the pending rows fill, or all when crowded */
+	if (crowded)
+		return PG_UINT64_MAX;
+	pending = BloomCountPending(index, state, snap, PG_UINT64_MAX);
+	if (pending < toFill)
+		return 0;
+	return toFill + (pending - toFill) / BLOOMIDX_STRIPE_ROWS * BLOOMIDX_STRIPE_ROWS;
+}
+
+/*
+ * CPU time this backend has used, in ms (0 where the platform cannot
+ * tell): merge steps log it beside their elapsed time, which a busy
+ * machine stretches.
+ */
+static double
+BloomCpuMs(void)
+{
+#ifdef CLOCK_PROCESS_CPUTIME_ID
+	struct timespec ts;
+
+	if (clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts) == 0)
+		return ts.tv_sec * 1000.0 + ts.tv_nsec / 1000000.0;
+#endif
+	return 0;
+}
+
+/*
+ * Log at DEBUG1 what a merge did, with the elapsed and CPU time since it
+ * started.
+ */
+static void
+BloomLogMergeTime(Relation index, instr_time *start, double cpuStart,
+				  char *what)
+{
+	instr_time	elapsed;
+
+	INSTR_TIME_SET_CURRENT(elapsed);
+	INSTR_TIME_SUBTRACT(elapsed, *start);
+	elog(DEBUG1, "bloomidx index \"%s\": %s in %.3f ms (%.3f ms CPU)",
+		 RelationGetRelationName(index), what,
+		 INSTR_TIME_GET_MILLISEC(elapsed), BloomCpuMs() - cpuStart);
+	pfree(what);
+}
+
+/*
+ * One merge of pending rows into the slices, as many as the mode wants
+ * (see BloomMergeWant) up to the end of the stripe being filled.  Pending
+ * pages are taken in order while the stripe lists leave row numbers for
+ * their rows; the last page taken may give only its first rows, the others
+ * staying on it.  Returns the number of rows merged.
+ */
+static int64
+BloomSlicedMergeOnce(Relation index, BloomMergeMode mode)
+{
+	BloomState	state = BloomGetState(index);
+	int			sigBits = state->shape.sigBits;
+	int			sigBytes = state->shape.sigBytes;
+	BloomSlicedSnapshot *snap;
+	BloomRowBatch batch;
+	BlockNumber *taken;
+	int			ntaken = 0;
+	BlockNumber split = InvalidBlockNumber;
+	int			splitRows = 0;
+	uint64		pos;
+	uint32		nStripes;
+	int			done;
+	uint64	   *sliceWords;
+	uint64		want;
+	Buffer		metabuf;
+	Buffer		splitbuf = InvalidBuffer;
+	GenericXLogState *xlogState;
+	BloomMetaPage meta;
+	instr_time	start;
+	double		cpuStart = BloomCpuMs();
+	int			allocated = 0;
+	int			navail;
+	int			i;
+
+	INSTR_TIME_SET_CURRENT(start);
+	snap = palloc(sizeof(BloomSlicedSnapshot));
+	BloomTakeSnapshot(index, snap, true);
+	want = snap->nPending == 0 ? 0 : BloomMergeWant(index, state, snap, mode);
+	/* A step leaves the last page, still being filled, to the next one */
+	navail = mode == BLOOM_MERGE_STEP ? snap->nPending - 1 : snap->nPending;
+	want = Min(want, BLOOMIDX_STRIPE_ROWS - snap->mergedRows % BLOOMIDX_STRIPE_ROWS);
+	want = Min(want, BloomSnapRowsLeft(snap));
+	want = Min(want, (uint64) Max(navail, 0) * state->tuplesPerPage);
+	if (want == 0)
+	{
+		BloomFreeSnapshot(snap);
+		return 0;
+	}
+
+	/*
+	 * A step writes rows only into a stripe whose pages are all there: if
+	 * some are missing, this step allocates some of them instead.
+	 */
+	if (mode == BLOOM_MERGE_STEP &&
+		!BloomPrepareStripe(index, state, snap, BloomPrepareBudget(state),
+							&allocated))
+	{
+		BloomLogMergeTime(index, &start, cpuStart,
+						  psprintf("allocated %d pages of stripe %u", allocated,
+								   (uint32) (snap->mergedRows / BLOOMIDX_STRIPE_ROWS)));
+		BloomFreeSnapshot(snap);
+		return 0;
+	}
+
+	/* Freeze the pending pages and take their rows */
+	batch.nrows = 0;
+	batch.maxrows = (int) want;
+	batch.words = palloc(sizeof(uint64) * state->shape.sigWords * batch.maxrows);
+	batch.tids = palloc(sizeof(ItemPointerData) * batch.maxrows);
+	batch.bitsSet = 0;
+	taken = palloc(sizeof(BlockNumber) * snap->nPending);
+	for (i = 0; i < navail && batch.nrows < want; i++)
+	{
+		int			ntuples;
+		int			took;
+
+		CHECK_FOR_INTERRUPTS();
+		took = BloomTakePendingPage(index, state, snap->pending[i], &batch,
+									want - batch.nrows, &ntuples);
+		if (took >= 0 && took < ntuples)
+		{
+			/* Its other rows stay pending */
+			split = snap->pending[i];
+			splitRows = took;
+			break;
+		}
+		taken[ntaken++] = snap->pending[i];
+	}
+
+	/*
+	 * A merge of whole stripes (not an insert's step, which takes a few
+	 * pages of the rows) sorts them first.  Should a crash cut the merge
+	 * short, the next one takes the same rows and sorts them the same way.
+	 */
+	if (mode != BLOOM_MERGE_STEP)
+		BloomSortBatch(&batch, state->shape.sigWords);
+
+	/* Write them into the stripes, past the rows merged so far */
+	sliceWords = palloc(sizeof(uint64) * BLOOMIDX_STRIPE_WORDS * sigBits);
+	pos = snap->mergedRows;
+	nStripes = snap->nStripes;
+	done = 0;
+	while (done < batch.nrows)
+	{
+		uint32		s = (uint32) (pos / BLOOMIDX_STRIPE_ROWS);
+		int			r0 = (int) (pos % BLOOMIDX_STRIPE_ROWS);
+		int			n = Min(batch.nrows - done, (int) BLOOMIDX_STRIPE_ROWS - r0);
+		Buffer		stripebuf;
+		GenericXLogState *stripeXlog;
+		Page		stripePage;
+
+		Assert(s <= nStripes);
+		stripebuf = BloomMergeLockStripe(index, state, snap, s, &allocated);
+		if (s >= nStripes)
+			nStripes++;
+
+		BloomWriteStripe(index, state, stripebuf, s, &batch, done, n, r0, sliceWords);
+
+		/* Count the stripe's new live rows */
+		stripeXlog = GenericXLogStart(index);
+		stripePage = GenericXLogRegisterBuffer(stripeXlog, stripebuf, 0);
+		BloomStripeAddLive(stripePage, n);
+		GenericXLogFinish(stripeXlog);
+		UnlockReleaseBuffer(stripebuf);
+
+		pos += n;
+		done += n;
+	}
+
+	/*
+	 * Publish: advance mergedRows and drop the pages from the list, and in
+	 * the same WAL record drop the rows taken from a page that gave only
+	 * some (frozen, so that nothing but this merge changed it).
+	 */
+	metabuf = ReadBuffer(index, BLOOMIDX_METAPAGE_BLKNO);
+	LockBuffer(metabuf, BUFFER_LOCK_EXCLUSIVE);
+	BloomCheckMeta(index, BufferGetPage(metabuf));
+	xlogState = GenericXLogStart(index);
+	meta = BloomPageGetMeta(GenericXLogRegisterBuffer(xlogState, metabuf, 0));
+	meta->mergedRows = pos;
+	meta->nStripes = nStripes;
+	meta->statTuples += batch.nrows;
+	meta->statBitsSet += batch.bitsSet;
+	{
+		int			kept = 0;
+
+		for (i = 0; i < meta->nPending; i++)
+		{
+			bool		wasTaken = false;
+			int			j;
+
+			for (j = 0; j < ntaken && !wasTaken; j++)
+				wasTaken = meta->pendingPages[i] == taken[j];
+			if (!wasTaken)
+				meta->pendingPages[kept++] = meta->pendingPages[i];
+		}
+		meta->nPending = kept;
+	}
+	if (split != InvalidBlockNumber)
+	{
+		Page		page;
+
+		splitbuf = ReadBuffer(index, split);
+		LockBuffer(splitbuf, BUFFER_LOCK_EXCLUSIVE);
+		page = GenericXLogRegisterBuffer(xlogState, splitbuf, 0);
+		if (!BloomPageIsData(index, page, split, state->tuplesPerPage) ||
+			BloomPageGetNTuples(page) < splitRows)
+			BloomSlicedCorrupted(index, split, "pending page a merge took rows from");
+		/* Deleting from the last one down moves only rows that stay */
+		for (i = splitRows - 1; i >= 0; i--)
+			BloomPageDeleteTuple(page, sigBytes, i);
+		BloomPageClearFrozen(page);
+	}
+	GenericXLogFinish(xlogState);
+	if (BufferIsValid(splitbuf))
+		UnlockReleaseBuffer(splitbuf);
+	UnlockReleaseBuffer(metabuf);
+
+	/*
+	 * Free the merged pending pages at once: a scan that listed one before
+	 * the metapage record reads mergedRows again after the pending pages
+	 * (see BloomSlicedGetBitmap), so it finds their rows in the slices
+	 * whatever it finds on the page.
+	 */
+	for (i = 0; i < ntaken; i++)
+	{
+		Buffer		buffer = ReadBuffer(index, taken[i]);
+
+		LockBuffer(buffer, BUFFER_LOCK_EXCLUSIVE);
+		if (BloomPageIsData(index, BufferGetPage(buffer), taken[i],
+							state->tuplesPerPage))
+			BloomFreePage(index, buffer);
+		UnlockReleaseBuffer(buffer);
+	}
+
+	BloomLogMergeTime(index, &start, cpuStart,
+					  psprintf("merged %d rows from %d pending pages",
+							   batch.nrows,
+							   ntaken + (split != InvalidBlockNumber ? 1 : 0)));
+
+	pfree(sliceWords);
+	pfree(taken);
+	pfree(batch.words);
+	pfree(batch.tids);
+	BloomFreeSnapshot(snap);
+	return batch.nrows;
+}
+
+/*
+ * Merge pending rows into the slices, as many as the mode wants (see
+ * BloomMergeWant); the caller holds the merge lock.  A stripe at a time,
+ * so that the pending pages of one are freed before the next one takes
+ * pages: the index needs room for its pending rows and one stripe, not
+ * for its pending rows twice over.  Returns the number of rows merged.
+ */
+int64
+BloomSlicedMergeLocked(Relation index, BloomMergeMode mode)
+{
+	int64		total = 0;
+	int64		merged;
+
+	do
+	{
+		CHECK_FOR_INTERRUPTS();
+		merged = BloomSlicedMergeOnce(index, mode);
+		total += merged;
+	} while (merged > 0 && mode != BLOOM_MERGE_STEP);
+	return total;
+}
+
+/*
+ * Merge pending rows of a sliced index into its slices, as many as the
+ * mode wants (see BloomMergeWant).  With wait false, give up at once if
+ * another backend is merging.  Returns the number of rows merged.
+ */
+int64
+BloomSlicedMerge(Relation index, bool wait, BloomMergeMode mode)
+{
+	int64		merged;
+
+	if (wait)
+		LockPage(index, BLOOMIDX_METAPAGE_BLKNO, ExclusiveLock);
+	else if (!ConditionalLockPage(index, BLOOMIDX_METAPAGE_BLKNO, ExclusiveLock))
+		return 0;
+	merged = BloomSlicedMergeLocked(index, mode);
+	UnlockPage(index, BLOOMIDX_METAPAGE_BLKNO, ExclusiveLock);
+	return merged;
+}
+
+/*
+ * bloomidx_merge(): merge every pending row (the routine table's merge).
+ */
+int64
+BloomSlicedMergeAll(Relation index, bool wait)
+{
+	return BloomSlicedMerge(index, wait, BLOOM_MERGE_ALL);
+}

@@ -1,0 +1,461 @@
+/*-------------------------------------------------------------------------
+ *
+ * sliced_stripe.c
+ *	  Writing rows into a stripe of the sliced layout: its stripe page,
+ *	  slices and TID maps, allocated a few pages at a time or at once.
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "postgres.h"
+
+#include "access/generic_xlog.h"
+#include "miscadmin.h"
+#include "port/pg_bitutils.h"
+#include "storage/bufmgr.h"
+#include "storage/lmgr.h"
+#include "utils/rel.h"
+
+#include "bloomidx.h"
+#include "page.h"
+#include "signature.h"
+#include "sliced.h"
+
+/*
+ * Pages one merge step allocates at most for the stripe it fills (see
+ * BloomPrepareStripe).  A small-limits build allocates in smaller steps, so
+ * that its tests go through several.
+ */
+#ifndef BLOOMIDX_SMALL_LIMITS
+#define BLOOMIDX_PREPARE_PAGES	16
+#else
+#define BLOOMIDX_PREPARE_PAGES	5
+#endif
+
+/*
+ * Get the page link i of a (locked) stripe page of stripe s points to (see
+ * BloomStripeGetLink), locked exclusively and registered in a new WAL
+ * record; if there is none yet, allocate it and set the link in the same
+ * record.  With init, the page is initialized afresh either way.
+ */
+static Page
+BloomStripeGetPage(Relation index, Buffer stripebuf, uint16 flag, int i,
+				   int sigBits, uint32 s, bool init,
+				   GenericXLogState **xlogState, Buffer *buffer)
+{
+	BlockNumber link = BloomStripeGetLink(BufferGetPage(stripebuf), flag, i);
+	Page		page;
+
+	*xlogState = GenericXLogStart(index);
+	if (link == InvalidBlockNumber)
+	{
+		*buffer = BloomNewBuffer(index);
+		page = GenericXLogRegisterBuffer(*xlogState, *buffer, GENERIC_XLOG_FULL_IMAGE);
+		BloomInitSlicedPage(page, flag, sigBits, s);
+
+		/* Link it, in the same WAL record */
+		BloomStripeSetLink(GenericXLogRegisterBuffer(*xlogState, stripebuf, 0),
+						   flag, i, BufferGetBlockNumber(*buffer));
+	}
+	else
+	{
+		*buffer = ReadBuffer(index, link);
+		LockBuffer(*buffer, BUFFER_LOCK_EXCLUSIVE);
+		if (!BloomPageIsSliced(BufferGetPage(*buffer), flag, s))
+			BloomSlicedCorrupted(index, link,
+								 flag == BLOOMIDX_SLICE ? "slice page" : "TID-map page");
+		page = GenericXLogRegisterBuffer(*xlogState, *buffer,
+										 init ? GENERIC_XLOG_FULL_IMAGE : 0);
+		if (init)
+			BloomInitSlicedPage(page, flag, sigBits, s);
+	}
+	return page;
+}
+
+/*
+ * Write TIDs tids[0 .. n) as rows r0 .. r0 + n - 1 of stripe s, whose
+ * stripe page is locked exclusively by the caller: the TID map holding
+ * row r0 is packed again with its rows before r0 and the new ones, and as
+ * many more as it takes follow.  Rows past r0 + n that a merge cut short
+ * by a crash left are dropped.
+ */
+static void
+BloomWriteStripeTids(Relation index, BloomState state, Buffer stripebuf,
+					 uint32 s, const ItemPointerData *tids, int n, int r0)
+{
+	int			sigBits = state->shape.sigBits;
+	Page		stripePage = BufferGetPage(stripebuf);
+	int			nTidPages = BloomStripeGetNTidPages(stripePage);
+	ItemPointerData *all = palloc(sizeof(ItemPointerData) * BLOOMIDX_STRIPE_ROWS);
+	GenericXLogState *xlogState;
+	Buffer		buffer;
+	Page		page;
+	uint16		firstRows[BLOOMIDX_STRIPE_TIDPAGES];
+	int			t = 0;
+	int			t0;
+	int			first = 0;
+	int			nall = 0;
+	int			done;
+
+	/* The last TID map starting at or before r0: its rows before r0 */
+	while (t + 1 < nTidPages && BloomStripeGetTidFirstRow(stripePage, t + 1) <= r0)
+		t++;
+	if (t < nTidPages)
+	{
+		BlockNumber blkno = BloomStripeGetLink(stripePage, BLOOMIDX_TIDMAP, t);
+
+		first = BloomStripeGetTidFirstRow(stripePage, t);
+		buffer = ReadBuffer(index, blkno);
+		LockBuffer(buffer, BUFFER_LOCK_SHARE);
+		page = BufferGetPage(buffer);
+		if (!BloomPageIsSliced(page, BLOOMIDX_TIDMAP, s) ||
+			BloomTidMapGetFirstRow(page) != first ||
+			first + BloomTidMapGetNRows(page) < r0)
+			BloomSlicedCorrupted(index, blkno, "TID-map page");
+		(void) BloomTidMapUnpack(page, all);
+		UnlockReleaseBuffer(buffer);
+	}
+	else if (r0 != 0)
+		BloomSlicedCorrupted(index, BufferGetBlockNumber(stripebuf),
+							 "stripe page listing its TID maps");
+	nall = r0 - first;
+	if (nall < 0 || nall + n > BLOOMIDX_STRIPE_ROWS)
+		BloomReportCorruption(index, BufferGetBlockNumber(stripebuf),
+							  psprintf("The TID map of row %d starts at row %d.",
+									   r0, first));
+	memcpy(all + nall, tids, sizeof(ItemPointerData) * n);
+	nall += n;
+
+	/* Pack them, into the pages listed already, then new ones */
+	t0 = t;
+	for (done = 0; done < nall; t++)
+	{
+		if (t >= BLOOMIDX_STRIPE_TIDPAGES)
+			elog(ERROR, "stripe %u of bloomidx index \"%s\" needs more than %d TID maps",
+				 s, RelationGetRelationName(index), (int) BLOOMIDX_STRIPE_TIDPAGES);
+		page = BloomStripeGetPage(index, stripebuf, BLOOMIDX_TIDMAP, t,
+								  sigBits, s, true, &xlogState, &buffer);
+		firstRows[t] = first + done;
+		done += BloomTidMapPack(page, first + done, all + done, nall - done);
+		GenericXLogFinish(xlogState);
+		UnlockReleaseBuffer(buffer);
+	}
+
+	/* List them; pages listed past them are left to VACUUM to free */
+	xlogState = GenericXLogStart(index);
+	BloomStripeSetTidPages(GenericXLogRegisterBuffer(xlogState, stripebuf, 0),
+						   t, t0, firstRows);
+	GenericXLogFinish(xlogState);
+	pfree(all);
+}
+
+/*
+ * Write rows [first, first + n) of the batch into stripe s at row numbers
+ * [r0, r0 + n) of the stripe.  The stripe page is locked exclusively by
+ * the caller.
+ */
+void
+BloomWriteStripe(Relation index, BloomState state, Buffer stripebuf, uint32 s,
+				 BloomRowBatch *batch, int first, int n, int r0,
+				 uint64 *sliceWords)
+{
+	int			sigBits = state->shape.sigBits;
+	int			sigWords = state->shape.sigWords;
+	int			w0 = r0 / 64;
+	int			w1 = (r0 + n - 1) / 64;
+	int			nw = w1 - w0 + 1;
+	GenericXLogState *xlogState = NULL;
+	Buffer		group[MAX_GENERIC_XLOG_PAGES];
+	int			ngroup = 0;
+	int			wr,
+				i,
+				b;
+
+	/*
+	 * Transpose the rows' signatures into the words of each slice, 64 rows
+	 * (one word of the slices) at a time, as a build does.
+	 */
+	memset(sliceWords, 0, sizeof(uint64) * nw * sigBits);
+	for (wr = w0; wr <= w1; wr++)
+	{
+		int			lo = Max(r0, wr * 64);
+		int			hi = Min(r0 + n, (wr + 1) * 64);
+		int			sw;
+
+		for (sw = 0; sw < sigWords; sw++)
+		{
+			uint64		m[64];
+			int			j;
+
+			memset(m, 0, sizeof(m));
+			for (i = lo; i < hi; i++)
+				m[i % 64] = batch->words[(Size) (first + i - r0) * sigWords + sw];
+			BloomTranspose64(m);
+			for (j = 0; j < 64 && sw * 64 + j < sigBits; j++)
+				sliceWords[(Size) (sw * 64 + j) * nw + (wr - w0)] = m[j];
+		}
+	}
+
+	/*
+	 * OR them into the slice pages, those that exist several to a WAL
+	 * record; a slice with no page yet gets one, linked in its own record.
+	 */
+	for (b = 0; b < sigBits; b++)
+	{
+		const uint64 *src = sliceWords + (Size) b * nw;
+		BlockNumber link;
+		Buffer		buffer;
+		Page		page;
+		int			w;
+		bool		any = false;
+
+		CHECK_FOR_INTERRUPTS();
+		for (w = 0; w < nw && !any; w++)
+			any = src[w] != 0;
+		if (!any)
+			continue;
+
+		link = BloomStripeGetLink(BufferGetPage(stripebuf), BLOOMIDX_SLICE, b);
+		if (link == InvalidBlockNumber)
+		{
+			GenericXLogState *newXlog;
+
+			page = BloomStripeGetPage(index, stripebuf, BLOOMIDX_SLICE, b, sigBits,
+									  s, false, &newXlog, &buffer);
+			BloomSliceOrWords(page, w0, src, nw);
+			GenericXLogFinish(newXlog);
+			UnlockReleaseBuffer(buffer);
+			continue;
+		}
+
+		buffer = ReadBuffer(index, link);
+		LockBuffer(buffer, BUFFER_LOCK_EXCLUSIVE);
+		if (!BloomPageIsSliced(BufferGetPage(buffer), BLOOMIDX_SLICE, s))
+			BloomSlicedCorrupted(index, link, "slice page");
+		if (xlogState == NULL)
+			xlogState = GenericXLogStart(index);
+		page = GenericXLogRegisterBuffer(xlogState, buffer, 0);
+		BloomSliceOrWords(page, w0, src, nw);
+		group[ngroup++] = buffer;
+		if (ngroup == MAX_GENERIC_XLOG_PAGES)
+		{
+			GenericXLogFinish(xlogState);
+			xlogState = NULL;
+			while (ngroup > 0)
+				UnlockReleaseBuffer(group[--ngroup]);
+		}
+	}
+	if (xlogState != NULL)
+	{
+		GenericXLogFinish(xlogState);
+		while (ngroup > 0)
+			UnlockReleaseBuffer(group[--ngroup]);
+	}
+
+	BloomWriteStripeTids(index, state, stripebuf, s, batch->tids + first, n, r0);
+}
+
+/*
+ * The stripe page of stripe s, past those the metapage counts, locked
+ * exclusively: the one a merge cut short by a crash listed already, or a
+ * new one, listed now (in a new stripe-list page if need be).  Scans do
+ * not read it until the metapage counts it.
+ */
+Buffer
+BloomMergeStripePage(Relation index, BloomState state, uint32 s, int *allocated)
+{
+	uint32		listNo = s / BLOOMIDX_STRIPELIST_ENTRIES;
+	uint32		k;
+	Buffer		metabuf = ReadBuffer(index, BLOOMIDX_METAPAGE_BLKNO);
+	Buffer		listbuf = InvalidBuffer;
+	Buffer		stripebuf;
+	BlockNumber listed = InvalidBlockNumber;
+	GenericXLogState *xlogState;
+	BloomMetaPage meta;
+	Page		page;
+
+	LockBuffer(metabuf, BUFFER_LOCK_EXCLUSIVE);
+	BloomCheckMeta(index, BufferGetPage(metabuf));
+	meta = BloomPageGetMeta(BufferGetPage(metabuf));
+	k = listNo - meta->firstStripe / BLOOMIDX_STRIPELIST_ENTRIES;
+	if (s < meta->firstStripe || k >= BLOOMIDX_MAX_STRIPELISTS)
+		elog(ERROR, "stripe %u of bloomidx index \"%s\" is outside its stripe lists",
+			 s, RelationGetRelationName(index));
+	if (meta->stripeLists[k] != InvalidBlockNumber)
+	{
+		listbuf = ReadBuffer(index, meta->stripeLists[k]);
+		LockBuffer(listbuf, BUFFER_LOCK_EXCLUSIVE);
+		if (!BloomPageIsSliced(BufferGetPage(listbuf), BLOOMIDX_STRIPELIST, listNo))
+			BloomSlicedCorrupted(index, meta->stripeLists[k], "stripe-list page");
+		listed = BloomStripeListGet(BufferGetPage(listbuf),
+									s % BLOOMIDX_STRIPELIST_ENTRIES);
+		if (listed != InvalidBlockNumber)
+			BloomCheckLink(index, meta->stripeLists[k], listed, "stripe page");
+	}
+
+	if (listed != InvalidBlockNumber)
+	{
+		/* Left by a merge a crash cut short: take it up again */
+		stripebuf = ReadBuffer(index, listed);
+		LockBuffer(stripebuf, BUFFER_LOCK_EXCLUSIVE);
+		if (BloomPageIsSliced(BufferGetPage(stripebuf), BLOOMIDX_STRIPE, s))
+		{
+			BloomCheckStripePage(index, BufferGetPage(stripebuf), listed,
+								 state->shape.sigBits);
+			UnlockReleaseBuffer(listbuf);
+			UnlockReleaseBuffer(metabuf);
+			return stripebuf;
+		}
+		/* Not a stripe page of s any more: replace it */
+		UnlockReleaseBuffer(stripebuf);
+	}
+
+	xlogState = GenericXLogStart(index);
+	if (!BufferIsValid(listbuf))
+	{
+		meta = BloomPageGetMeta(GenericXLogRegisterBuffer(xlogState, metabuf, 0));
+		listbuf = BloomNewBuffer(index);
+		page = GenericXLogRegisterBuffer(xlogState, listbuf, GENERIC_XLOG_FULL_IMAGE);
+		BloomInitSlicedPage(page, BLOOMIDX_STRIPELIST, state->shape.sigBits, listNo);
+		meta->stripeLists[k] = BufferGetBlockNumber(listbuf);
+		(*allocated)++;
+	}
+	else
+		page = GenericXLogRegisterBuffer(xlogState, listbuf, 0);
+
+	stripebuf = BloomNewBuffer(index);
+	BloomInitSlicedPage(GenericXLogRegisterBuffer(xlogState, stripebuf,
+												  GENERIC_XLOG_FULL_IMAGE),
+						BLOOMIDX_STRIPE, state->shape.sigBits, s);
+	BloomStripeListSet(page, s % BLOOMIDX_STRIPELIST_ENTRIES,
+					   BufferGetBlockNumber(stripebuf));
+	GenericXLogFinish(xlogState);
+	(*allocated)++;
+
+	UnlockReleaseBuffer(listbuf);
+	UnlockReleaseBuffer(metabuf);
+	return stripebuf;
+}
+
+/*
+ * The stripe page of stripe s, where the rows past those of a snapshot go,
+ * locked exclusively: a stripe the snapshot lists, or one past them (see
+ * BloomMergeStripePage), whose allocated pages are added to *allocated.
+ */
+Buffer
+BloomMergeLockStripe(Relation index, BloomState state,
+					 const BloomSlicedSnapshot *snap, uint32 s, int *allocated)
+{
+	BlockNumber blkno;
+	Buffer		stripebuf;
+
+	if (s >= snap->nStripes)
+		return BloomMergeStripePage(index, state, s, allocated);
+
+	blkno = BloomSnapStripe(snap, s);
+	if (blkno == InvalidBlockNumber)
+		elog(ERROR, "stripe %u of bloomidx index \"%s\" was emptied before it was full",
+			 s, RelationGetRelationName(index));
+	stripebuf = ReadBuffer(index, blkno);
+	LockBuffer(stripebuf, BUFFER_LOCK_EXCLUSIVE);
+	if (!BloomPageIsSliced(BufferGetPage(stripebuf), BLOOMIDX_STRIPE, s))
+		BloomSlicedCorrupted(index, blkno, "stripe page");
+	BloomCheckStripePage(index, BufferGetPage(stripebuf), blkno,
+						 state->shape.sigBits);
+	return stripebuf;
+}
+
+/*
+ * Pages a merge step allocates at most (see BloomPrepareStripe): the
+ * default shape's stripe in six steps, any shape's in eight at most.
+ */
+int
+BloomPrepareBudget(BloomState state)
+{
+#ifndef BLOOMIDX_SMALL_LIMITS
+	return Max(BLOOMIDX_PREPARE_PAGES, (state->shape.sigBits + 7) / 8);
+#else
+	return BLOOMIDX_PREPARE_PAGES;
+#endif
+}
+
+/*
+ * Is link j of a stripe page (of signatures of sigBits bits) missing, where
+ * 0 .. sigBits - 1 are the slices and sigBits is the first TID map?
+ */
+static bool
+BloomStripeLinkMissing(Page stripePage, int sigBits, int j)
+{
+	if (j < sigBits)
+		return BloomStripeGetLink(stripePage, BLOOMIDX_SLICE, j) == InvalidBlockNumber;
+	return BloomStripeGetNTidPages(stripePage) == 0 &&
+		BloomStripeGetLink(stripePage, BLOOMIDX_TIDMAP, 0) == InvalidBlockNumber;
+}
+
+/*
+ * Allocate pages for the stripe the next merged rows go to, at most budget
+ * of them: its stripe page, a slice page for each bit that has none, and
+ * its first TID map.  A merge step (BLOOM_MERGE_STEP) writes rows only into
+ * a stripe so prepared, so that no insert allocates a whole stripe's pages.
+ * Each WAL record initializes up to three new pages and links them from the
+ * stripe page; a stripe not counted by the metapage yet is listed past
+ * those it counts, as a merge cut short by a crash leaves one, and scans do
+ * not read it.  Returns whether the stripe was ready with no page to
+ * allocate; *allocated is set to the pages allocated.
+ */
+bool
+BloomPrepareStripe(Relation index, BloomState state,
+				   const BloomSlicedSnapshot *snap, int budget, int *allocated)
+{
+	int			sigBits = state->shape.sigBits;
+	uint32		s = (uint32) (snap->mergedRows / BLOOMIDX_STRIPE_ROWS);
+	Buffer		stripebuf;
+	int			j = 0;
+
+	*allocated = 0;
+	stripebuf = BloomMergeLockStripe(index, state, snap, s, allocated);
+	while (j <= sigBits && *allocated < budget)
+	{
+		Buffer		buffers[MAX_GENERIC_XLOG_PAGES - 1];
+		int			links[MAX_GENERIC_XLOG_PAGES - 1];
+		int			n = 0;
+		GenericXLogState *xlogState;
+		Page		stripePage;
+		int			i;
+
+		CHECK_FOR_INTERRUPTS();
+		for (; j <= sigBits && n < lengthof(links) && *allocated + n < budget; j++)
+		{
+			if (BloomStripeLinkMissing(BufferGetPage(stripebuf), sigBits, j))
+				links[n++] = j;
+		}
+		if (n == 0)
+			break;
+
+		BloomNewBuffers(index, buffers, n);
+		xlogState = GenericXLogStart(index);
+		stripePage = GenericXLogRegisterBuffer(xlogState, stripebuf, 0);
+		for (i = 0; i < n; i++)
+		{
+			uint16		flag = links[i] < sigBits ? BLOOMIDX_SLICE : BLOOMIDX_TIDMAP;
+
+			BloomInitSlicedPage(GenericXLogRegisterBuffer(xlogState, buffers[i],
+														  GENERIC_XLOG_FULL_IMAGE),
+								flag, sigBits, s);
+			BloomStripeSetLink(stripePage, flag, links[i] < sigBits ? links[i] : 0,
+							   BufferGetBlockNumber(buffers[i]));
+		}
+		GenericXLogFinish(xlogState);
+		for (i = 0; i < n; i++)
+			UnlockReleaseBuffer(buffers[i]);
+		*allocated += n;
+	}
+
+	/* Ready if it needed nothing, and has nothing left to allocate */
+	for (; j <= sigBits && *allocated == 0; j++)
+	{
+		if (BloomStripeLinkMissing(BufferGetPage(stripebuf), sigBits, j))
+			break;
+	}
+	UnlockReleaseBuffer(stripebuf);
+	return *allocated == 0 && j > sigBits;
+}
