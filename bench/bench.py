@@ -530,15 +530,22 @@ def growing_size_bound(mult, growth, p):
     return nats / (mult * math.log(1.0 / p))
 
 
+def variants_missing(pg):
+    """Why the filter variants cannot be measured (bloomidx < 1.1), or None."""
+    have = pg.value("SELECT count(*) FROM pg_proc WHERE proname = "
+                    "'bloom_agg_template_transfn'")
+    if int(have) < 1:
+        return "the filter variants are not installed (bloomidx < 1.1)"
+    return None
+
+
 def measure_filter_variants(pg, a):
     """Per filter variant at a 1% target over n keys: build rate, probe
     rate, measured false-positive rate over n absent keys and size; and the
     growth of a growing filter (RedisBloom's EXPANSION): layers and size
     against a filter sized up front, after 100x its first capacity."""
-    have = pg.value("SELECT count(*) FROM pg_proc WHERE proname = "
-                    "'bloom_agg_template_transfn'")
-    if int(have) < 1:
-        reason = "the filter variants are not installed (bloomidx < 1.1)"
+    reason = variants_missing(pg)
+    if reason:
         log("filter variants: skipped: " + reason)
         return dict(skipped=reason)
     n = max(10000, a.rows // 10)
@@ -607,10 +614,8 @@ def measure_blocked_probes(pg, a):
     (hits: every bit tested) and values that were not (misses).  Also the
     same scan with a trivial test and a probe of one value (the filter's
     detoasting), to split the time into executor, detoasting and probes."""
-    have = pg.value("SELECT count(*) FROM pg_proc WHERE proname = "
-                    "'bloom_agg_template_transfn'")
-    if int(have) < 1:
-        reason = "the filter variants are not installed (bloomidx < 1.1)"
+    reason = variants_missing(pg)
+    if reason:
         log("blocked probes: skipped: " + reason)
         return dict(skipped=reason)
     mb, nprobe = BLOCKED_PROBE_SIZES.get(a.mode, BLOCKED_PROBE_SIZES["full"])
