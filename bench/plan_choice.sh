@@ -28,7 +28,8 @@
 #
 # For each query it times the index plan and the seq scan, each forced with
 # enable_* settings (EXPLAIN ANALYZE execution time, TIMING OFF, median of
-# --runs, default 3, interleaved, after pg_prewarm; a plan over 5x slower than
+# --runs, default 3, interleaved, after pg_prewarm and, on each connection,
+# one untimed run of each plan to be timed; a plan over 5x slower than
 # the other and over a second on its first run is not run again), and
 # records what the planner picks unforced.  No parallel workers, no JIT.
 #
