@@ -580,9 +580,10 @@ BloomCheckHeapAllIndexed(Relation heap, Relation index, BloomWalkData *walk,
 }
 
 /*
- * Warn if the index's options now ask for a shape or layout other than the
- * one it was built with (ALTER INDEX ... SET): the index keeps its frozen
- * shape until it is rebuilt.
+ * Warn if the index's options now give a shape or layout other than the
+ * one it was built with (after ALTER INDEX ... SET, or an update of the
+ * library that changed the defaults of options left out): the index keeps
+ * its frozen shape until it is rebuilt.
  */
 static void
 BloomCheckOptionsMatch(Relation index, const BloomShape *built)
@@ -598,10 +599,10 @@ BloomCheckOptionsMatch(Relation index, const BloomShape *built)
 		same = wanted.bitsPerColumn[i] == built->bitsPerColumn[i];
 	if (!same)
 		ereport(NOTICE,
-				(errmsg("index \"%s\" was built with other options than it now has",
+				(errmsg("index \"%s\" has another signature shape than its options now give",
 						RelationGetRelationName(index)),
-				 errdetail("It keeps the signature shape it was built with."),
-				 errhint("REINDEX the index to apply its current options.")));
+				 errdetail("Its options, or the defaults of the options it leaves out, changed since it was built; it keeps the shape it was built with."),
+				 errhint("REINDEX the index to build it with the shape its options now give.")));
 }
 
 /*

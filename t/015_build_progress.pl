@@ -3,8 +3,9 @@
 
 # What pg_stat_progress_create_index shows of a bloomidx build, in both
 # layouts: the sub-phase's name, tuples_total from the table's estimated
-# size, tuples_done.  The build is held at a known row: an operator class
-# whose hash function waits for an advisory lock on one value.
+# size, tuples_done, serial and parallel (every participant's rows).  The
+# build is held at a known row: an operator class whose hash function waits
+# for an advisory lock on one value.
 
 use strict;
 use warnings;
@@ -86,6 +87,73 @@ SELECT count(*) FROM pr WHERE a = 7 AND b = 'x7';
 		"$layout layout: the index built answers as a seq scan");
 	is($node->safe_psql('postgres', "SELECT layout FROM bloomidx_stats('pr_bx')"),
 		$layout, "$layout layout built");
+	$node->safe_psql('postgres', 'DROP INDEX pr_bx');
+}
+
+# A parallel build counts every participant's rows: CREATE INDEX
+# CONCURRENTLY with two workers, held at the row of -1 (in whichever
+# participant reads it) until another session holds a writer's lock on the
+# table, then waits for that writer after the build, where
+# pg_stat_progress_create_index still shows the build's tuples_done: all
+# of the table's rows, not the leader's share alone.
+$node->safe_psql('postgres', 'ALTER TABLE pr SET (parallel_workers = 2)');
+for my $layout ('row', 'sliced')
+{
+	my $holder = $node->background_psql('postgres');
+	$holder->query_safe('SELECT pg_advisory_lock(4242)');
+
+	my $log_offset = -s $node->logfile;
+	my $builder = $node->background_psql('postgres');
+	my $builder_pid = $builder->query_safe('SELECT pg_backend_pid()');
+	$builder->query_until(
+		qr/building/, qq{
+SET max_parallel_maintenance_workers = 2;
+SET log_min_messages = debug2;
+\\echo building
+CREATE INDEX CONCURRENTLY pr_bx ON pr USING bloomidx (a int4_held_ops, b) WITH (layout = '$layout');
+});
+	$node->poll_query_until('postgres',
+		"SELECT count(*) = 1 FROM pg_locks WHERE locktype = 'advisory' AND NOT granted")
+	  or die "the build did not reach the held row";
+
+	my $writer = $node->background_psql('postgres');
+	$writer->query_safe('BEGIN');
+	$writer->query_safe('LOCK TABLE pr IN ROW EXCLUSIVE MODE');
+	$holder->query_safe('SELECT pg_advisory_unlock(4242)');
+
+	$node->poll_query_until('postgres',
+		"SELECT phase = 'waiting for writers before validation' FROM pg_stat_progress_create_index WHERE pid = $builder_pid")
+	  or die "the build did not reach the wait for writers";
+	is( $node->safe_psql(
+			'postgres', qq{
+SELECT tuples_total, tuples_done
+FROM pg_stat_progress_create_index WHERE pid = $builder_pid}),
+		'100000|100000',
+		"$layout layout: a parallel build's tuples_done counts every participant's rows");
+	ok( $node->log_contains(
+			qr/parallel workers launched: 2/, $log_offset),
+		"$layout layout: the build had two workers");
+
+	$writer->query_safe('COMMIT');
+	$builder->query_safe('SELECT 1');    # after CREATE INDEX has finished
+	$builder->query_safe('RESET log_min_messages');
+	$builder->quit;
+	$writer->quit;
+	$holder->quit;
+
+	is( $node->safe_psql(
+			'postgres', q{
+SET enable_seqscan = off;
+SELECT count(*) FROM pr WHERE a = 7 AND b = 'x7';
+}),
+		$node->safe_psql(
+			'postgres', q{
+SET enable_bitmapscan = off;
+SELECT count(*) FROM pr WHERE a = 7 AND b = 'x7';
+}),
+		"$layout layout: the index built in parallel answers as a seq scan");
+	is($node->safe_psql('postgres', "SELECT layout FROM bloomidx_stats('pr_bx')"),
+		$layout, "$layout layout built in parallel");
 	$node->safe_psql('postgres', 'DROP INDEX pr_bx');
 }
 
