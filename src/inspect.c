@@ -599,7 +599,7 @@ BloomCheckOptionsMatch(Relation index, const BloomShape *built)
 		same = wanted.bitsPerColumn[i] == built->bitsPerColumn[i];
 	if (!same)
 		ereport(NOTICE,
-				(errmsg("index \"%s\" has another signature shape than its options now give",
+				(errmsg("signature shape of index \"%s\" differs from the one its options now give",
 						RelationGetRelationName(index)),
 				 errdetail("Its options, or the defaults of the options it leaves out, changed since it was built; it keeps the shape it was built with."),
 				 errhint("REINDEX the index to build it with the shape its options now give.")));
