@@ -25,11 +25,15 @@
  * order with a bulk-read strategy), each signature test a fraction of
  * cpu_operator_cost per 64-bit word tested (a load, an AND and a compare),
  * and each candidate cpu_index_tuple_cost for its entry in the bitmap plus
- * BLOOM_FETCH_COST for its fetch by TID: the bitmap heap scan prices a
+ * BLOOM_FETCH_TUPLE_COST for its fetch by TID, and each heap page the
+ * candidates lie on BLOOM_FETCH_PAGE_COST: the bitmap heap scan prices a
  * fetched tuple like a tuple of a sequential scan, but with the data in
- * memory it takes two to three times as long (measured at 1M rows: 100 to
- * 160 ns against 45 to 55 ns), and false positives make bloomidx scans
- * fetch many.
+ * memory a tuple alone on its page takes two to three times as long
+ * (measured at 1M rows: 100 to 160 ns against 45 to 55 ns), and false
+ * positives make bloomidx scans fetch many.  Most of that is the page's
+ * (pin, buffer lookup, line pointers out of the CPU cache): when the
+ * candidates fill every page, the bitmap heap scan is about as fast as a
+ * sequential scan, which it overtakes between 40% and 50% of the rows.
  *
  *-------------------------------------------------------------------------
  */
@@ -73,13 +77,20 @@ PG_FUNCTION_INFO_V1(bloomidx_estimate);
 #define BLOOM_WORD_TEST_COST	(0.1 * cpu_operator_cost)
 
 /*
- * What a tuple fetched by TID costs beyond what the bitmap heap scan
- * charges for it (cpu_tuple_cost and its quals, like a sequential tuple):
- * with the data in memory a fetch takes 2 to 3 times a sequential tuple
- * (cpu_tuple_cost + quals + a share of its page, about 0.019 at the default
- * settings), measured on 1M to 10M rows.
+ * What fetching by TID costs beyond what the bitmap heap scan charges for
+ * a tuple (cpu_tuple_cost and its quals, like a sequential tuple): with the
+ * data in memory a tuple alone on its page takes 2 to 3 times a sequential
+ * tuple (cpu_tuple_cost + quals + a share of its page, about 0.019 at the
+ * default settings), measured on 1M to 10M rows; two thirds of the extra
+ * is the page's, a third the tuple's.  The split puts the point where the
+ * planner prefers a sequential scan within 10% of the faster plan on every
+ * = ANY query of the benchmark's plan-choice grid with 30% to 90% of the
+ * rows as candidates (1M rows; with the extra all per tuple the index plan
+ * lost queries it won by 20% at 37%, all per page it won queries it lost by
+ * 15% to 30% at 53% to 62%).
  */
-#define BLOOM_FETCH_COST		(3 * cpu_tuple_cost)
+#define BLOOM_FETCH_TUPLE_COST	(cpu_tuple_cost)
+#define BLOOM_FETCH_PAGE_COST	(2 * cpu_tuple_cost)
 
 /* Elements of a constant array hashed; longer arrays are sampled evenly */
 #define BLOOM_COST_MAX_ELEMENTS	256
@@ -396,6 +407,8 @@ bloomidx_costestimate(PlannerInfo *root, IndexPath *path, double loop_count,
 	double		selectivity;
 	double		pagesFetched;
 	double		wordsTested;
+	double		candidates;
+	double		heapPagesVisited;
 	ListCell   *lc;
 	int			col;
 
@@ -454,11 +467,17 @@ bloomidx_costestimate(PlannerInfo *root, IndexPath *path, double loop_count,
 
 	/*
 	 * The pages and signatures the scan reads; every candidate goes into
-	 * the bitmap and is fetched.
+	 * the bitmap and is fetched, from the heap pages that hold candidates
+	 * (at random: a page holds none with probability e^(-candidates/pages)).
 	 */
 	BloomCostScanPages(root, index, indexRel, state, loop_count, &query, &est,
 					   selectivity, &pagesFetched, &wordsTested);
 	index_close(indexRel, NoLock);
+	candidates = selectivity * index->rel->tuples;
+	heapPagesVisited = candidates;
+	if (index->rel->pages > 0)
+		heapPagesVisited = Min(candidates, index->rel->pages *
+							   (1.0 - exp(-candidates / index->rel->pages)));
 
 	*indexStartupCost = index_other_operands_eval_cost(root, allQuals) +
 		query.valuesHashed * cpu_operator_cost;
@@ -466,7 +485,8 @@ bloomidx_costestimate(PlannerInfo *root, IndexPath *path, double loop_count,
 	if (!query.noMatch)
 		*indexTotalCost += seq_page_cost * pagesFetched +
 			BLOOM_WORD_TEST_COST * wordsTested +
-			(cpu_index_tuple_cost + BLOOM_FETCH_COST) * selectivity * index->rel->tuples;
+			(cpu_index_tuple_cost + BLOOM_FETCH_TUPLE_COST) * candidates +
+			BLOOM_FETCH_PAGE_COST * heapPagesVisited;
 	*indexSelectivity = selectivity;
 	*indexCorrelation = 0;
 	*indexPages = index->pages;
