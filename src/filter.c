@@ -1184,6 +1184,7 @@ BloomContainsArray(FunctionCallInfo fcinfo, BloomArrayProbe mode)
 	mstate.typbyval = cache->elmbyval;
 	mstate.typalign = cache->elmalign;
 	iterator = array_create_iterator(array, 0, &mstate);
+
 	/*
 	 * Hash the non-NULL elements in batches, and probe each batch at once
 	 * (BloomFilterTestHashes), so that the cache misses of its probes
