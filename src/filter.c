@@ -1115,7 +1115,12 @@ BloomContainsArray(FunctionCallInfo fcinfo, BloomArrayProbe mode)
 	bits8	   *bitmap = NULL;
 	char	   *data = NULL;
 	bool		any_null = false;
+	uint64		hashes[BLOOM_PROBE_BATCH];
+	bool		found[BLOOM_PROBE_BATCH];
+	int			nbatch = 0;
+	bool		more = true;
 	int			i;
+	int			j;
 
 	BloomFilterOpen(BloomGetFilterArg(fcinfo, 0, cache), &f);
 	BloomCheckKey(&f.hdr, NULL);
@@ -1179,28 +1184,44 @@ BloomContainsArray(FunctionCallInfo fcinfo, BloomArrayProbe mode)
 	mstate.typbyval = cache->elmbyval;
 	mstate.typalign = cache->elmalign;
 	iterator = array_create_iterator(array, 0, &mstate);
-	for (i = 0; array_iterate(iterator, &value, &isnull); i++)
-	{
-		bool		found = false;
 
-		CHECK_FOR_INTERRUPTS();
-		if (isnull)
+	/*
+	 * Hash the non-NULL elements in batches, and probe each batch at once
+	 * (BloomFilterTestHashes), so that the cache misses of its probes
+	 * overlap.  The answers are written in order, as they come.
+	 */
+	for (i = 0; more; i++)
+	{
+		if ((i % BLOOM_PROBE_BATCH) == 0)
+			CHECK_FOR_INTERRUPTS();
+		more = array_iterate(iterator, &value, &isnull);
+		if (more)
 		{
-			any_null = true;
-			continue;
-		}
-		if (f.hdr.elemtype != 0)
-			found = BloomFilterTestHash(&f, BloomValueHash(cache, value));
-		if (mode == BLOOM_PROBE_ANY && found)
-			PG_RETURN_BOOL(true);
-		if (mode == BLOOM_PROBE_ALL && !found)
-			PG_RETURN_BOOL(false);
-		if (mode == BLOOM_PROBE_EACH)
-		{
+			if (isnull)
+			{
+				any_null = true;
+				continue;
+			}
 			if (bitmap != NULL)
 				bitmap[i / 8] |= 1 << (i % 8);
-			*data++ = found ? 1 : 0;
+			hashes[nbatch++] = f.hdr.elemtype != 0 ?
+				BloomValueHash(cache, value) : 0;
+			if (nbatch < BLOOM_PROBE_BATCH)
+				continue;
 		}
+		if (nbatch == 0)
+			continue;
+		BloomFilterTestHashes(&f, hashes, nbatch, found);
+		for (j = 0; j < nbatch; j++)
+		{
+			if (mode == BLOOM_PROBE_ANY && found[j])
+				PG_RETURN_BOOL(true);
+			if (mode == BLOOM_PROBE_ALL && !found[j])
+				PG_RETURN_BOOL(false);
+			if (mode == BLOOM_PROBE_EACH)
+				*data++ = found[j] ? 1 : 0;
+		}
+		nbatch = 0;
 	}
 	array_free_iterator(iterator);
 

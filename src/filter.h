@@ -31,6 +31,9 @@
 #define BLOOM_REHOME_MIN_SIZE	(4 * 1024 * 1024)
 #define BLOOM_HUGE_PAGE_SIZE	(2 * 1024 * 1024)
 
+/* Values the array forms of bloom_contains probe at once */
+#define BLOOM_PROBE_BATCH		16
+
 /* Salt of the filter type's bit positions (the index salts by column) */
 #define BLOOM_FILTER_SALT		0
 
@@ -131,6 +134,8 @@ extern void BloomHeaderInitVariant(BloomFilterHeader *hdr, int64 capacity,
 extern void BloomFilterStats(const BloomFilterData *f, BloomFilterStatsData *st);
 extern bool BloomLayerTest(const BloomFilterData *f, int i, uint64 hash);
 extern bool BloomFilterTestHash(const BloomFilterData *f, uint64 hash);
+extern void BloomFilterTestHashes(const BloomFilterData *f,
+								  const uint64 *hashes, int n, bool *found);
 extern bytea *BloomFilterAddHash(MemoryContext cxt, BloomFilterData *f, uint64 hash);
 extern void BloomFilterRemoveHash(BloomFilterData *f, uint64 hash);
 extern uint64 BloomLayerCapacity(const BloomFilterHeader *hdr, int i);
