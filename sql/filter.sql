@@ -567,6 +567,24 @@ SELECT name, octet_length(f::bytea) > 4 * 1024 * 1024 AS big,
 FROM ftbig, LATERAL (SELECT f::bytea::bloomfilter AS m OFFSET 0) x ORDER BY name;
 SELECT name, (SELECT count(*) FROM generate_series(1, 50000) i WHERE bloom_contains((SELECT f FROM ftbig b WHERE b.name = a.name), i)) AS contained
 FROM (VALUES ('plain'), ('blocked')) a(name) ORDER BY name;
+-- stored uncompressed, a large one is read from its TOAST table straight
+-- into line-aligned cells, header first: same answers (a growing filter's
+-- header holds its layers)
+CREATE TABLE ftext (name text, f bloomfilter);
+ALTER TABLE ftext ALTER COLUMN f SET STORAGE EXTERNAL;
+INSERT INTO ftext SELECT name, f::bytea::bloomfilter FROM ftbig;
+INSERT INTO ftext SELECT 'growing', bloom_agg(i, 500000, 0.01, 2) FROM generate_series(1, 2000000) i;
+SELECT name, pg_column_size(f) >= octet_length(f::bytea) AS uncompressed,
+	   octet_length(f::bytea) > 4 * 1024 * 1024 AS big,
+	   (SELECT count(*) FROM generate_series(1, 50000) i WHERE NOT bloom_contains(f, i)) AS false_negatives,
+	   (SELECT count(*) FROM generate_series(1, 100000) i WHERE bloom_contains(f, i)) =
+	   (SELECT count(*) FROM generate_series(1, 100000) i WHERE bloom_contains(m, i)) AS same_as_in_memory,
+	   (SELECT count(*) FROM generate_series(2000001, 2100000) i WHERE bloom_contains(f, i)) =
+	   (SELECT count(*) FROM generate_series(2000001, 2100000) i WHERE bloom_contains(m, i)) AS same_misses
+FROM ftext, LATERAL (SELECT f::bytea::bloomfilter AS m OFFSET 0) x ORDER BY name;
+SELECT name, (SELECT count(*) FROM generate_series(1, 50000) i WHERE bloom_contains((SELECT f FROM ftext b WHERE b.name = a.name), i)) AS contained,
+	   cardinality(array_positions(bloom_contains((SELECT f FROM ftext b WHERE b.name = a.name), ARRAY(SELECT generate_series(1, 50000))), false)) AS array_false_negatives
+FROM (VALUES ('blocked'), ('growing'), ('plain')) a(name) ORDER BY name;
 -- filters held in memory, one call site: same header, other cells, other shape
 SELECT id, (SELECT array_agg(v ORDER BY v) FILTER (WHERE bloom_contains(g, v)) FROM unnest(ARRAY[1, 2, 3, 101, 102, 103]) v) AS contained
 FROM (VALUES (1, bloom_add(bloom_empty(100, 0.001), 1)),
@@ -582,7 +600,7 @@ FROM (VALUES (1, (SELECT bloom_agg(i, 100, 0.001) FROM generate_series(1, 10) i)
 			 (4, (SELECT bloom_agg(i, 100, 0.001) FROM generate_series(1, 10) i), 15)) s(id, g, v)
 ORDER BY id;
 
-DROP TABLE fi, fu, fa, fp, fp_serial, ff, fb, fgood, fn, ft, ftbig, fe, fe_away, fe_par, fe_par_serial;
+DROP TABLE fi, fu, fa, fp, fp_serial, ff, fb, fgood, fn, ft, ftbig, ftext, fe, fe_away, fe_par, fe_par_serial;
 DROP TYPE f_nest, f_cmood, f_rmood, f_pair;
 DROP DOMAIN f_dmood;
 DROP TYPE f_mood;

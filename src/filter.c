@@ -27,6 +27,8 @@
 
 #include "access/detoast.h"
 #include "access/htup_details.h"
+#include "access/table.h"
+#include "access/tableam.h"
 #include "access/transam.h"
 #include "access/xlog.h"
 #include "catalog/namespace.h"
@@ -574,34 +576,25 @@ BloomGetFnCache(FunctionCallInfo fcinfo, int argno, bool is_array)
 }
 
 /*
- * Move a large detoasted filter, in the current memory context, to where
- * probes are cheapest: its cells starting on a 64-byte boundary (within
- * the 4-byte alignment a varlena needs), so that a blocked filter's block
- * is one cache line, and on transparent huge pages where the system offers
- * them (madvise), so that a probe of a filter larger than the TLB's reach
- * does not also walk the page tables.  Returns the filter and sets *alloc
- * to the chunk to pfree; a small or undecodable filter stays where it is.
+ * Where a large filter goes, in the current memory context, so that probes
+ * are cheapest: its cells starting on a 64-byte boundary (within the 4-byte
+ * alignment a varlena needs), so that a blocked filter's block is one cache
+ * line, and on transparent huge pages where the system offers them
+ * (madvise), so that a probe of a filter larger than the TLB's reach does
+ * not also walk the page tables.  size is the filter's size with its
+ * varlena header, lead the offset of its cells from the start of the
+ * varlena.  Returns where the varlena is to start and sets *alloc to the
+ * chunk to pfree.
  */
-static bytea *
-BloomRehome(bytea *datum, void **alloc)
+static char *
+BloomRehomeSpace(Size size, Size lead, void **alloc)
 {
-	BloomFilterHeader hdr;
-	Size		size = VARSIZE(datum);
-	Size		lead;
-	Size		pad;
+	Size		pad = (64 - lead % 64) % 64;
 	char	   *buf;
 	char	   *start;
 
-	*alloc = datum;
-	if (size < BLOOM_REHOME_MIN_SIZE ||
-		BloomFilterDecodeHeader((const uint8 *) VARDATA(datum),
-								size - VARHDRSZ, &hdr, false) != BLOOM_FORMAT_OK)
-		return datum;
-
 	buf = palloc(size + 128);
 	/* the cells start at start + lead; put that on a line, rounded to 4 */
-	lead = VARHDRSZ + hdr.bits_offset;
-	pad = (64 - lead % 64) % 64;
 	start = (char *) TYPEALIGN(64, buf) + (pad & ~(Size) 3);
 #ifdef MADV_HUGEPAGE
 	{
@@ -613,9 +606,95 @@ BloomRehome(bytea *datum, void **alloc)
 			(void) madvise(lo, hi - lo, MADV_HUGEPAGE);
 	}
 #endif
+	*alloc = buf;
+	return start;
+}
+
+/*
+ * Move a large detoasted filter to where probes are cheapest
+ * (BloomRehomeSpace).  Returns the filter and sets *alloc to the chunk to
+ * pfree; a small or undecodable filter stays where it is.
+ */
+static bytea *
+BloomRehome(bytea *datum, void **alloc)
+{
+	BloomFilterHeader hdr;
+	Size		size = VARSIZE(datum);
+	char	   *start;
+
+	*alloc = datum;
+	if (size < BLOOM_REHOME_MIN_SIZE ||
+		BloomFilterDecodeHeader((const uint8 *) VARDATA(datum),
+								size - VARHDRSZ, &hdr, false) != BLOOM_FORMAT_OK)
+		return datum;
+
+	start = BloomRehomeSpace(size, VARHDRSZ + hdr.bits_offset, alloc);
 	memcpy(start, datum, size);
 	pfree(datum);
-	*alloc = buf;
+	return (bytea *) start;
+}
+
+/*
+ * Detoast a filter stored out of line to where probes are cheapest.  A
+ * large one stored uncompressed is read from its TOAST table straight into
+ * the place BloomRehomeSpace gives, its header first to learn where its
+ * cells start: this spares a copy of the whole filter and the memory for
+ * it (on a 128 MB filter, most of the time the first probe takes).  Any
+ * other goes through detoast_attr and BloomRehome.  Returns the filter and
+ * sets *alloc to the chunk to pfree.
+ */
+static bytea *
+BloomDetoastRehomed(struct varlena *raw, void **alloc)
+{
+	struct varatt_external toast_pointer;
+	BloomFilterHeader hdr;
+	Relation	toastrel;
+	struct varlena *head;
+	int32		attrsize;
+	int32		headsize;
+	Size		lead = VARHDRSZ;
+	char	   *start;
+
+	if (!VARATT_IS_EXTERNAL_ONDISK(raw))
+		return BloomRehome((bytea *) detoast_attr(raw), alloc);
+	VARATT_EXTERNAL_GET_POINTER(toast_pointer, raw);
+	attrsize = VARATT_EXTERNAL_GET_EXTSIZE(toast_pointer);
+	if (VARATT_EXTERNAL_IS_COMPRESSED(toast_pointer) ||
+		(Size) attrsize + VARHDRSZ < BLOOM_REHOME_MIN_SIZE)
+		return BloomRehome((bytea *) detoast_attr(raw), alloc);
+
+	toastrel = table_open(toast_pointer.va_toastrelid, AccessShareLock);
+
+	/*
+	 * The header alone: it decodes, up to where the cells start, as long as
+	 * it is whole (the check of the filter's length fails, as it must).  A
+	 * header that does not decode leaves the cells where they fall; the
+	 * whole filter is checked when it is opened.
+	 */
+	headsize = Min(attrsize, BLOOM_FILTER_MAX_HEADER_SIZE);
+	head = (struct varlena *) palloc(VARHDRSZ + headsize);
+	SET_VARSIZE(head, VARHDRSZ + headsize);
+	table_relation_fetch_toast_slice(toastrel, toast_pointer.va_valueid,
+									 attrsize, 0, headsize, head);
+	switch (BloomFilterDecodeHeader((const uint8 *) VARDATA(head), headsize,
+									&hdr, false))
+	{
+		case BLOOM_FORMAT_OK:
+		case BLOOM_FORMAT_TRUNCATED:
+			if (hdr.bits_offset > 0 && hdr.bits_offset <= (Size) attrsize)
+				lead += hdr.bits_offset;
+			break;
+		default:
+			break;
+	}
+	pfree(head);
+
+	start = BloomRehomeSpace(VARHDRSZ + attrsize, lead, alloc);
+	SET_VARSIZE(start, VARHDRSZ + attrsize);
+	table_relation_fetch_toast_slice(toastrel, toast_pointer.va_valueid,
+									 attrsize, 0, attrsize,
+									 (struct varlena *) start);
+	table_close(toastrel, AccessShareLock);
 	return (bytea *) start;
 }
 
@@ -649,8 +728,7 @@ BloomGetFilterArg(FunctionCallInfo fcinfo, int argno, BloomFnCache *cache)
 	}
 	cache->toast_open_valid = false;
 	oldcxt = MemoryContextSwitchTo(fcinfo->flinfo->fn_mcxt);
-	cache->toast_filter = BloomRehome((bytea *) detoast_attr(raw),
-									  &cache->toast_alloc);
+	cache->toast_filter = BloomDetoastRehomed(raw, &cache->toast_alloc);
 	cache->toast_key = palloc(keylen);
 	memcpy(cache->toast_key, raw, keylen);
 	cache->toast_keylen = keylen;
