@@ -79,6 +79,7 @@ typedef struct BloomStateData
 	int			tuplesPerPage;	/* signature slots on a data page */
 	FmgrInfo	hashFn[BLOOMIDX_MAX_COLUMNS];
 	Oid			collations[BLOOMIDX_MAX_COLUMNS];
+	BlockNumber knownBlocks;	/* a length the index had (BloomBlocksCovering) */
 } BloomStateData;
 
 typedef BloomStateData *BloomState;
@@ -184,6 +185,7 @@ extern bool bloomidx_validate(Oid opclassoid);
 
 /* state.c */
 extern BloomState BloomGetState(Relation index);
+extern BlockNumber BloomBlocksCovering(Relation index, BlockNumber blkno);
 extern void BloomInitState(BloomState state, Relation index,
 						   const BloomShape *shape);
 extern void BloomCheckIndexRelation(Relation rel);

@@ -16,6 +16,7 @@
 #include "storage/bufpage.h"
 #include "utils/rel.h"
 
+#include "bloomidx.h"
 #include "page.h"
 #include "signature.h"
 
@@ -303,8 +304,16 @@ BloomCheckMeta(Relation index, Page page)
 				 errdetail_internal("%s", problem),
 				 errhint("REINDEX the index.")));
 	if (problem == NULL)
-		problem = BloomMetaBlocksProblem(BloomPageGetMeta(page),
-										 RelationGetNumberOfBlocks(index));
+	{
+		BloomState	state = (BloomState) index->rd_amcache;
+
+		/* a length the index had first, its current one if that is short */
+		if (state == NULL ||
+			BloomMetaBlocksProblem(BloomPageGetMeta(page),
+								   state->knownBlocks) != NULL)
+			problem = BloomMetaBlocksProblem(BloomPageGetMeta(page),
+											 BloomBlocksCovering(index, InvalidBlockNumber));
+	}
 	if (problem != NULL)
 		BloomReportCorruption(index, BLOOMIDX_METAPAGE_BLKNO, problem);
 }
@@ -319,7 +328,7 @@ BloomCheckLink(Relation index, BlockNumber from, BlockNumber blkno,
 			   const char *what)
 {
 	if (blkno == BLOOMIDX_METAPAGE_BLKNO || blkno == from ||
-		blkno == InvalidBlockNumber || blkno >= RelationGetNumberOfBlocks(index))
+		blkno == InvalidBlockNumber || blkno >= BloomBlocksCovering(index, blkno))
 		BloomReportCorruption(index, from,
 							  psprintf("The page lists block %u as its %s.",
 									   blkno, what));
@@ -381,9 +390,14 @@ BloomStripePageProblem(Page page, BlockNumber blkno, int sigBits,
 void
 BloomCheckStripePage(Relation index, Page page, BlockNumber blkno, int sigBits)
 {
-	char	   *problem = BloomStripePageProblem(page, blkno, sigBits,
-												 RelationGetNumberOfBlocks(index));
+	BloomState	state = (BloomState) index->rd_amcache;
+	char	   *problem = NULL;
 
+	/* a length the index had first, its current one if that is short */
+	if (state == NULL ||
+		BloomStripePageProblem(page, blkno, sigBits, state->knownBlocks) != NULL)
+		problem = BloomStripePageProblem(page, blkno, sigBits,
+										 BloomBlocksCovering(index, InvalidBlockNumber));
 	if (problem != NULL)
 		BloomReportCorruption(index, blkno, problem);
 }
