@@ -74,23 +74,22 @@ BloomTakeSnapshot(Relation index, BloomSlicedSnapshot *snap, bool stripes)
 		/*
 		 * Every stripe page listed is a page of the index (other than the
 		 * metapage): a stripe page is added before it is listed, so the
-		 * length read now covers every sound entry.
+		 * length read now covers every sound entry (BloomBlocksCovering
+		 * reads it only for an entry past a length seen before).
 		 */
-		if (nlisted > 0)
+		for (k = 0; k < nlisted; k++)
 		{
-			BlockNumber nblocks = RelationGetNumberOfBlocks(index);
+			BlockNumber blkno = snap->stripes[k];
+			BlockNumber nblocks;
 
-			for (k = 0; k < nlisted; k++)
-			{
-				BlockNumber blkno = snap->stripes[k];
-
-				if (blkno != InvalidBlockNumber &&
-					(blkno == BLOOMIDX_METAPAGE_BLKNO || blkno >= nblocks))
-					BloomReportCorruption(index,
-										  snap->stripeLists[k / BLOOMIDX_STRIPELIST_ENTRIES],
-										  psprintf("Stripe %u is listed at block %u, not a page of the index's %u blocks other than the metapage.",
-												   snap->firstStripe + k, blkno, nblocks));
-			}
+			if (blkno == InvalidBlockNumber)
+				continue;
+			nblocks = BloomBlocksCovering(index, blkno);
+			if (blkno == BLOOMIDX_METAPAGE_BLKNO || blkno >= nblocks)
+				BloomReportCorruption(index,
+									  snap->stripeLists[k / BLOOMIDX_STRIPELIST_ENTRIES],
+									  psprintf("Stripe %u is listed at block %u, not a page of the index's %u blocks other than the metapage.",
+											   snap->firstStripe + k, blkno, nblocks));
 		}
 	}
 	UnlockReleaseBuffer(metabuf);
