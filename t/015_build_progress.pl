@@ -45,6 +45,29 @@ INSERT INTO pr
 VACUUM ANALYZE pr;
 });
 
+# The index pr_bx, built by CREATE INDEX ($how): it answers as a seq scan
+# and has the layout asked for; then it is dropped.
+sub check_built_and_drop
+{
+	my ($layout, $how) = @_;
+
+	is( $node->safe_psql(
+			'postgres', q{
+SET enable_seqscan = off;
+SELECT count(*) FROM pr WHERE a = 7 AND b = 'x7';
+}),
+		$node->safe_psql(
+			'postgres', q{
+SET enable_bitmapscan = off;
+SELECT count(*) FROM pr WHERE a = 7 AND b = 'x7';
+}),
+		"$layout layout: the index $how answers as a seq scan");
+	is($node->safe_psql('postgres', "SELECT layout FROM bloomidx_stats('pr_bx')"),
+		$layout, "$layout layout $how");
+	$node->safe_psql('postgres', 'DROP INDEX pr_bx');
+	return;
+}
+
 for my $layout ('row', 'sliced')
 {
 	my $holder = $node->background_psql('postgres');
@@ -74,20 +97,7 @@ FROM pg_stat_progress_create_index WHERE relid = 'pr'::regclass}),
 	$builder->quit;
 	$holder->quit;
 
-	is( $node->safe_psql(
-			'postgres', q{
-SET enable_seqscan = off;
-SELECT count(*) FROM pr WHERE a = 7 AND b = 'x7';
-}),
-		$node->safe_psql(
-			'postgres', q{
-SET enable_bitmapscan = off;
-SELECT count(*) FROM pr WHERE a = 7 AND b = 'x7';
-}),
-		"$layout layout: the index built answers as a seq scan");
-	is($node->safe_psql('postgres', "SELECT layout FROM bloomidx_stats('pr_bx')"),
-		$layout, "$layout layout built");
-	$node->safe_psql('postgres', 'DROP INDEX pr_bx');
+	check_built_and_drop($layout, 'built');
 }
 
 # A parallel build counts every participant's rows: CREATE INDEX
@@ -141,20 +151,7 @@ FROM pg_stat_progress_create_index WHERE pid = $builder_pid}),
 	$writer->quit;
 	$holder->quit;
 
-	is( $node->safe_psql(
-			'postgres', q{
-SET enable_seqscan = off;
-SELECT count(*) FROM pr WHERE a = 7 AND b = 'x7';
-}),
-		$node->safe_psql(
-			'postgres', q{
-SET enable_bitmapscan = off;
-SELECT count(*) FROM pr WHERE a = 7 AND b = 'x7';
-}),
-		"$layout layout: the index built in parallel answers as a seq scan");
-	is($node->safe_psql('postgres', "SELECT layout FROM bloomidx_stats('pr_bx')"),
-		$layout, "$layout layout built in parallel");
-	$node->safe_psql('postgres', 'DROP INDEX pr_bx');
+	check_built_and_drop($layout, 'built in parallel');
 }
 
 # The names of the sub-phases
