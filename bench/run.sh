@@ -37,9 +37,6 @@
 #                 working tree, tracked and untracked-but-not-ignored files)
 #   BENCH_CFLAGS  compiler flags of the benchmark build (default -O2); keep
 #                 -march=native and the like here, never in the Makefile
-#   BENCH_PLAN_CHOICE_FROM  a results directory's plan_choice/ to take the
-#                 plan-choice grid from instead of running it (for a run of
-#                 the same size that changes nothing the planner sees)
 set -euo pipefail
 
 REPO=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
@@ -168,14 +165,7 @@ fi
 pc_out=$BX_WORK/results/plan_choice/plan_choice.txt
 mkdir -p "$BX_WORK/results/plan_choice"
 pc_failed=0
-if [[ -n ${BENCH_PLAN_CHOICE_FROM:-} ]]; then
-    # The grid of an earlier run (its plan_choice.txt and .csv), for a run
-    # that changes nothing the planner sees
-    bx_log "plan-choice grid: from $BENCH_PLAN_CHOICE_FROM"
-    cp "$BENCH_PLAN_CHOICE_FROM/plan_choice.txt" "$BENCH_PLAN_CHOICE_FROM/plan_choice.csv" \
-        "$BX_WORK/results/plan_choice/"
-    echo "summary: the grid is that of an earlier run, $(grep -m1 -o 'commit [0-9a-f]*' "$BENCH_PLAN_CHOICE_FROM/../results.md" 2>/dev/null || echo "copied from $BENCH_PLAN_CHOICE_FROM")" >>"$pc_out"
-elif [[ -f $REPO/bench/plan_choice.sh ]]; then
+if [[ -f $REPO/bench/plan_choice.sh ]]; then
     bx_log "plan-choice grid (bench/plan_choice.sh)"
     # Median of 3 (the grid is large), 1 in smoke.
     pc_args=(--rows "$rows" --runs "$([[ $mode == smoke ]] && echo 1 || echo 3)" --out "$BX_WORK/results/plan_choice")
