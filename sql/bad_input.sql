@@ -269,13 +269,13 @@ SELECT bi_same('SELECT a FROM bi_empty WHERE a IS NULL AND b IS NULL', 'bi_empty
 SELECT bi_same('SELECT a FROM bi_empty WHERE b IS NULL', 'bi_empty_b');
 SELECT bi_same('SELECT a FROM bi_empty WHERE a = 1', 'bi_empty_ab');
 -- Both indexes read as many pages; on the default (sliced) layout the
--- planner takes the two-column one, whose 32-bit signatures let through
--- fewer false positives than the one-column index's 17-bit ones (10 bits
--- a column in both): the one-column index is checked alone
-SELECT bi_same($$SELECT a FROM bi_empty WHERE b = ''$$, 'bi_empty_ab');
-BEGIN;
-DROP INDEX bi_empty_ab;
+-- planner takes the one-column one, whose 19-bit signatures let through
+-- fewer false positives than the two-column index's 36-bit ones (7 bits a
+-- column in both): the two-column index is checked alone
 SELECT bi_same($$SELECT a FROM bi_empty WHERE b = ''$$, 'bi_empty_b');
+BEGIN;
+DROP INDEX bi_empty_b;
+SELECT bi_same($$SELECT a FROM bi_empty WHERE b = ''$$, 'bi_empty_ab');
 ROLLBACK;
 REINDEX INDEX CONCURRENTLY bi_empty_ab;
 SELECT bi_same('SELECT a FROM bi_empty WHERE a IS NULL AND b IS NULL', 'bi_empty_ab');
@@ -287,7 +287,12 @@ SELECT data_pages + free_pages AS pages, live_tuples FROM bloomidx_stats('bi_emp
 INSERT INTO bi_empty VALUES (1, 'one'), (NULL, 'null');
 SELECT data_pages + free_pages AS pages, live_tuples FROM bloomidx_stats('bi_empty_ab');
 SELECT bi_same('SELECT a FROM bi_empty WHERE a = 1', 'bi_empty_ab');
+-- (the planner may take the one-column index here too: the two-column one
+-- is checked alone)
+BEGIN;
+DROP INDEX bi_empty_b;
 SELECT bi_same($$SELECT a FROM bi_empty WHERE a IS NULL AND b = 'null'$$, 'bi_empty_ab');
+ROLLBACK;
 SELECT bloomidx_check('bi_empty_ab', true);
 
 DROP TABLE bi, bi_wide, bi_empty;
