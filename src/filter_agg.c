@@ -40,12 +40,6 @@
 #define BLOOM_SET_BATCH			64
 #define BLOOM_SET_PREFETCH		8
 
-#if defined(__GNUC__) || defined(__clang__)
-#define BloomPrefetch(p)		__builtin_prefetch(p, 1)
-#else
-#define BloomPrefetch(p)		((void) 0)
-#endif
-
 /* Transition state of bloom_agg and bloom_union_agg */
 typedef struct BloomAggState
 {
@@ -280,7 +274,7 @@ BloomSetFlush(BloomAggState *state)
 			continue;
 		}
 		if (i + BLOOM_SET_PREFETCH < n)
-			BloomPrefetch(&state->slots[BloomSetHome(state, state->pending[i + BLOOM_SET_PREFETCH])]);
+			BloomPrefetchWrite(&state->slots[BloomSetHome(state, state->pending[i + BLOOM_SET_PREFETCH])]);
 		BloomSetInsert(state, state->pending[i]);
 	}
 }

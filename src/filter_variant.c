@@ -83,16 +83,6 @@ BloomFilterTestHash(const BloomFilterData *f, uint64 hash)
 }
 
 /*
- * Hint that the line holding p will be read soon.  Only a hint: a compiler
- * without the builtin reads nothing ahead, and answers do not change.
- */
-#if defined(__GNUC__) || defined(__clang__)
-#define BloomPrefetch(p)	__builtin_prefetch((p), 0, 3)
-#else
-#define BloomPrefetch(p)	((void) (p))
-#endif
-
-/*
  * Ask for every line the probe of hash in layer i may read: the block of a
  * blocked filter, the k cells of a plain or counting one.
  */

@@ -298,4 +298,17 @@ extern double BloomFalsePositiveRate(double fill, double k);
 /* Expected fill of m bits after inserting nkeys keys of k bits each */
 extern double BloomExpectedFill(double m, double nkeys, double k);
 
+/*
+ * Hints that the line holding p will soon be read, or written.  Only
+ * hints: a compiler without the builtin reads nothing ahead, and answers
+ * do not change.
+ */
+#if defined(__GNUC__) || defined(__clang__)
+#define BloomPrefetch(p)		__builtin_prefetch((p), 0, 3)
+#define BloomPrefetchWrite(p)	__builtin_prefetch((p), 1)
+#else
+#define BloomPrefetch(p)		((void) (p))
+#define BloomPrefetchWrite(p)	((void) (p))
+#endif
+
 #endif							/* BLOOMIDX_SIGNATURE_H */

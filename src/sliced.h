@@ -131,6 +131,9 @@ extern bool BloomReadStripe(Relation index, uint32 s, BlockNumber blkno,
 extern Buffer BloomReadStripePage(Relation index, const BloomStripePages *pages,
 								  BlockNumber stripeBlkno, BlockNumber blkno,
 								  uint16 flag, BufferAccessStrategy bas);
+extern bool BloomLockStripePage(Relation index, const BloomStripePages *pages,
+								BlockNumber stripeBlkno, Buffer buffer,
+								uint16 flag);
 extern int	BloomStripeRows(uint64 mergedRows, uint32 s);
 extern void BloomTooManyRows(Relation index) pg_attribute_noreturn();
 extern void BloomTranspose64(uint64 a[64]);

@@ -365,23 +365,47 @@ BloomSliceOrWords(Page page, int w0, const uint64 *words, int nw)
 }
 
 /*
- * AND the first nw words of a slice page into r; returns whether any bit
- * of r is left.
+ * AND the first nw words of a slice page into r, listing in live[] the
+ * words left non-zero; returns how many.
  */
-bool
-BloomSliceAndWords(Page page, uint64 *r, int nw)
+int
+BloomSliceAndWords(Page page, uint64 *r, int nw, uint16 *live)
 {
 	const uint64 *slice = BloomPageGetSlice(page);
-	uint64		any = 0;
+	int			n = 0;
 	int			w;
 
 	Assert(nw <= BLOOMIDX_STRIPE_WORDS);
 	for (w = 0; w < nw; w++)
 	{
 		r[w] &= slice[w];
-		any |= r[w];
+		live[n] = w;
+		n += r[w] != 0;
 	}
-	return any != 0;
+	return n;
+}
+
+/*
+ * AND into r only its nlive words listed in live[] (every other word of r
+ * is zero), keeping in live[] those left non-zero; returns how many.
+ */
+int
+BloomSliceAndLiveWords(Page page, uint64 *r, uint16 *live, int nlive)
+{
+	const uint64 *slice = BloomPageGetSlice(page);
+	int			n = 0;
+	int			i;
+
+	for (i = 0; i < nlive; i++)
+	{
+		int			w = live[i];
+
+		Assert(w < BLOOMIDX_STRIPE_WORDS);
+		r[w] &= slice[w];
+		live[n] = w;
+		n += r[w] != 0;
+	}
+	return n;
 }
 
 /* Entry i of a stripe-list page */

@@ -35,12 +35,24 @@
  */
 #define BLOOMIDX_MAX_SCAN_RESTARTS	100
 
+/*
+ * Rows of a stripe a query may still match: a bit a row, and once most
+ * words are zero, the list of those that are not, so that a slice is read
+ * only where rows are left.
+ */
+typedef struct BloomRowsLeft
+{
+	uint64		r[BLOOMIDX_STRIPE_WORDS];
+	uint16		live[BLOOMIDX_STRIPE_WORDS];	/* non-zero words of r */
+	int			nlive;			/* their number, or -1: not listed */
+} BloomRowsLeft;
+
 /* Working space of a sliced scan */
 typedef struct BloomSlicedScanData
 {
 	BloomStripePages pages;
-	uint64		r[BLOOMIDX_STRIPE_WORDS];	/* rows left */
-	uint64		t[BLOOMIDX_STRIPE_WORDS];	/* one alternative's rows */
+	BloomRowsLeft r;			/* rows left */
+	BloomRowsLeft t;			/* one alternative's rows */
 	uint64		g[BLOOMIDX_STRIPE_WORDS];	/* a group's rows */
 	ItemPointerData *tids;		/* a batch of TIDs for the bitmap */
 	int			maxtids;
@@ -49,53 +61,98 @@ typedef struct BloomSlicedScanData
 } BloomSlicedScanData;
 
 /*
- * AND slice page blkno of a stripe (or nothing, for a slice with no bit
- * set) into the first nw words of r.
+ * Hint that a slice page will be read next, where rows are left: its
+ * header and special space, which are checked first, and the lines of the
+ * words to be ANDed (all of them, or those listed).
  */
-static int
-BloomAndSlice(Relation index, const BloomStripePages *pages, BlockNumber stripeBlkno,
-			  BlockNumber blkno, uint64 *r, int nw, BufferAccessStrategy bas)
+static inline void
+BloomPrefetchSlice(Page page, const BloomRowsLeft *rows, int nw)
 {
-	Buffer		buffer;
-	bool		any;
+	const char *words = (const char *) BloomPageGetSlice(page);
+	int			i;
 
-	if (blkno == InvalidBlockNumber)
+	BloomPrefetch(page);
+	BloomPrefetch((char *) page + BLCKSZ - 1);
+	if (rows->nlive < 0 || rows->nlive > nw / 2)
 	{
-		memset(r, 0, sizeof(uint64) * nw);
-		return BLOOM_SLICE_NONE;
+		for (i = 0; i < nw * (int) sizeof(uint64); i += 64)
+			BloomPrefetch(words + i);
 	}
-
-	buffer = BloomReadStripePage(index, pages, stripeBlkno, blkno, BLOOMIDX_SLICE, bas);
-	if (!BufferIsValid(buffer))
-		return BLOOM_SLICE_GONE;
-	any = BloomSliceAndWords(BufferGetPage(buffer), r, nw);
-	UnlockReleaseBuffer(buffer);
-	return any ? BLOOM_SLICE_ANY : BLOOM_SLICE_NONE;
+	else
+	{
+		for (i = 0; i < rows->nlive; i++)
+			BloomPrefetch(words + rows->live[i] * sizeof(uint64));
+	}
 }
 
 /*
- * AND the slices of every bit of mask (sigWords words) into r.
+ * AND the slices of every bit of mask (sigWords words) into the first nw
+ * words of rows.  A slice with no bit set (no page) leaves no row.  The
+ * next slice page is pinned and its first lines fetched while one is
+ * ANDed; once fewer than half the words are left, only those are read.
  */
 static int
 BloomAndMask(Relation index, const BloomStripePages *pages, BlockNumber stripeBlkno,
-			 const uint64 *mask, int sigWords, uint64 *r, int nw,
+			 const uint64 *mask, int sigWords, BloomRowsLeft *rows, int nw,
 			 BufferAccessStrategy bas)
 {
-	int			w;
+	BlockNumber blocks[BLOOMIDX_SLICED_MAX_LENGTH];
+	Buffer		next;
+	int			nb = 0;
+	int			i,
+				w;
 
 	for (w = 0; w < sigWords; w++)
 	{
 		uint64		x = mask[w];
 
-		while (x != 0)
+		for (; x != 0; x &= x - 1)
 		{
-			int			b = w * 64 + pg_rightmost_one_pos64(x);
-			int			result = BloomAndSlice(index, pages, stripeBlkno,
-											   pages->slices[b], r, nw, bas);
+			BlockNumber blkno = pages->slices[w * 64 + pg_rightmost_one_pos64(x)];
 
-			if (result != BLOOM_SLICE_ANY)
-				return result;
-			x &= x - 1;
+			if (blkno == InvalidBlockNumber)
+			{
+				memset(rows->r, 0, sizeof(uint64) * nw);
+				rows->nlive = 0;
+				return BLOOM_SLICE_NONE;
+			}
+			blocks[nb++] = blkno;
+		}
+	}
+	if (nb == 0)
+		return BLOOM_SLICE_ANY;
+
+	next = ReadBufferExtended(index, MAIN_FORKNUM, blocks[0], RBM_NORMAL, bas);
+	for (i = 0; i < nb; i++)
+	{
+		Buffer		buffer = next;
+		Page		page;
+
+		next = InvalidBuffer;
+		if (i + 1 < nb)
+		{
+			next = ReadBufferExtended(index, MAIN_FORKNUM, blocks[i + 1],
+									  RBM_NORMAL, bas);
+			BloomPrefetchSlice(BufferGetPage(next), rows, nw);
+		}
+		if (!BloomLockStripePage(index, pages, stripeBlkno, buffer, BLOOMIDX_SLICE))
+		{
+			if (BufferIsValid(next))
+				ReleaseBuffer(next);
+			return BLOOM_SLICE_GONE;
+		}
+		page = BufferGetPage(buffer);
+		if (rows->nlive < 0 || rows->nlive > nw / 2)
+			rows->nlive = BloomSliceAndWords(page, rows->r, nw, rows->live);
+		else
+			rows->nlive = BloomSliceAndLiveWords(page, rows->r, rows->live,
+												 rows->nlive);
+		UnlockReleaseBuffer(buffer);
+		if (rows->nlive == 0)
+		{
+			if (BufferIsValid(next))
+				ReleaseBuffer(next);
+			return BLOOM_SLICE_NONE;
 		}
 	}
 	return BLOOM_SLICE_ANY;
@@ -123,7 +180,7 @@ BloomAddStripeTids(Relation index, BloomSlicedScanData *work,
 
 	for (w = 0; w < nw; w++)
 	{
-		uint64		x = work->r[w];
+		uint64		x = work->r.r[w];
 
 		while (x != 0)
 		{
@@ -192,12 +249,13 @@ BloomStripeCandidates(Relation index, const BloomShape *shape, BloomScanOpaque s
 		return BLOOM_SLICE_GONE;
 
 	/* Start from every row of the stripe */
-	memset(work->r, 0xFF, sizeof(uint64) * nw);
+	memset(work->r.r, 0xFF, sizeof(uint64) * nw);
 	if (rows % 64 != 0)
-		work->r[nw - 1] = (UINT64CONST(1) << (rows % 64)) - 1;
+		work->r.r[nw - 1] = (UINT64CONST(1) << (rows % 64)) - 1;
+	work->r.nlive = -1;
 
 	result = BloomAndMask(index, &work->pages, blkno, so->mask, shape->sigWords,
-						  work->r, nw, work->bas);
+						  &work->r, nw, work->bas);
 
 	/* Each group of alternatives: the OR of its masks' ANDs */
 	for (a = 0; result == BLOOM_SLICE_ANY && a < so->nalternatives; a++)
@@ -213,23 +271,27 @@ BloomStripeCandidates(Relation index, const BloomShape *shape, BloomScanOpaque s
 			int			altResult;
 
 			CHECK_FOR_INTERRUPTS();
-			memcpy(work->t, work->r, sizeof(uint64) * nw);
+			memcpy(work->t.r, work->r.r, sizeof(uint64) * nw);
+			work->t.nlive = work->r.nlive;
+			if (work->r.nlive > 0)
+				memcpy(work->t.live, work->r.live, sizeof(uint16) * work->r.nlive);
 			altResult = BloomAndMask(index, &work->pages, blkno,
 									 alt->masks + (Size) j * shape->sigWords,
-									 shape->sigWords, work->t, nw, work->bas);
+									 shape->sigWords, &work->t, nw, work->bas);
 			if (altResult == BLOOM_SLICE_GONE)
 				return BLOOM_SLICE_GONE;
 			if (altResult == BLOOM_SLICE_ANY)
 			{
 				for (w = 0; w < nw; w++)
-					work->g[w] |= work->t[w];
+					work->g[w] |= work->t.r[w];
 			}
 		}
 		for (w = 0; w < nw; w++)
 		{
-			work->r[w] = work->g[w];
-			any |= work->r[w];
+			work->r.r[w] = work->g[w];
+			any |= work->g[w];
 		}
+		work->r.nlive = -1;
 		result = any != 0 ? BLOOM_SLICE_ANY : BLOOM_SLICE_NONE;
 	}
 	return result;

@@ -163,14 +163,30 @@ BloomReadStripePage(Relation index, const BloomStripePages *pages,
 	Buffer		buffer = ReadBufferExtended(index, MAIN_FORKNUM, blkno,
 											RBM_NORMAL, bas);
 
+	if (BloomLockStripePage(index, pages, stripeBlkno, buffer, flag))
+		return buffer;
+	return InvalidBuffer;
+}
+
+/*
+ * Share-lock buffer, pinned, which should hold a page of kind flag of
+ * stripe pages->stripe.  Returns false, the buffer released, if the stripe
+ * was emptied since it was listed.
+ */
+bool
+BloomLockStripePage(Relation index, const BloomStripePages *pages,
+					BlockNumber stripeBlkno, Buffer buffer, uint16 flag)
+{
+	BlockNumber blkno = BufferGetBlockNumber(buffer);
+
 	LockBuffer(buffer, BUFFER_LOCK_SHARE);
 	if (BloomPageIsSliced(BufferGetPage(buffer), flag, pages->stripe))
-		return buffer;
+		return true;
 	UnlockReleaseBuffer(buffer);
 	if (BloomStripeIsListed(index, pages->stripe, stripeBlkno))
 		BloomSlicedCorrupted(index, blkno,
 							 flag == BLOOMIDX_SLICE ? "slice page" : "TID-map page");
-	return InvalidBuffer;
+	return false;
 }
 
 /*
