@@ -248,3 +248,16 @@ bloomidx_endscan(IndexScanDesc scan)
 	MemoryContextDelete(so->queryCxt);
 	pfree(so);
 }
+
+/*
+ * The buffer access strategy of a scan that reads about this many index
+ * pages.  As for a sequential scan of a table, one reading more than a
+ * quarter of shared buffers goes through a small ring, so as not to push
+ * out what other queries use; a smaller one leaves its pages in shared
+ * buffers for the next query.
+ */
+BufferAccessStrategy
+BloomScanStrategy(double pages)
+{
+	return pages > NBuffers / 4 ? GetAccessStrategy(BAS_BULKREAD) : NULL;
+}

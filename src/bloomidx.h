@@ -159,6 +159,7 @@ extern void bloomidx_endscan(IndexScanDesc scan);
 extern FmgrInfo *BloomKeyHashFunction(Relation index, BloomState state,
 									  int col, Oid keytype, FmgrInfo *flinfo,
 									  bool missing_ok);
+extern BufferAccessStrategy BloomScanStrategy(double pages);
 
 /* am_vacuum.c */
 extern IndexBulkDeleteResult *bloomidx_bulkdelete(IndexVacuumInfo *info,

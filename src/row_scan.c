@@ -37,8 +37,8 @@ BloomRowGetBitmap(Relation index, BloomState state, BloomScanOpaque so,
 
 	tids = palloc(sizeof(ItemPointerData) * state->tuplesPerPage);
 	copy = palloc(BLCKSZ);
-	bas = GetAccessStrategy(BAS_BULKREAD);
 	npages = RelationGetNumberOfBlocks(index);
+	bas = BloomScanStrategy(npages);
 
 	for (blkno = BLOOMIDX_METAPAGE_BLKNO + 1; blkno < npages; blkno++)
 	{

@@ -378,6 +378,31 @@ BloomSlicedScanOnce(Relation index, BloomState state, BloomScanOpaque so,
 }
 
 /*
+ * The buffer access strategy of a scan reading, per stripe, the slices of
+ * the query's bits and those of its alternatives, and the pending pages.
+ */
+static BufferAccessStrategy
+BloomSlicedScanStrategy(Relation index, BloomState state, BloomScanOpaque so)
+{
+	BloomLayoutSizesData sizes;
+	double		slices = 0;
+	int			a,
+				w;
+
+	for (w = 0; w < state->shape.sigWords; w++)
+		slices += pg_popcount64(so->mask[w]);
+	for (a = 0; a < so->nalternatives; a++)
+	{
+		BloomAlternatives *alt = &so->alternatives[a];
+
+		for (w = 0; w < alt->nmasks * state->shape.sigWords; w++)
+			slices += pg_popcount64(alt->masks[w]);
+	}
+	BloomSlicedSizes(index, &sizes);
+	return BloomScanStrategy(sizes.pendingPages + sizes.stripes * (1 + slices));
+}
+
+/*
  * Bitmap scan of a sliced index: the pending pages as in the row layout,
  * then for each stripe the AND of the query's slices.  Returns the number
  * of TIDs added (counting again those of a pass that had to start over).
@@ -393,7 +418,7 @@ BloomSlicedGetBitmap(Relation index, BloomState state, BloomScanOpaque so,
 	work->maxtids = Max(state->tuplesPerPage, 1024);
 	work->tids = palloc(sizeof(ItemPointerData) * work->maxtids);
 	work->copy = palloc(BLCKSZ);
-	work->bas = GetAccessStrategy(BAS_BULKREAD);
+	work->bas = BloomSlicedScanStrategy(index, state, so);
 
 	for (restarts = 0; !BloomSlicedScanOnce(index, state, so, tbm, work, &ntids);
 		 restarts++)
