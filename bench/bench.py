@@ -211,6 +211,25 @@ def where(cols, values):
     return " AND ".join("%s = %s" % (c, values[c]) for c in cols)
 
 
+# A 10-value IN list on one column and an equality on another (tbloom):
+# the present row's value and the nine after it, then its value or an
+# absent one in the second column.
+IN_QUERY = {"tbloom": ("i2", "i5")}
+
+
+def in_queries(table, values):
+    if table not in IN_QUERY:
+        return []
+    c1, c2 = IN_QUERY[table]
+    v = int(values[c1])
+    lst = ", ".join(str(v + i) for i in range(10))
+    return [dict(name="in10_%s" % kind, kind=kind, cols=[c1, c2],
+                 where="%s IN (%s) AND %s = %s"
+                 % (c1, lst, c2, values[c2] if kind == "present"
+                    else ABSENT[c2]))
+            for kind in ("present", "absent")]
+
+
 # --- one contender -------------------------------------------------------------
 
 def index_ddl(c, table, cols, prefix):
@@ -844,6 +863,7 @@ def cmd_measure(a):
                                     cols=qcols, where=where(qcols, v)))
         for q in queries:
             q["name"] = "%s_%s" % (q["name"], q["kind"])
+        queries += in_queries(table, vals)
         tr = dict(rows=a.rows, table_bytes=int(pg.value(
             "SELECT pg_relation_size('%s')" % table)),
             queries=[dict(name=q["name"], where=q["where"]) for q in queries],
@@ -947,6 +967,8 @@ def key_ratios(raw, key="bloomidx", key80="bloomidx_80x2"):
         % ("-" if fp is None else "%.2f%%" % (fp * 100)))
     worst = None
     for q in bl.get("queries", {}):
+        if q.startswith("in10"):
+            continue
         rr = ratio(b80["queries"][q].get("index_ms"),
                    bl["queries"][q].get("index_ms"))
         if rr is not None and (worst is None or rr > worst[0]):
@@ -964,6 +986,17 @@ def key_ratios(raw, key="bloomidx", key80="bloomidx_80x2"):
                 ws = (rr, q)
         add("end-to-end %s-column query, worse of present/absent"
             % ncol[0], ws and ws[0], ws and "worst: %s" % ws[1] or "")
+    ws = None
+    for kind in ("present", "absent"):
+        q = "in10_%s" % kind
+        if q in bx["queries"] and q in bl["queries"]:
+            rr = ratio(bx["queries"][q].get("latency_ms"),
+                       bl["queries"][q].get("latency_ms"))
+            if rr is not None and (ws is None or rr > ws[0]):
+                ws = (rr, q)
+    if ws is not None:
+        add("end-to-end 10-value IN and 1-column query, worse of "
+            "present/absent", ws[0], "worst: %s" % ws[1])
     add("insert overhead per row",
         ratio(per_row_us(bx, base_ins, raw["insert_rows"]),
               per_row_us(bl, base_ins, raw["insert_rows"])))
