@@ -43,13 +43,14 @@ def with_cols(value, ncols):
 CONTENDERS = [
     # The defaults are the sliced layout's; the row layout is named
     dict(key="bloomidx", label="bloomidx (defaults)", am="bloomidx",
-         opts="", single=False, tables=("tbloom", "tmixed")),
+         opts="", single=False, tables=("tbloom", "tmixed"),
+         serial_build=True),
     dict(key="bloomidx_80x2", label="bloomidx (length=80, 2 bits/col)",
          am="bloomidx", opts="length=80, " + with_cols(2, 6),
          single=False, tables=("tbloom", "tmixed")),
     dict(key="bloomidx_row", label="bloomidx (layout=row)",
          am="bloomidx", opts="layout='row'", single=False,
-         tables=("tbloom", "tmixed")),
+         tables=("tbloom", "tmixed"), serial_build=True),
     dict(key="bloomidx_row_80x2",
          label="bloomidx (layout=row, length=80, 2 bits/col)",
          am="bloomidx", opts="layout='row', length=80, " + with_cols(2, 6),
@@ -436,6 +437,21 @@ def measure_contender(pg, c, table, cols, queries, a):
             builds.append(sum(t))
         r["build_s"] = median(builds) / 1000.0
         r["build_all_s"] = [b / 1000.0 for b in builds]
+        if c.get("serial_build") and table == "tbloom":
+            # Also with no parallel workers (contrib/bloom builds serially)
+            serial = []
+            for i in range(min(a.build_runs, c.get("build_runs", a.build_runs))):
+                drop = "".join("DROP INDEX IF EXISTS %s;\n" % n
+                               for n in index_names(pg, table))
+                pg.run(drop + "CHECKPOINT;\n")
+                t = pg.times("".join(d + ";\n" for d in ddl),
+                             setup="SET max_parallel_maintenance_workers = 0;")
+                assert len(t) == len(ddl)
+                serial.append(sum(t))
+            r["build_serial_s"] = median(serial) / 1000.0
+            log("%s: serial build %.2f s (%s)"
+                % (c["label"], r["build_serial_s"],
+                   ", ".join("%.2f" % (b / 1000.0) for b in serial)))
         names = index_names(pg, table)
         r["size_bytes"] = int(pg.value(
             "SELECT sum(pg_relation_size(i)) FROM unnest(ARRAY[%s]::regclass[]) i"
@@ -958,6 +974,9 @@ def key_ratios(raw, key="bloomidx", key80="bloomidx_80x2"):
         out.append(dict(text=text, figure=figure, extra=extra))
 
     add("index build time", ratio(bx.get("build_s"), bl.get("build_s")))
+    if bx.get("build_serial_s") is not None:
+        add("index build time, serial (contrib/bloom builds serially)",
+            ratio(bx.get("build_serial_s"), bl.get("build_s")))
     fps = [fp_rate(bx["queries"][q], rows)
            for q in ("1col_present", "1col_absent")]
     fps = [f for f in fps if f is not None]
