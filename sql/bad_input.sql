@@ -270,7 +270,7 @@ SELECT bi_same('SELECT a FROM bi_empty WHERE b IS NULL', 'bi_empty_b');
 SELECT bi_same('SELECT a FROM bi_empty WHERE a = 1', 'bi_empty_ab');
 -- Both indexes read as many pages; on the default (sliced) layout the
 -- planner takes the one-column one, whose 19-bit signatures let through
--- fewer false positives than the two-column index's 36-bit ones (7 bits a
+-- fewer false positives than the two-column index's 36-bit ones (9 bits a
 -- column in both): the two-column index is checked alone
 SELECT bi_same($$SELECT a FROM bi_empty WHERE b = ''$$, 'bi_empty_b');
 BEGIN;

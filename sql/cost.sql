@@ -22,7 +22,7 @@ CREATE TABLE tc AS
 SET default_statistics_target = 400;
 ANALYZE tc;
 
--- Default options (the sliced layout, 0.05% target): a multi-column
+-- Default options (the sliced layout, 0.035% target): a multi-column
 -- equality uses the index, and so does a one-column equality
 CREATE INDEX tc_def ON tc USING bloomidx (a, b, c, d, e, h);
 EXPLAIN (COSTS OFF) SELECT * FROM tc WHERE a = 4242 AND b = 29694;

@@ -32,8 +32,8 @@
 #define BLOOMIDX_MIN_FPR			1e-6	/* false_positive_rate */
 #define BLOOMIDX_MAX_FPR			0.5
 #define BLOOMIDX_DEFAULT_FPR		0.01	/* row layout */
-#define BLOOMIDX_SLICED_DEFAULT_FPR	0.0005	/* sliced layout */
-#define BLOOMIDX_SLICED_FILL		(1.0 / 3)	/* of a derived sliced shape */
+#define BLOOMIDX_SLICED_DEFAULT_FPR	0.00035	/* sliced layout */
+#define BLOOMIDX_SLICED_FILL		0.4	/* of a derived sliced shape */
 #define BLOOMIDX_DEFAULT_LAYOUT		BLOOMIDX_LAYOUT_SLICED	/* of a new index */
 
 /* Operator strategy and support function numbers */

@@ -142,11 +142,13 @@ bloomidx_options(Datum reloptions, bool validate)
  * model of the cost estimates, is at most the target fpr (0: none).
  *
  * A sliced scan reads a slice page per bit an equality tests, each of which
- * removes the rows whose bit is clear: with a third of the bits set rather
- * than half, a column needs k = ln(1/p) / ln(3) bits rather than
- * log2(1/p) for the same rate (0.63 times as many pages to read for a
- * one-column query, each leaving a third of the rows rather than half, so
- * fewer for two columns too), in a signature about 6% longer.
+ * removes the rows whose bit is clear: with 40% of the bits set rather than
+ * half, a column needs k = ln(1/p) / ln(2.5) bits rather than log2(1/p)
+ * for the same rate (3/4 as many pages to read for a one-column query,
+ * each leaving 40% of the rows rather than half), in a signature about 3%
+ * longer.  Fewer bits still would cut the pages further but cost more
+ * space for the rate, and a one-column query's false positives, each a
+ * heap fetch, cost more than its slices.
  */
 static double
 BloomDefaultFpr(int layout)
@@ -201,11 +203,11 @@ static void BloomResolveShape(const BloomOptions *opts, int n, int layout,
  * signature has; colN past the index's last column is ignored.
  *
  * Whatever is not given is derived so that an equality on one column has
- * the target false-positive rate (by default 1% for the row layout, 0.05%
+ * the target false-positive rate (by default 1% for the row layout, 0.035%
  * for the sliced one).  The row layout: k = round(log2(1 / p)) bits a
  * column and m = n * ln(1 / p) / ln(2)^2 bits in all, rounded up to whole
- * 64-bit words.  The sliced layout: k = round(ln(1 / p) / ln(3)) bits a
- * column (a third of the bits set; see BloomDerivedLength) and the
+ * 64-bit words.  The sliced layout: k = round(ln(1 / p) / ln(2.5)) bits a
+ * column (40% of the bits set; see BloomDerivedLength) and the
  * shortest length from m up whose modelled rate is p.  With colN
  * but no length, the signature is sized so that about half of its bits are
  * set, at most BLOOMIDX_MAX_LENGTH bits.  With length but no colN, each
