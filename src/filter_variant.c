@@ -151,6 +151,34 @@ BloomFilterTestHashes(const BloomFilterData *f, const uint64 *hashes, int n,
 	{
 		int			left = 0;
 
+		/*
+		 * A blocked layer: each value's block, found once, asked for, then
+		 * tested.
+		 */
+		if (f->hdr.flags & BLOOM_VARIANT_BLOCKED)
+		{
+			const BloomFilterLayer *layer = &f->hdr.layers[i];
+			const uint8 *cells = f->data + layer->offset;
+			const uint8 *blocks[BLOOM_PROBE_BATCH];
+
+			for (j = 0; j < ntodo; j++)
+			{
+				blocks[j] = cells + (BloomBlockStart(hashes[todo[j]],
+													 BLOOM_FILTER_SALT,
+													 layer->nbits) >> 3);
+				BloomPrefetch(blocks[j]);
+			}
+			for (j = 0; j < ntodo; j++)
+			{
+				if (BloomTestBlockBits(blocks[j], hashes[todo[j]],
+									   BLOOM_FILTER_SALT, layer->nhashes))
+					found[todo[j]] = true;
+				else
+					todo[left++] = todo[j];
+			}
+			ntodo = left;
+			continue;
+		}
 		for (j = 0; j < ntodo; j++)
 			BloomLayerPrefetch(f, i, hashes[todo[j]]);
 		for (j = 0; j < ntodo; j++)
