@@ -1,10 +1,11 @@
 --
 -- The array forms of bloom_contains walk an array without NULLs of a
--- fixed-width type by pointer, and hash int4 and int8 elements (and
--- domains over them) without a function call: they must answer exactly as
+-- fixed-width type by pointer, hash int4 and int8 elements (and domains
+-- over them) without a function call, and read a large array stored out
+-- of line uncompressed onto huge pages: they must answer exactly as
 -- bloom_contains does for each element, on those paths and on the others
--- (NULLs, variable width, other fixed-width types, by reference), in any
--- number of dimensions and with any lower bounds.
+-- (NULLs, variable width, other fixed-width types, by reference,
+-- compressed), in any number of dimensions and with any lower bounds.
 --
 SET client_min_messages = warning;
 CREATE EXTENSION IF NOT EXISTS bloomidx;
@@ -99,6 +100,21 @@ UNION ALL
 SELECT t, ap_check(f, '{}'::int8[]) FROM apf WHERE t = 'int8';
 SELECT bloom_contains(f, '[-2:0][5:6]={{-3000,-2999},{0,1},{2999,3000}}'::int4[]) FROM apf WHERE t = 'int4';
 
-DROP TABLE apf, apv;
+-- a large array stored out of line: uncompressed (read onto huge pages)
+-- and compressed (detoasted as usual); the answers must be those for the
+-- same array held in memory
+CREATE TABLE apbig (storage text, a int[]);
+ALTER TABLE apbig ALTER COLUMN a SET STORAGE EXTERNAL;
+INSERT INTO apbig SELECT 'external', array_agg(i ORDER BY i) FROM generate_series(-600000, 600000) i;
+ALTER TABLE apbig ALTER COLUMN a SET STORAGE EXTENDED;
+INSERT INTO apbig SELECT 'extended', array_agg(i / 100 ORDER BY i) FROM generate_series(-600000, 600000) i;
+SELECT storage, pg_column_size(a) >= 4 * 1024 * 1024 AS large_uncompressed,
+	   t, bloom_contains(f, a) = bloom_contains(f, a || '{}'::int[]) AS same,
+	   cardinality(bloom_contains(f, a)) AS answers,
+	   (SELECT count(*) FROM unnest(bloom_contains(f, a)) x WHERE x) AS trues,
+	   bloom_contains_any(f, a) AS any, bloom_contains_all(f, a) AS all
+FROM apbig, apf WHERE t IN ('int4', 'int4_blocked') ORDER BY storage, t;
+
+DROP TABLE apf, apv, apbig;
 DROP FUNCTION ap_check(bloomfilter, anyarray);
 DROP DOMAIN ap_posint;
