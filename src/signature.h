@@ -263,14 +263,14 @@ BloomSetBitsBlocked(uint8 *bits, uint64 nbits, uint64 hash, uint32 salt, int k)
 	}
 }
 
-/* Are all k bits of (hash, salt) set in a blocked bit array? */
+/*
+ * Are all k bits of (hash, salt) set in its block, which starts at byte
+ * block (bits + BloomBlockStart(...) / 8)?
+ */
 static inline bool
-BloomTestBitsBlocked(const uint8 *bits, uint64 nbits, uint64 hash, uint32 salt,
-					 int k)
+BloomTestBlockBits(const uint8 *block, uint64 hash, uint32 salt, int k)
 {
-	uint64		start = BloomBlockStart(hash, salt, nbits);
 	uint64		x = BloomBlockProbeInit(hash, salt);
-	const uint8 *block = bits + (start >> 3);
 
 	while (k-- > 0)
 	{
@@ -281,6 +281,16 @@ BloomTestBitsBlocked(const uint8 *bits, uint64 nbits, uint64 hash, uint32 salt,
 		x *= BLOOM_PROBE_MULTIPLIER;
 	}
 	return true;
+}
+
+/* Are all k bits of (hash, salt) set in a blocked bit array? */
+static inline bool
+BloomTestBitsBlocked(const uint8 *bits, uint64 nbits, uint64 hash, uint32 salt,
+					 int k)
+{
+	uint64		start = BloomBlockStart(hash, salt, nbits);
+
+	return BloomTestBlockBits(bits + (start >> 3), hash, salt, k);
 }
 
 /* 64-bit hash of a non-NULL datum with a type's extended hash function */
