@@ -637,6 +637,43 @@ BloomRehome(bytea *datum, void **alloc)
 }
 
 /*
+ * The size of raw's value if it is stored out of line, uncompressed and
+ * large (at least BLOOM_REHOME_MIN_SIZE), its TOAST pointer in *tp; else
+ * -1, for detoast_attr to read.
+ */
+static int32
+BloomLargeToastSize(struct varlena *raw, struct varatt_external *tp)
+{
+	int32		attrsize;
+
+	if (!VARATT_IS_EXTERNAL_ONDISK(raw))
+		return -1;
+	VARATT_EXTERNAL_GET_POINTER(*tp, raw);
+	attrsize = VARATT_EXTERNAL_GET_EXTSIZE(*tp);
+	if (VARATT_EXTERNAL_IS_COMPRESSED(*tp) ||
+		(Size) attrsize + VARHDRSZ < BLOOM_REHOME_MIN_SIZE)
+		return -1;
+	return attrsize;
+}
+
+/*
+ * Read the whole value of TOAST pointer tp (attrsize bytes) from toastrel
+ * straight into the place BloomRehomeSpace gives for lead bytes before the
+ * part to align, as detoasting reads it; sets *alloc to the chunk to pfree.
+ */
+static struct varlena *
+BloomFetchToastInPlace(Relation toastrel, const struct varatt_external *tp,
+					   int32 attrsize, Size lead, void **alloc)
+{
+	char	   *start = BloomRehomeSpace(VARHDRSZ + attrsize, lead, alloc);
+
+	SET_VARSIZE(start, VARHDRSZ + attrsize);
+	table_relation_fetch_toast_slice(toastrel, tp->va_valueid, attrsize,
+									 0, attrsize, (struct varlena *) start);
+	return (struct varlena *) start;
+}
+
+/*
  * Detoast a filter stored out of line to where probes are cheapest.  A
  * large one stored uncompressed is read from its TOAST table straight into
  * the place BloomRehomeSpace gives, its header first to learn where its
@@ -652,17 +689,13 @@ BloomDetoastRehomed(struct varlena *raw, void **alloc)
 	BloomFilterHeader hdr;
 	Relation	toastrel;
 	struct varlena *head;
+	struct varlena *value;
 	int32		attrsize;
 	int32		headsize;
 	Size		lead = VARHDRSZ;
-	char	   *start;
 
-	if (!VARATT_IS_EXTERNAL_ONDISK(raw))
-		return BloomRehome((bytea *) detoast_attr(raw), alloc);
-	VARATT_EXTERNAL_GET_POINTER(toast_pointer, raw);
-	attrsize = VARATT_EXTERNAL_GET_EXTSIZE(toast_pointer);
-	if (VARATT_EXTERNAL_IS_COMPRESSED(toast_pointer) ||
-		(Size) attrsize + VARHDRSZ < BLOOM_REHOME_MIN_SIZE)
+	attrsize = BloomLargeToastSize(raw, &toast_pointer);
+	if (attrsize < 0)
 		return BloomRehome((bytea *) detoast_attr(raw), alloc);
 
 	toastrel = table_open(toast_pointer.va_toastrelid, AccessShareLock);
@@ -691,18 +724,15 @@ BloomDetoastRehomed(struct varlena *raw, void **alloc)
 	}
 	pfree(head);
 
-	start = BloomRehomeSpace(VARHDRSZ + attrsize, lead, alloc);
-	SET_VARSIZE(start, VARHDRSZ + attrsize);
-	table_relation_fetch_toast_slice(toastrel, toast_pointer.va_valueid,
-									 attrsize, 0, attrsize,
-									 (struct varlena *) start);
+	value = BloomFetchToastInPlace(toastrel, &toast_pointer, attrsize, lead,
+								   alloc);
 	table_close(toastrel, AccessShareLock);
-	return (bytea *) start;
+	return (bytea *) value;
 }
 
 /*
- * Detoast a large value (at least BLOOM_REHOME_MIN_SIZE) stored out of
- * line and uncompressed into memory on transparent huge pages
+ * Detoast a large value stored out of line and uncompressed (see
+ * BloomLargeToastSize) into memory on transparent huge pages
  * (BloomRehomeSpace), as detoast_attr would read it but with a page fault
  * per 2 MB rather than per 4 kB: on a 40 MB array, most of what reading
  * it cost besides the copy.  Returns NULL, leaving it to the caller, for
@@ -713,25 +743,16 @@ BloomDetoastLarge(struct varlena *raw, void **alloc)
 {
 	struct varatt_external toast_pointer;
 	Relation	toastrel;
+	struct varlena *value;
 	int32		attrsize;
-	char	   *start;
 
-	if (!VARATT_IS_EXTERNAL_ONDISK(raw))
+	attrsize = BloomLargeToastSize(raw, &toast_pointer);
+	if (attrsize < 0)
 		return NULL;
-	VARATT_EXTERNAL_GET_POINTER(toast_pointer, raw);
-	attrsize = VARATT_EXTERNAL_GET_EXTSIZE(toast_pointer);
-	if (VARATT_EXTERNAL_IS_COMPRESSED(toast_pointer) ||
-		(Size) attrsize + VARHDRSZ < BLOOM_REHOME_MIN_SIZE)
-		return NULL;
-
 	toastrel = table_open(toast_pointer.va_toastrelid, AccessShareLock);
-	start = BloomRehomeSpace(VARHDRSZ + attrsize, 0, alloc);
-	SET_VARSIZE(start, VARHDRSZ + attrsize);
-	table_relation_fetch_toast_slice(toastrel, toast_pointer.va_valueid,
-									 attrsize, 0, attrsize,
-									 (struct varlena *) start);
+	value = BloomFetchToastInPlace(toastrel, &toast_pointer, attrsize, 0, alloc);
 	table_close(toastrel, AccessShareLock);
-	return (struct varlena *) start;
+	return value;
 }
 
 /*
