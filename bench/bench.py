@@ -427,31 +427,28 @@ def measure_contender(pg, c, table, cols, queries, a):
         return r
     ddl = index_ddl(c, table, cols, "bx_%s_%s" % (table, c["key"]))
     if ddl:
-        builds = []
-        for i in range(min(a.build_runs, c.get("build_runs", a.build_runs))):
-            drop = "".join("DROP INDEX IF EXISTS %s;\n" % n
-                           for n in index_names(pg, table))
-            pg.run(drop + "CHECKPOINT;\n")
-            t = pg.times("".join(d + ";\n" for d in ddl))
-            assert len(t) == len(ddl)
-            builds.append(sum(t))
-        r["build_s"] = median(builds) / 1000.0
-        r["build_all_s"] = [b / 1000.0 for b in builds]
-        if c.get("serial_build") and table == "tbloom":
-            # Also with no parallel workers (contrib/bloom builds serially)
-            serial = []
+        def timed_builds(setup=""):
+            """ms of each of the contender's builds, from no index."""
+            builds = []
             for i in range(min(a.build_runs, c.get("build_runs", a.build_runs))):
                 drop = "".join("DROP INDEX IF EXISTS %s;\n" % n
                                for n in index_names(pg, table))
                 pg.run(drop + "CHECKPOINT;\n")
-                t = pg.times("".join(d + ";\n" for d in ddl),
-                             setup="SET max_parallel_maintenance_workers = 0;")
+                t = pg.times("".join(d + ";\n" for d in ddl), setup=setup)
                 assert len(t) == len(ddl)
-                serial.append(sum(t))
+                builds.append(sum(t))
+            return builds
+
+        if c.get("serial_build") and table == "tbloom":
+            # Also with no parallel workers (contrib/bloom builds serially)
+            serial = timed_builds("SET max_parallel_maintenance_workers = 0;")
             r["build_serial_s"] = median(serial) / 1000.0
             log("%s: serial build %.2f s (%s)"
                 % (c["label"], r["build_serial_s"],
                    ", ".join("%.2f" % (b / 1000.0) for b in serial)))
+        builds = timed_builds()
+        r["build_s"] = median(builds) / 1000.0
+        r["build_all_s"] = [b / 1000.0 for b in builds]
         names = index_names(pg, table)
         r["size_bytes"] = int(pg.value(
             "SELECT sum(pg_relation_size(i)) FROM unnest(ARRAY[%s]::regclass[]) i"
