@@ -35,6 +35,7 @@
 #define BLOOMIDX_SLICED_DEFAULT_FPR	0.00035	/* sliced layout */
 #define BLOOMIDX_SLICED_FILL		0.4	/* of a derived sliced shape */
 #define BLOOMIDX_DEFAULT_LAYOUT		BLOOMIDX_LAYOUT_SLICED	/* of a new index */
+#define BLOOMIDX_RECENT_BUFFERS		16384	/* BloomReadBufferRecent, at most */
 
 /* Operator strategy and support function numbers */
 #define BLOOMIDX_EQUAL_STRATEGY		1
@@ -70,6 +71,13 @@ typedef struct BloomShape
 	int			layout;			/* BLOOMIDX_LAYOUT_ROW or _SLICED */
 } BloomShape;
 
+/* Where a block of the index was last found in shared buffers */
+typedef struct BloomRecentBuffer
+{
+	BlockNumber blkno;
+	Buffer		buffer;
+} BloomRecentBuffer;
+
 /*
  * Everything needed to hash an index's columns: its shape, read from the
  * metapage, and the hash support functions.  Kept in rd_amcache.
@@ -81,6 +89,9 @@ typedef struct BloomStateData
 	FmgrInfo	hashFn[BLOOMIDX_MAX_COLUMNS];
 	Oid			collations[BLOOMIDX_MAX_COLUMNS];
 	BlockNumber knownBlocks;	/* a length the index had (BloomBlocksCovering) */
+	BloomRecentBuffer *recent;	/* by block number modulo a power of two, or
+								 * NULL: see BloomReadBufferRecent */
+	uint32		recentMask;		/* that power of two, minus 1 */
 } BloomStateData;
 
 typedef BloomStateData *BloomState;
@@ -188,6 +199,8 @@ extern bool bloomidx_validate(Oid opclassoid);
 /* state.c */
 extern BloomState BloomGetState(Relation index);
 extern BlockNumber BloomBlocksCovering(Relation index, BlockNumber blkno);
+extern Buffer BloomReadBufferRecent(Relation index, BlockNumber blkno,
+									BufferAccessStrategy bas);
 extern void BloomInitState(BloomState state, Relation index,
 						   const BloomShape *shape);
 extern void BloomCheckIndexRelation(Relation rel);

@@ -37,7 +37,7 @@ BloomRowGetBitmap(Relation index, BloomState state, BloomScanOpaque so,
 
 	tids = palloc(sizeof(ItemPointerData) * state->tuplesPerPage);
 	copy = palloc(BLCKSZ);
-	npages = RelationGetNumberOfBlocks(index);
+	npages = BloomBlocksCovering(index, InvalidBlockNumber);	/* asks */
 	bas = BloomScanStrategy(npages);
 
 	for (blkno = BLOOMIDX_METAPAGE_BLKNO + 1; blkno < npages; blkno++)
@@ -48,7 +48,7 @@ BloomRowGetBitmap(Relation index, BloomState state, BloomScanOpaque so,
 
 		CHECK_FOR_INTERRUPTS();
 
-		buffer = ReadBufferExtended(index, MAIN_FORKNUM, blkno, RBM_NORMAL, bas);
+		buffer = BloomReadBufferRecent(index, blkno, bas);
 		LockBuffer(buffer, BUFFER_LOCK_SHARE);
 		page = BufferGetPage(buffer);
 		if (BloomPageIsData(index, page, blkno, state->tuplesPerPage))

@@ -122,7 +122,7 @@ BloomAndMask(Relation index, const BloomStripePages *pages, BlockNumber stripeBl
 	if (nb == 0)
 		return BLOOM_SLICE_ANY;
 
-	next = ReadBufferExtended(index, MAIN_FORKNUM, blocks[0], RBM_NORMAL, bas);
+	next = BloomReadBufferRecent(index, blocks[0], bas);
 	for (i = 0; i < nb; i++)
 	{
 		Buffer		buffer = next;
@@ -131,8 +131,7 @@ BloomAndMask(Relation index, const BloomStripePages *pages, BlockNumber stripeBl
 		next = InvalidBuffer;
 		if (i + 1 < nb)
 		{
-			next = ReadBufferExtended(index, MAIN_FORKNUM, blocks[i + 1],
-									  RBM_NORMAL, bas);
+			next = BloomReadBufferRecent(index, blocks[i + 1], bas);
 			BloomPrefetchSlice(BufferGetPage(next), rows, nw);
 		}
 		if (!BloomLockStripePage(index, pages, stripeBlkno, buffer, BLOOMIDX_SLICE))
@@ -322,8 +321,7 @@ BloomSlicedScanOnce(Relation index, BloomState state, BloomScanOpaque so,
 		int			nfound = 0;
 
 		CHECK_FOR_INTERRUPTS();
-		buffer = ReadBufferExtended(index, MAIN_FORKNUM, snap->pending[i],
-									RBM_NORMAL, work->bas);
+		buffer = BloomReadBufferRecent(index, snap->pending[i], work->bas);
 		LockBuffer(buffer, BUFFER_LOCK_SHARE);
 		page = BufferGetPage(buffer);
 		if (BloomPageIsRowPage(page, state->tuplesPerPage))

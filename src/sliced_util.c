@@ -131,7 +131,7 @@ bool
 BloomReadStripe(Relation index, uint32 s, BlockNumber blkno, int sigBits,
 				BloomStripePages *pages)
 {
-	Buffer		buffer = ReadBuffer(index, blkno);
+	Buffer		buffer = BloomReadBufferRecent(index, blkno, NULL);
 	Page		page;
 
 	LockBuffer(buffer, BUFFER_LOCK_SHARE);
@@ -160,8 +160,7 @@ BloomReadStripePage(Relation index, const BloomStripePages *pages,
 					BlockNumber stripeBlkno, BlockNumber blkno, uint16 flag,
 					BufferAccessStrategy bas)
 {
-	Buffer		buffer = ReadBufferExtended(index, MAIN_FORKNUM, blkno,
-											RBM_NORMAL, bas);
+	Buffer		buffer = BloomReadBufferRecent(index, blkno, bas);
 
 	if (BloomLockStripePage(index, pages, stripeBlkno, buffer, flag))
 		return buffer;
