@@ -183,6 +183,7 @@ BloomWalkIndex(BloomWalkData *walk)
 	BlockNumber blkno;
 	char	   *problem;
 	bool		unsupported;
+	BlockNumber needBlocks;
 	const BloomLayoutRoutine *layout;
 	int			i;
 
@@ -198,7 +199,7 @@ BloomWalkIndex(BloomWalkData *walk)
 	memcpy(copy.data, BufferGetPage(buffer), BLCKSZ);
 	UnlockReleaseBuffer(buffer);
 
-	problem = BloomMetaPageProblem(page, &unsupported);
+	problem = BloomMetaPageProblem(page, &unsupported, &needBlocks);
 	if (problem != NULL && unsupported)
 		BloomReportUnsupported(index, problem);
 	if (problem != NULL)
@@ -206,6 +207,9 @@ BloomWalkIndex(BloomWalkData *walk)
 	BloomCheckMeta(index, page);
 
 	meta = BloomPageGetMeta(page);
+	problem = BloomMetaSpareListsProblem(meta, RelationGetNumberOfBlocks(index));
+	if (problem != NULL)
+		BloomReportCorruption(index, BLOOMIDX_METAPAGE_BLKNO, problem);
 	if (meta->nColumns != RelationGetNumberOfAttributes(index))
 		BloomReportCorruption(index, BLOOMIDX_METAPAGE_BLKNO,
 							  psprintf("The metapage describes %u columns, but the index has %d.",

@@ -327,7 +327,9 @@ extern void BloomCheckMetaPage(Relation index, Page page);
 extern bool BloomPageIsData(Relation index, Page page, BlockNumber blkno,
 							int tuplesPerPage);
 extern bool BloomPageIsRowPage(Page page, int tuplesPerPage);
-extern char *BloomMetaPageProblem(Page page, bool *unsupported);
+extern char *BloomMetaPageProblem(Page page, bool *unsupported,
+								  BlockNumber *needBlocks);
+extern char *BloomMetaSpareListsProblem(BloomMetaPage meta, BlockNumber nblocks);
 extern char *BloomPageProblem(Page page, const BloomShape *shape,
 							  uint16 pageKinds);
 extern void BloomCheckMeta(Relation index, Page page);

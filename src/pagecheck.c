@@ -118,17 +118,19 @@ BloomPageHeaderProblem(Page page)
 	return NULL;
 }
 
-static char *BloomSlicedMetaProblem(BloomMetaPage meta);
+static char *BloomSlicedMetaProblem(BloomMetaPage meta, BlockNumber *needBlocks);
 
 /*
  * Describe what is wrong with a metapage, or return NULL if nothing is.
  *
  * Sets *unsupported when the page is a sound metapage of a format version,
  * layout or hash scheme this build cannot read, rather than a corrupted one.
- * Free-list entries are checked against the index's length by the caller.
+ * The block numbers it lists are checked against the index's length by the
+ * caller: *needBlocks is set to the length they need, one more than the
+ * highest (0 if none), found in the same pass.
  */
 char *
-BloomMetaPageProblem(Page page, bool *unsupported)
+BloomMetaPageProblem(Page page, bool *unsupported, BlockNumber *needBlocks)
 {
 	BloomMetaPage meta = BloomPageGetMeta(page);
 	char	   *problem;
@@ -136,6 +138,7 @@ BloomMetaPageProblem(Page page, bool *unsupported)
 	int			i;
 
 	*unsupported = false;
+	*needBlocks = 0;
 	if (PageIsNew(page))
 		return pstrdup("The metapage is not initialized.");
 	if ((problem = BloomPageHeaderProblem(page)) != NULL)
@@ -197,9 +200,12 @@ BloomMetaPageProblem(Page page, bool *unsupported)
 		return psprintf("Free list has %u entries from %u, more than %d.",
 						meta->nFree, meta->freeStart, BLOOMIDX_FREELIST_SIZE);
 	for (i = 0; i < meta->nFree; i++)
+	{
 		if (meta->freePages[i] == BLOOMIDX_METAPAGE_BLKNO ||
 			meta->freePages[i] == InvalidBlockNumber)
 			return psprintf("Free list entry %d is block %u.", i, meta->freePages[i]);
+		*needBlocks = Max(*needBlocks, meta->freePages[i] + 1);
+	}
 	if (meta->layout == BLOOMIDX_LAYOUT_ROW)
 	{
 		if (meta->mergedRows != 0 || meta->firstStripe != 0 ||
@@ -209,16 +215,17 @@ BloomMetaPageProblem(Page page, bool *unsupported)
 							meta->nPending);
 		return NULL;
 	}
-	return BloomSlicedMetaProblem(meta);
+	return BloomSlicedMetaProblem(meta, needBlocks);
 }
 
 /*
  * Describe what is wrong with the sliced layout's fields of a metapage, or
  * return NULL if nothing is.  Block numbers are checked against the
- * index's length by the caller.
+ * index's length by the caller: *needBlocks is raised to cover those listed
+ * here.
  */
 static char *
-BloomSlicedMetaProblem(BloomMetaPage meta)
+BloomSlicedMetaProblem(BloomMetaPage meta, BlockNumber *needBlocks)
 {
 	uint32		nlists;
 	uint32		i;
@@ -230,10 +237,13 @@ BloomSlicedMetaProblem(BloomMetaPage meta)
 		return psprintf("Pending list has %u entries, more than %d.",
 						meta->nPending, BLOOMIDX_PENDING_SIZE);
 	for (i = 0; i < meta->nPending; i++)
+	{
 		if (meta->pendingPages[i] == BLOOMIDX_METAPAGE_BLKNO ||
 			meta->pendingPages[i] == InvalidBlockNumber)
 			return psprintf("Pending list entry %u is block %u.", i,
 							meta->pendingPages[i]);
+		*needBlocks = Max(*needBlocks, meta->pendingPages[i] + 1);
+	}
 	if (meta->firstStripe > meta->nStripes ||
 		meta->nStripes - meta->firstStripe > BLOOMIDX_MAX_STRIPES -
 		meta->firstStripe % BLOOMIDX_STRIPELIST_ENTRIES)
@@ -249,9 +259,44 @@ BloomSlicedMetaProblem(BloomMetaPage meta)
 	nlists = meta->nStripes == meta->firstStripe ? 0 :
 		(meta->nStripes - 1) / BLOOMIDX_STRIPELIST_ENTRIES -
 		meta->firstStripe / BLOOMIDX_STRIPELIST_ENTRIES + 1;
-	for (i = 0; i < BLOOMIDX_MAX_STRIPELISTS; i++)
+	/*
+	 * The lists in use, and the next, which a merge lists before it lists
+	 * the stripe: the entries anything reads before it reads the metapage
+	 * again (VACUUM shifts the entries down under the metapage lock).
+	 * bloomidx_check checks the others too (BloomMetaSpareListsProblem).
+	 */
+	for (i = 0; i < Min(nlists + 1, BLOOMIDX_MAX_STRIPELISTS); i++)
+	{
 		if (meta->stripeLists[i] == BLOOMIDX_METAPAGE_BLKNO ||
 			(i < nlists && meta->stripeLists[i] == InvalidBlockNumber))
+			return psprintf("Stripe-list entry %u is block %u.", i,
+							meta->stripeLists[i]);
+		/* an unused entry, InvalidBlockNumber, adds 0 */
+		*needBlocks = Max(*needBlocks, (BlockNumber) (meta->stripeLists[i] + 1));
+	}
+	return NULL;
+}
+
+/*
+ * Describe what is wrong with the stripe-list entries of a sound sliced
+ * metapage past those BloomMetaPageProblem checks, or return NULL: each is
+ * unused or a block of the index's nblocks other than the metapage.
+ */
+char *
+BloomMetaSpareListsProblem(BloomMetaPage meta, BlockNumber nblocks)
+{
+	uint32		nlists;
+	uint32		i;
+
+	if (meta->layout != BLOOMIDX_LAYOUT_SLICED)
+		return NULL;
+	nlists = meta->nStripes == meta->firstStripe ? 0 :
+		(meta->nStripes - 1) / BLOOMIDX_STRIPELIST_ENTRIES -
+		meta->firstStripe / BLOOMIDX_STRIPELIST_ENTRIES + 1;
+	for (i = nlists + 1; i < BLOOMIDX_MAX_STRIPELISTS; i++)
+		if (meta->stripeLists[i] == BLOOMIDX_METAPAGE_BLKNO ||
+			(meta->stripeLists[i] != InvalidBlockNumber &&
+			 meta->stripeLists[i] >= nblocks))
 			return psprintf("Stripe-list entry %u is block %u.", i,
 							meta->stripeLists[i]);
 	return NULL;
@@ -294,7 +339,8 @@ void
 BloomCheckMeta(Relation index, Page page)
 {
 	bool		unsupported;
-	char	   *problem = BloomMetaPageProblem(page, &unsupported);
+	BlockNumber needBlocks;
+	char	   *problem = BloomMetaPageProblem(page, &unsupported, &needBlocks);
 
 	if (problem != NULL && unsupported)
 		ereport(ERROR,
@@ -303,16 +349,13 @@ BloomCheckMeta(Relation index, Page page)
 						RelationGetRelationName(index)),
 				 errdetail_internal("%s", problem),
 				 errhint("REINDEX the index.")));
-	if (problem == NULL)
+	if (problem == NULL && needBlocks > 0)
 	{
-		BloomState	state = (BloomState) index->rd_amcache;
+		/* a length the index had, its current one if that is short */
+		BlockNumber nblocks = BloomBlocksCovering(index, needBlocks - 1);
 
-		/* a length the index had first, its current one if that is short */
-		if (state == NULL ||
-			BloomMetaBlocksProblem(BloomPageGetMeta(page),
-								   state->knownBlocks) != NULL)
-			problem = BloomMetaBlocksProblem(BloomPageGetMeta(page),
-											 BloomBlocksCovering(index, InvalidBlockNumber));
+		if (needBlocks > nblocks)
+			problem = BloomMetaBlocksProblem(BloomPageGetMeta(page), nblocks);
 	}
 	if (problem != NULL)
 		BloomReportCorruption(index, BLOOMIDX_METAPAGE_BLKNO, problem);

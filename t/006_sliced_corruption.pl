@@ -208,6 +208,18 @@ check_case('stripe-list entry naming the metapage',
 check_case('unused stripe-list entry naming the metapage',
 	$meta_at->(stripeLists => pack('L L', $block{'stripe-list'}, 0)),
 	$at->(0), $at->(0), $merge);
+# Entries past the next list are read by nothing before VACUUM shifts them
+# down (and the metapage is checked again): bloomidx_check reports them,
+# queries and inserts go on
+my $no_error = qr/\A(?!.*ERROR)/s;
+check_case('spare stripe-list entry naming the metapage',
+	$meta_at->(stripeLists => pack('L L L', $block{'stripe-list'}, 0xFFFFFFFF, 0)),
+	$at_with->(0, qr/Stripe-list entry 2 is block 0\./), $no_error,
+	[ q{BEGIN; INSERT INTO cs VALUES (5001, 7, 'b7'); ROLLBACK;}, '' ]);
+check_case('spare stripe-list entry past the end',
+	$meta_at->(stripeLists => pack('L L L', $block{'stripe-list'}, 0xFFFFFFFF, 1000000)),
+	$at_with->(0, qr/Stripe-list entry 2 is block 1000000\./), $no_error,
+	[ q{BEGIN; INSERT INTO cs VALUES (5001, 7, 'b7'); ROLLBACK;}, '' ]);
 
 # Read past the end of the file once (58P01 or XX001 from the storage
 # manager, naming no page of the index): a block number read from a
