@@ -30,7 +30,7 @@
 static Buffer
 BloomLockPageWithRoom(Relation index, BloomState state, BlockNumber blkno)
 {
-	Buffer		buffer = ReadBuffer(index, blkno);
+	Buffer		buffer = BloomReadBufferRecent(index, blkno, NULL);
 
 	LockBuffer(buffer, BUFFER_LOCK_EXCLUSIVE);
 	if (BloomPageIsData(index, BufferGetPage(buffer), blkno, state->tuplesPerPage) &&
@@ -136,7 +136,7 @@ BloomRowInsert(Relation index, BloomState state, const uint8 *sig,
 	Page		page;
 
 	/* Fast path: the first page of the free list, without the meta lock */
-	metabuf = ReadBuffer(index, BLOOMIDX_METAPAGE_BLKNO);
+	metabuf = BloomReadBufferRecent(index, BLOOMIDX_METAPAGE_BLKNO, NULL);
 	LockBuffer(metabuf, BUFFER_LOCK_SHARE);
 	BloomCheckMeta(index, BufferGetPage(metabuf));
 	meta = BloomPageGetMeta(BufferGetPage(metabuf));

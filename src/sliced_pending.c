@@ -42,7 +42,7 @@ static bool
 BloomPendingTryPage(Relation index, BloomState state, BlockNumber blkno,
 					const uint8 *sig, ItemPointer tid)
 {
-	Buffer		buffer = ReadBuffer(index, blkno);
+	Buffer		buffer = BloomReadBufferRecent(index, blkno, NULL);
 	bool		done = false;
 
 	LockBuffer(buffer, BUFFER_LOCK_EXCLUSIVE);
@@ -74,7 +74,8 @@ BloomPendingAdd(Relation index, BloomState state, const uint8 *sig,
 
 	for (;;)
 	{
-		Buffer		metabuf = ReadBuffer(index, BLOOMIDX_METAPAGE_BLKNO);
+		Buffer		metabuf = BloomReadBufferRecent(index, BLOOMIDX_METAPAGE_BLKNO,
+													NULL);
 		BloomMetaPage meta;
 		BlockNumber last = InvalidBlockNumber;
 		int			npending;
@@ -157,7 +158,8 @@ BloomPendingAddRows(Relation index, BloomState state, const uint64 *words,
 
 	while (done < n)
 	{
-		Buffer		metabuf = ReadBuffer(index, BLOOMIDX_METAPAGE_BLKNO);
+		Buffer		metabuf = BloomReadBufferRecent(index, BLOOMIDX_METAPAGE_BLKNO,
+													NULL);
 		BloomMetaPage meta;
 		GenericXLogState *xlogState;
 		Buffer		buffer;
