@@ -232,6 +232,8 @@ bloomidx_getbitmap(IndexScanDesc scan, TIDBitmap *tbm)
 	if (so->noMatch)
 		return 0;
 
+	/* Rows this backend's statement inserted are read from the index */
+	BloomBatchFlush(index);
 	pgstat_count_index_scan(index);
 
 	return BloomGetLayout(&state->shape)->getbitmap(index, state, so, tbm);

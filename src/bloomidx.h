@@ -196,6 +196,10 @@ extern double BloomEqualityFpr(const BloomShape *shape, double fill, int ncols,
 /* validate.c */
 extern bool bloomidx_validate(Oid opclassoid);
 
+/* sliced_batch.c (rows gathered by inserts into sliced indexes) */
+extern void BloomBatchInit(void);
+extern void BloomBatchFlush(Relation index);
+
 /* state.c */
 extern BloomState BloomGetState(Relation index);
 extern BlockNumber BloomBlocksCovering(Relation index, BlockNumber blkno);

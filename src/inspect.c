@@ -432,6 +432,7 @@ bloomidx_stats(PG_FUNCTION_ARGS)
 		PG_RETURN_DATUM(HeapTupleGetDatum(heap_form_tuple(tupdesc, values, nulls)));
 	}
 	BloomCheckIndexRelation(walk.index);
+	BloomBatchFlush(walk.index);
 	if (!exact)
 		BloomStatsFromMeta(walk.index, values, nulls, &walk.shape);
 	else
@@ -657,6 +658,7 @@ bloomidx_check(PG_FUNCTION_ARGS)
 				 errmsg("could not open table of index \"%s\"",
 						RelationGetRelationName(index))));
 	BloomCheckIndexRelation(index);
+	BloomBatchFlush(index);
 	if (!index->rd_index->indisvalid)
 		ereport(ERROR,
 				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),

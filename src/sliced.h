@@ -11,6 +11,8 @@
  *						and their rows back, transposition
  *	sliced_build.c		ambuild, serial and parallel
  *	sliced_pending.c	the pending list: where inserts go
+ *	sliced_batch.c		a statement's inserted rows, gathered and added
+ *						to the pending list a page at a time
  *	sliced_merge.c		merges of pending rows into the stripes
  *	sliced_stripe.c		writing rows into a stripe's pages, allocating them
  *	sliced_scan.c		amgetbitmap
@@ -201,11 +203,15 @@ extern bool BloomPrepareStripe(Relation index, BloomState state,
 
 extern bool BloomPendingAdd(Relation index, BloomState state, const uint8 *sig,
 							int nbitsSet, ItemPointer tid);
-extern void BloomPendingAddRows(Relation index, BloomState state,
+extern int	BloomPendingAddRows(Relation index, BloomState state,
 								const uint64 *words, const ItemPointerData *tids,
-								int n);
+								int n, bool inserted);
 extern void BloomSlicedInsert(Relation index, BloomState state, const uint8 *sig,
 							  int nbitsSet, ItemPointer tid);
+
+/* sliced_batch.c */
+extern void BloomBatchAdd(Relation index, BloomState state, const uint8 *sig,
+						  ItemPointer tid);
 extern int64 BloomSlicedMergeLocked(Relation index, BloomMergeMode mode);
 extern int64 BloomSlicedMerge(Relation index, bool wait, BloomMergeMode mode);
 extern int64 BloomSlicedMergeAll(Relation index, bool wait);

@@ -23,6 +23,18 @@
 #include "signature.h"
 #include "sliced.h"
 
+/* Bits set in a signature of nw words */
+static int
+BloomCountWordBits(const uint64 *words, int nw)
+{
+	int			nbits = 0;
+	int			w;
+
+	for (w = 0; w < nw; w++)
+		nbits += pg_popcount64(words[w]);
+	return nbits;
+}
+
 /*
  * Can a pending page take one more row?
  */
@@ -144,17 +156,21 @@ BloomPendingAdd(Relation index, BloomState state, const uint8 *sig,
 /*
  * Add rows, their signatures as words, to the pending list: the last
  * pending page filled first, then pages of their own, each page filled
- * (and a new one listed) in one WAL record: VACUUM moving
- * the live rows of a stripe back, under the merge lock.  Rows the list has
- * no room for take BloomPendingAdd's path, which merges a full list.
+ * (and a new one listed) in one WAL record: the rows a statement inserted
+ * (sliced_batch.c), and VACUUM moving the live rows of a stripe back,
+ * under the merge lock.  Rows the list has no room for take
+ * BloomPendingAdd's path, which merges a full list.  New rows (inserted)
+ * count in the fill statistics as BloomPendingAdd counts them: the first
+ * row of each page.  Returns the number of pages started.
  */
-void
+int
 BloomPendingAddRows(Relation index, BloomState state, const uint64 *words,
-					const ItemPointerData *tids, int n)
+					const ItemPointerData *tids, int n, bool inserted)
 {
 	const BloomShape *shape = &state->shape;
 	uint8		sig[BLOOMIDX_SLICED_MAX_LENGTH / 8];
 	int			done = 0;
+	int			started = 0;
 
 	while (done < n)
 	{
@@ -204,6 +220,13 @@ BloomPendingAddRows(Relation index, BloomState state, const uint64 *words,
 			page = GenericXLogRegisterBuffer(xlogState, buffer, GENERIC_XLOG_FULL_IMAGE);
 			BloomInitDataPage(page, shape->sigBytes);
 			meta->pendingPages[meta->nPending++] = BufferGetBlockNumber(buffer);
+			if (inserted)
+			{
+				meta->statTuples++;
+				meta->statBitsSet += BloomCountWordBits(words + (Size) done * shape->sigWords,
+														shape->sigWords);
+			}
+			started++;
 		}
 		for (; done < n; done++)
 		{
@@ -220,26 +243,27 @@ BloomPendingAddRows(Relation index, BloomState state, const uint64 *words,
 
 	for (; done < n; done++)
 	{
-		int			nbits = 0;
-		int			w;
+		const uint64 *row = words + (Size) done * shape->sigWords;
 
-		for (w = 0; w < shape->sigWords; w++)
-			nbits += pg_popcount64(words[(Size) done * shape->sigWords + w]);
-		BloomStoreWords(sig, words + (Size) done * shape->sigWords, shape->sigBytes);
-		(void) BloomPendingAdd(index, state, sig, nbits, (ItemPointer) &tids[done]);
+		BloomStoreWords(sig, row, shape->sigBytes);
+		if (BloomPendingAdd(index, state, sig,
+							BloomCountWordBits(row, shape->sigWords),
+							(ItemPointer) &tids[done]))
+			started++;
 	}
+	return started;
 }
 
 /*
- * Insert a row into a sliced index: into the pending pages.  An insert
- * that starts a new pending page then takes one merge step, of at most
- * BloomMergeStepRows rows, if one is due (see BloomMergeWant) and no other
- * backend is merging: inserts never pay for a whole stripe.
+ * Insert a row into a sliced index: into the pending pages, with the other
+ * rows its statement inserts (sliced_batch.c).  Each pending page started
+ * then takes one merge step, of at most BloomMergeStepRows rows, if one is
+ * due (see BloomMergeWant) and no other backend is merging: inserts never
+ * pay for a whole stripe.
  */
 void
 BloomSlicedInsert(Relation index, BloomState state, const uint8 *sig,
 				  int nbitsSet, ItemPointer tid)
 {
-	if (BloomPendingAdd(index, state, sig, nbitsSet, tid))
-		BloomSlicedMerge(index, false, BLOOM_MERGE_STEP);
+	BloomBatchAdd(index, state, sig, tid);
 }

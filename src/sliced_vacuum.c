@@ -135,7 +135,7 @@ BloomReclaimStripe(Relation index, BloomState state, uint32 s, BlockNumber strip
 								&rowOf, &tids, &words);
 
 	/* Back to the pending pages */
-	BloomPendingAddRows(index, state, words, tids, nlive);
+	(void) BloomPendingAddRows(index, state, words, tids, nlive, false);
 
 	/* Take the stripe out of its list */
 	metabuf = ReadBuffer(index, BLOOMIDX_METAPAGE_BLKNO);

@@ -30,6 +30,7 @@ $node->init;
 $node->append_conf('postgresql.conf', qq{
 shared_buffers = 1MB
 max_connections = 20
+max_prepared_transactions = 2
 });
 $node->start;
 
@@ -133,6 +134,23 @@ for my $round (1 .. $rounds)
 	bx_check_answers($node, 'cu', "round $round, unlogged table refilled");
 	$node->safe_psql('postgres', "SELECT setval('cu_seq', 2001, false)");
 }
+
+# A prepared transaction's inserts (gathered by their statement and written
+# before it ends): a crash, COMMIT PREPARED, and the index has them
+my $prepared = bx_insert_sql('cs',
+	"(SELECT nextval('cs_seq') AS g FROM generate_series(1, 1000)) s");
+$node->safe_psql('postgres',
+	"BEGIN;\n$prepared\nPREPARE TRANSACTION 'bx_prepared';");
+$node->stop('immediate');
+$node->start;
+$node->safe_psql('postgres', "COMMIT PREPARED 'bx_prepared'");
+bx_check_answers($node, 'cs', 'a prepared transaction committed after a crash');
+is( $node->safe_psql(
+		'postgres',
+		"SELECT bloomidx_check('cs_bx', true), bloomidx_check('cs_tn_bx', true); SELECT 'checked'"
+	),
+	"|\nchecked",
+	'a prepared transaction committed after a crash: bloomidx_check passes');
 
 $node->stop;
 
