@@ -33,15 +33,14 @@
 #include "postgres.h"
 
 #include "access/parallel.h"
-#include "access/relation.h"
 #include "access/xact.h"
-#include "catalog/pg_class.h"
 #include "executor/executor.h"
 #include "miscadmin.h"
 #include "nodes/parsenodes.h"
 #include "tcop/utility.h"
 #include "utils/memutils.h"
 #include "utils/rel.h"
+#include "utils/relcache.h"
 
 #include "bloomidx.h"
 #include "page.h"
@@ -92,12 +91,16 @@ BloomBatchWrite(BloomInsertBatch *batch)
 		return;
 	batch->nrows = 0;
 
-	/* The lock is held since the inserts; the index may be gone since */
-	index = try_relation_open(batch->indexOid, RowExclusiveLock);
-	if (index == NULL)
+	/*
+	 * Locked since the inserts (whoever calls aminsert holds a lock on the
+	 * index until the transaction ends), so no one else can drop it; not
+	 * even this backend, which writes the rows before any utility
+	 * statement.  Were it gone, so would be its rows.
+	 */
+	index = RelationIdGetRelation(batch->indexOid);
+	if (!RelationIsValid(index))
 		return;
-	if (index->rd_rel->relkind == RELKIND_INDEX &&
-		RelFileNodeEquals(index->rd_node, batch->node))
+	if (RelFileNodeEquals(index->rd_node, batch->node))
 	{
 		BloomState	state = BloomGetState(index);
 		int			started;
@@ -122,7 +125,7 @@ BloomBatchWrite(BloomInsertBatch *batch)
 		while (started-- > 0)
 			BloomSlicedMerge(index, false, BLOOM_MERGE_STEP);
 	}
-	relation_close(index, NoLock);
+	RelationClose(index);
 }
 
 /*
