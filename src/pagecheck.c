@@ -219,6 +219,19 @@ BloomMetaPageProblem(Page page, bool *unsupported, BlockNumber *needBlocks)
 }
 
 /*
+ * Stripe-list pages a sliced metapage's stripes firstStripe to nStripes
+ * take (checked to be in range by BloomSlicedMetaProblem).
+ */
+static uint32
+BloomMetaStripeListsInUse(BloomMetaPage meta)
+{
+	if (meta->nStripes == meta->firstStripe)
+		return 0;
+	return (meta->nStripes - 1) / BLOOMIDX_STRIPELIST_ENTRIES -
+		meta->firstStripe / BLOOMIDX_STRIPELIST_ENTRIES + 1;
+}
+
+/*
  * Describe what is wrong with the sliced layout's fields of a metapage, or
  * return NULL if nothing is.  Block numbers are checked against the
  * index's length by the caller: *needBlocks is raised to cover those listed
@@ -256,9 +269,7 @@ BloomSlicedMetaProblem(BloomMetaPage meta, BlockNumber *needBlocks)
 		return psprintf(UINT64_FORMAT " merged rows do not fill %u stripes of %d rows.",
 						meta->mergedRows, meta->nStripes,
 						(int) BLOOMIDX_STRIPE_ROWS);
-	nlists = meta->nStripes == meta->firstStripe ? 0 :
-		(meta->nStripes - 1) / BLOOMIDX_STRIPELIST_ENTRIES -
-		meta->firstStripe / BLOOMIDX_STRIPELIST_ENTRIES + 1;
+	nlists = BloomMetaStripeListsInUse(meta);
 	/*
 	 * The lists in use, and the next, which a merge lists before it lists
 	 * the stripe: the entries anything reads before it reads the metapage
@@ -290,9 +301,7 @@ BloomMetaSpareListsProblem(BloomMetaPage meta, BlockNumber nblocks)
 
 	if (meta->layout != BLOOMIDX_LAYOUT_SLICED)
 		return NULL;
-	nlists = meta->nStripes == meta->firstStripe ? 0 :
-		(meta->nStripes - 1) / BLOOMIDX_STRIPELIST_ENTRIES -
-		meta->firstStripe / BLOOMIDX_STRIPELIST_ENTRIES + 1;
+	nlists = BloomMetaStripeListsInUse(meta);
 	for (i = nlists + 1; i < BLOOMIDX_MAX_STRIPELISTS; i++)
 		if (meta->stripeLists[i] == BLOOMIDX_METAPAGE_BLKNO ||
 			(meta->stripeLists[i] != InvalidBlockNumber &&
