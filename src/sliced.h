@@ -208,10 +208,12 @@ extern int	BloomPendingAddRows(Relation index, BloomState state,
 								int n, bool inserted);
 extern void BloomSlicedInsert(Relation index, BloomState state, const uint8 *sig,
 							  int nbitsSet, ItemPointer tid);
+extern void BloomPendingInsert(Relation index, BloomState state, const uint8 *sig,
+							   int nbitsSet, ItemPointer tid);
 
 /* sliced_batch.c */
 extern void BloomBatchAdd(Relation index, BloomState state, const uint8 *sig,
-						  ItemPointer tid);
+						  int nbitsSet, ItemPointer tid);
 extern int64 BloomSlicedMergeLocked(Relation index, BloomMergeMode mode);
 extern int64 BloomSlicedMerge(Relation index, bool wait, BloomMergeMode mode);
 extern int64 BloomSlicedMergeAll(Relation index, bool wait);

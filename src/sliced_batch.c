@@ -103,7 +103,6 @@ BloomBatchWrite(BloomInsertBatch *batch)
 	if (RelFileNodeEquals(index->rd_node, batch->node))
 	{
 		BloomState	state = BloomGetState(index);
-		int			started;
 
 		if (state->shape.layout != BLOOMIDX_LAYOUT_SLICED ||
 			state->shape.sigWords != batch->sigWords)
@@ -115,15 +114,18 @@ BloomBatchWrite(BloomInsertBatch *batch)
 			uint8		sig[BLOOMIDX_SLICED_MAX_LENGTH / 8];
 
 			BloomStoreWords(sig, batch->words, state->shape.sigBytes);
-			started = BloomPendingAdd(index, state, sig,
-									  BloomCountBits(sig, state->shape.sigBytes),
-									  &batch->tids[0]) ? 1 : 0;
+			BloomPendingInsert(index, state, sig,
+							   BloomCountBits(sig, state->shape.sigBytes),
+							   &batch->tids[0]);
 		}
 		else
-			started = BloomPendingAddRows(index, state, batch->words, batch->tids,
-										  n, true);
-		while (started-- > 0)
-			BloomSlicedMerge(index, false, BLOOM_MERGE_STEP);
+		{
+			int			started = BloomPendingAddRows(index, state, batch->words,
+													  batch->tids, n, true);
+
+			while (started-- > 0)
+				BloomSlicedMerge(index, false, BLOOM_MERGE_STEP);
+		}
 	}
 	RelationClose(index);
 }
@@ -152,6 +154,19 @@ BloomBatchForget(void)
 }
 
 /*
+ * Free the arrays of a batch's rows (their bytes no longer count).
+ */
+static void
+BloomBatchFreeRows(BloomInsertBatch *batch)
+{
+	pfree(batch->words);
+	pfree(batch->tids);
+	pfree(batch->subids);
+	bloomBatchBytes -= batch->bytes;
+	batch->nrows = 0;
+}
+
+/*
  * Write every batch and free them.
  */
 static void
@@ -164,13 +179,29 @@ BloomBatchWriteAndFree(void)
 	{
 		BloomInsertBatch *next = batch->next;
 
-		pfree(batch->words);
-		pfree(batch->tids);
-		pfree(batch->subids);
+		BloomBatchFreeRows(batch);
 		pfree(batch);
 		batch = next;
 	}
 	BloomBatchForget();
+}
+
+/*
+ * The batch of an index, or NULL.
+ */
+static BloomInsertBatch *
+BloomBatchFind(Oid indexOid)
+{
+	BloomInsertBatch *batch;
+
+	if (bloomLastBatch != NULL && bloomLastBatch->indexOid == indexOid)
+		return bloomLastBatch;
+	for (batch = bloomBatches; batch != NULL; batch = batch->next)
+	{
+		if (batch->indexOid == indexOid)
+			return batch;
+	}
+	return NULL;
 }
 
 /*
@@ -179,13 +210,10 @@ BloomBatchWriteAndFree(void)
 void
 BloomBatchFlush(Relation index)
 {
-	BloomInsertBatch *batch;
+	BloomInsertBatch *batch = BloomBatchFind(RelationGetRelid(index));
 
-	for (batch = bloomBatches; batch != NULL; batch = batch->next)
-	{
-		if (batch->indexOid == RelationGetRelid(index))
-			BloomBatchWrite(batch);
-	}
+	if (batch != NULL)
+		BloomBatchWrite(batch);
 }
 
 /*
@@ -194,7 +222,7 @@ BloomBatchFlush(Relation index)
  */
 void
 BloomBatchAdd(Relation index, BloomState state, const uint8 *sig,
-			  ItemPointer tid)
+			  int nbitsSet, ItemPointer tid)
 {
 	const BloomShape *shape = &state->shape;
 	BloomInsertBatch *batch;
@@ -206,21 +234,11 @@ BloomBatchAdd(Relation index, BloomState state, const uint8 *sig,
 	/* Written directly where nothing may be deferred */
 	if (IsInParallelMode())
 	{
-		if (BloomPendingAdd(index, state, sig, BloomCountBits(sig, shape->sigBytes),
-							tid))
-			BloomSlicedMerge(index, false, BLOOM_MERGE_STEP);
+		BloomPendingInsert(index, state, sig, nbitsSet, tid);
 		return;
 	}
 
-	batch = bloomLastBatch;
-	if (batch == NULL || batch->indexOid != RelationGetRelid(index))
-	{
-		for (batch = bloomBatches; batch != NULL; batch = batch->next)
-		{
-			if (batch->indexOid == RelationGetRelid(index))
-				break;
-		}
-	}
+	batch = BloomBatchFind(RelationGetRelid(index));
 	if (batch == NULL || !RelFileNodeEquals(batch->node, index->rd_node))
 	{
 		Size		rowBytes = sizeof(uint64) * shape->sigWords +
@@ -234,11 +252,7 @@ BloomBatchAdd(Relation index, BloomState state, const uint8 *sig,
 			 * the rows gathered before are gone with the heap rows they
 			 * point to.
 			 */
-			batch->nrows = 0;
-			pfree(batch->words);
-			pfree(batch->tids);
-			pfree(batch->subids);
-			bloomBatchBytes -= batch->bytes;
+			BloomBatchFreeRows(batch);
 		}
 		else
 		{

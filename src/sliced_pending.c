@@ -193,7 +193,7 @@ BloomPendingAddRows(Relation index, BloomState state, const uint64 *words,
 		{
 			BlockNumber last = meta->pendingPages[meta->nPending - 1];
 
-			buffer = ReadBuffer(index, last);
+			buffer = BloomReadBufferRecent(index, last, NULL);
 			LockBuffer(buffer, BUFFER_LOCK_EXCLUSIVE);
 			if (BloomPendingHasRoom(index, state, BufferGetPage(buffer), last))
 			{
@@ -265,5 +265,17 @@ void
 BloomSlicedInsert(Relation index, BloomState state, const uint8 *sig,
 				  int nbitsSet, ItemPointer tid)
 {
-	BloomBatchAdd(index, state, sig, tid);
+	BloomBatchAdd(index, state, sig, nbitsSet, tid);
+}
+
+/*
+ * Add one row to the pending pages, and take a merge step if it started a
+ * pending page: a row written on its own (sliced_batch.c).
+ */
+void
+BloomPendingInsert(Relation index, BloomState state, const uint8 *sig,
+				   int nbitsSet, ItemPointer tid)
+{
+	if (BloomPendingAdd(index, state, sig, nbitsSet, tid))
+		BloomSlicedMerge(index, false, BLOOM_MERGE_STEP);
 }
