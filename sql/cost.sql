@@ -149,6 +149,40 @@ SELECT round(fill::numeric, 3) AS vacuumed_fill FROM bloomidx_estimate('tc2_idx'
 SELECT true_rows, candidate_rows FROM bloomidx_estimate('tc2_idx', '{a}');
 DROP TABLE tc2;
 
+-- Lossy pages: 64kB of work_mem holds 1,024 heap pages in a bitmap.  When
+-- the candidates lie on more pages than that, the bitmap turns half of
+-- them lossy each time it fills, and the heap scan rechecks every tuple of
+-- a lossy page one by one; the index's cost counts those tuples.  tl has
+-- 2,440 pages, 41 rows each; b = 3 is 5% of the rows (on 87% of the pages,
+-- three fillings of the bitmap: 1,536 lossy pages), a = 4242 one row
+CREATE TABLE tl AS
+	SELECT i AS a, i % 20 AS b, repeat('x', 150) AS pad
+	FROM generate_series(1, 100000) i;
+ANALYZE tl;
+SELECT relpages FROM pg_class WHERE relname = 'tl';
+CREATE INDEX tl_idx ON tl USING bloomidx (a, b);
+CREATE FUNCTION tl_index_cost(q text, mem text) RETURNS float8
+LANGUAGE plpgsql AS $$
+DECLARE
+	plan json;
+BEGIN
+	SET LOCAL enable_seqscan = off;
+	PERFORM set_config('work_mem', mem, true);
+	EXECUTE 'EXPLAIN (FORMAT JSON) ' || q INTO plan;
+	RETURN (SELECT (p->>'Total Cost')::float8
+			FROM json_array_elements(plan->0->'Plan'->'Plans') p
+			WHERE p->>'Node Type' = 'Bitmap Index Scan');
+END;
+$$;
+-- 1,536 lossy pages of 41 tuples at 0.7 cpu_tuple_cost: 441 more
+SELECT round(tl_index_cost('SELECT * FROM tl WHERE b = 3', '64kB') -
+			 tl_index_cost('SELECT * FROM tl WHERE b = 3', '4MB')) AS lossy_cost;
+SELECT tl_index_cost('SELECT * FROM tl WHERE a = 4242', '64kB') =
+	tl_index_cost('SELECT * FROM tl WHERE a = 4242', '4MB') AS same_cost_when_exact;
+SHOW work_mem;
+DROP FUNCTION tl_index_cost;
+DROP TABLE tl;
+
 -- An expression column: its statistics are the index's own
 CREATE INDEX tc_expr ON tc USING bloomidx (lower(g), a);
 ANALYZE tc;
