@@ -214,6 +214,14 @@ BloomMergeWant(Relation index, BloomState state, const BloomSlicedSnapshot *snap
 	bool		crowded = snap->nPending >= BLOOMIDX_PENDING_CROWDED;
 	uint64		pending;
 
+	/*
+	 * A pending page holds at most tuplesPerPage rows: pages too few to
+	 * hold the rows a stripe needs are not read to count theirs (a step
+	 * that would start a stripe runs each time an insert starts a pending
+	 * page, and reading the list there took most of such an insert's time).
+	 */
+	bool		fewPages = (uint64) snap->nPending * state->tuplesPerPage < toFill;
+
 	if (mode == BLOOM_MERGE_ALL)
 		return PG_UINT64_MAX;
 	if (mode == BLOOM_MERGE_STEP)
@@ -225,7 +233,7 @@ BloomMergeWant(Relation index, BloomState state, const BloomSlicedSnapshot *snap
 		 */
 		if (!crowded && r0 == 0 &&
 			!BloomStripeBegun(index, snap, (uint32) (snap->mergedRows / BLOOMIDX_STRIPE_ROWS)) &&
-			BloomCountPending(index, state, snap, toFill) < toFill)
+			(fewPages || BloomCountPending(index, state, snap, toFill) < toFill))
 			return 0;
 		return Min(toFill, (uint64) BloomMergeStepRows(state));
 	}
@@ -233,6 +241,8 @@ BloomMergeWant(Relation index, BloomState state, const BloomSlicedSnapshot *snap
 	/* Whole stripes: those the pending rows fill, or all when crowded */
 	if (crowded)
 		return PG_UINT64_MAX;
+	if (fewPages)
+		return 0;
 	pending = BloomCountPending(index, state, snap, PG_UINT64_MAX);
 	if (pending < toFill)
 		return 0;
