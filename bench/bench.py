@@ -1060,6 +1060,25 @@ def layout_ratios(raw):
     return out
 
 
+def net_probe_phrase(bp, prefix, base_ms, what):
+    """'net of WHAT the probes are Xx (hits) and Yx (misses) faster', or,
+    when the probes take less than a tenth of a run beside the read and the
+    detoasting subtracted (their run-to-run variation is larger than what
+    would be left), why no net figure is given."""
+    ratios = []
+    for kind in ("hit", "miss"):
+        net = {}
+        for name in ("plain", "blocked"):
+            total = bp["%s%s_%s_ms" % (prefix, kind, name)]
+            net[name] = total - base_ms(kind) - bp[name + "_detoast_ms"]
+            if net[name] < 0.1 * total:
+                return ("the probes take too small a share of the time beside "
+                        "reading and detoasting for a net figure")
+        ratios.append(net["plain"] / net["blocked"])
+    return ("net of %s the probes are %.2fx (hits) and %.2fx (misses) faster"
+            % (what, ratios[0], ratios[1]))
+
+
 def plan_choice_lines(path):
     """The summary lines of bench/plan_choice.sh's output."""
     if not path or not os.path.exists(path):
@@ -1336,14 +1355,14 @@ def cmd_report(a):
                   "from a scalar subquery over generate_series, same run: "
                   "hits %s ms plain, %s ms blocked (%.2fx); misses %s ms "
                   "plain, %s ms blocked (%.2fx).  Of that, the scan alone "
-                  "takes %s ms and detoasting the filter %s ms; net of both "
-                  "the probes are %sx (hits) and %sx (misses) faster."
+                  "takes %s ms and detoasting the filter %s ms; %s."
                   % (bp["mb"], fmt(bp["n"]), fmt(bp["probes"]),
                      fmt(bp["hit_plain_ms"]), fmt(bp["hit_blocked_ms"]),
                      bp["hit_ratio"], fmt(bp["miss_plain_ms"]),
                      fmt(bp["miss_blocked_ms"]), bp["miss_ratio"],
                      fmt(bp["base_ms"]), fmt(bp["blocked_detoast_ms"]),
-                     fmt(bp["hit_net_ratio"], 3), fmt(bp["miss_net_ratio"], 3)))
+                     net_probe_phrase(bp, "", lambda kind: bp["base_ms"],
+                                      "both")))
         if "array_hit_ratio" in bp:
             md.append("")
             md.append("The same probes through the array form, "
@@ -1351,9 +1370,7 @@ def cmd_report(a):
                       "%s values (batches of 16 probes, their lines "
                       "prefetched first), same run: hits %s ms plain, %s ms "
                       "blocked (%.2fx); misses %s ms plain, %s ms blocked "
-                      "(%.2fx).  Reading the array alone takes %s ms; net of "
-                      "that and detoasting the probes are %sx (hits) and "
-                      "%sx (misses) faster."
+                      "(%.2fx).  Reading the array alone takes %s ms; %s."
                       % (fmt(bp["probes"]), fmt(bp["array_hit_plain_ms"]),
                          fmt(bp["array_hit_blocked_ms"]),
                          bp["array_hit_ratio"],
@@ -1361,8 +1378,10 @@ def cmd_report(a):
                          fmt(bp["array_miss_blocked_ms"]),
                          bp["array_miss_ratio"],
                          fmt(bp["array_hit_base_ms"]),
-                         fmt(bp["array_hit_net_ratio"], 3),
-                         fmt(bp["array_miss_net_ratio"], 3)))
+                         net_probe_phrase(
+                             bp, "array_",
+                             lambda kind: bp["array_%s_base_ms" % kind],
+                             "that and detoasting")))
         for kind in ("hit", "miss"):
             csvrows.append(["blocked_probes", "", kind + " plain/blocked", "",
                             bp[kind + "_ratio"], "", ""])
