@@ -416,6 +416,62 @@ def measure_insert_latency(pg, c, table, cols, nrows):
                 merge_cpu_max=max(cpus) if cpus else None)
 
 
+def measure_insert_latency_pair(pg, c1, c2, table, cols, nrows):
+    """Single-row INSERT latency of two contenders measured in alternation:
+    each row of table is inserted into a fresh copy with c1's index and
+    into one with c2's, in turn (which goes first alternates), each
+    statement timed with clock_timestamp(), so that both see the same
+    machine at the same moments.  Returns, per contender, the median, 99th
+    and 99.9th percentiles and the maximum, in ms."""
+    ddl1 = index_ddl(c1, "tlat1", cols, "tlat1_idx")
+    ddl2 = index_ddl(c2, "tlat2", cols, "tlat2_idx")
+    pg.run("DROP TABLE IF EXISTS tlat1, tlat2, lat_pair;\n"
+           "CREATE TABLE tlat1 (LIKE %s);\n" % table +
+           "CREATE TABLE tlat2 (LIKE %s);\n" % table +
+           "".join(d + ";\n" for d in ddl1 + ddl2) +
+           "CREATE UNLOGGED TABLE lat_pair (which int, ms float8);\n"
+           "CHECKPOINT;\n"
+           "DO $$\n"
+           "DECLARE r %s; t0 timestamptz; t1 timestamptz; t2 timestamptz;\n"
+           % table +
+           "  odd bool := false;\n"
+           "BEGIN\n"
+           "  FOR r IN SELECT * FROM %s LIMIT %d LOOP\n" % (table, nrows) +
+           "    odd := NOT odd;\n"
+           "    IF odd THEN\n"
+           "      t0 := clock_timestamp();\n"
+           "      INSERT INTO tlat1 VALUES (r.*);\n"
+           "      t1 := clock_timestamp();\n"
+           "      INSERT INTO tlat2 VALUES (r.*);\n"
+           "      t2 := clock_timestamp();\n"
+           "      INSERT INTO lat_pair VALUES\n"
+           "        (1, 1000 * extract(epoch FROM t1 - t0)),\n"
+           "        (2, 1000 * extract(epoch FROM t2 - t1));\n"
+           "    ELSE\n"
+           "      t0 := clock_timestamp();\n"
+           "      INSERT INTO tlat2 VALUES (r.*);\n"
+           "      t1 := clock_timestamp();\n"
+           "      INSERT INTO tlat1 VALUES (r.*);\n"
+           "      t2 := clock_timestamp();\n"
+           "      INSERT INTO lat_pair VALUES\n"
+           "        (2, 1000 * extract(epoch FROM t1 - t0)),\n"
+           "        (1, 1000 * extract(epoch FROM t2 - t1));\n"
+           "    END IF;\n"
+           "  END LOOP;\n"
+           "END $$;\n")
+    out = {}
+    for which, c in ((1, c1), (2, c2)):
+        v = pg.value("SELECT concat_ws(' ', p[1], p[2], p[3], mx) FROM "
+                     "(SELECT percentile_cont(ARRAY[0.5, 0.99, 0.999]) WITHIN "
+                     "GROUP (ORDER BY ms) AS p, max(ms) AS mx FROM lat_pair "
+                     "WHERE which = %d) s" % which)
+        p50, p99, p999, mx = (float(x) for x in v.split())
+        out[c["key"]] = dict(p50=p50, p99=p99, p999=p999, max=mx)
+    pg.run("DROP TABLE tlat1, tlat2, lat_pair;\n")
+    out["n"] = nrows
+    return out
+
+
 def measure_contender(pg, c, table, cols, queries, a):
     """Build time, size, insert time and query figures of contender c."""
     r = dict(key=c["key"])
@@ -885,6 +941,15 @@ def cmd_measure(a):
             tr["contenders"][c["key"]] = measure_contender(
                 pg, c, table, cols, queries, a)
             loads.append(load_avg())
+        keys = dict((c["key"], c) for c in CONTENDERS)
+        if table == "tbloom" and "bloomidx" in keys and "bloomidx_row" in keys:
+            tr["latency_pair"] = lp = measure_insert_latency_pair(
+                pg, keys["bloomidx"], keys["bloomidx_row"], table, cols,
+                a.latency_rows)
+            log("%d single-row inserts in alternation: p99.9 %.3f ms "
+                "(defaults) and %.3f ms (layout=row), median %.3f and %.3f"
+                % (lp["n"], lp["bloomidx"]["p999"], lp["bloomidx_row"]["p999"],
+                   lp["bloomidx"]["p50"], lp["bloomidx_row"]["p50"]))
         raw["tables"][table] = tr
     raw["filters"] = measure_filters(pg, a)
     raw["filter_variants"] = measure_filter_variants(pg, a)
@@ -1057,6 +1122,14 @@ def layout_ratios(raw):
           for r, s in pairs]
     rs = [x for x in rs if x is not None]
     add("insert overhead per row", max(rs) if rs else None)
+    lp = raw["tables"]["tbloom"].get("latency_pair")
+    if lp:
+        add("single-row insert p99.9, defaults, the two inserted into in "
+            "alternation", ratio(lp["bloomidx"]["p999"],
+                                 lp["bloomidx_row"]["p999"]),
+            "%s against %s ms; medians %s and %s ms"
+            % (fmt(lp["bloomidx"]["p999"], 3), fmt(lp["bloomidx_row"]["p999"], 3),
+               fmt(lp["bloomidx"]["p50"], 3), fmt(lp["bloomidx_row"]["p50"], 3)))
     return out
 
 
