@@ -182,8 +182,6 @@ BloomWalkIndex(BloomWalkData *walk)
 	Buffer		buffer;
 	BlockNumber blkno;
 	char	   *problem;
-	bool		unsupported;
-	BlockNumber needBlocks;
 	const BloomLayoutRoutine *layout;
 	int			i;
 
@@ -199,11 +197,6 @@ BloomWalkIndex(BloomWalkData *walk)
 	memcpy(copy.data, BufferGetPage(buffer), BLCKSZ);
 	UnlockReleaseBuffer(buffer);
 
-	problem = BloomMetaPageProblem(page, &unsupported, &needBlocks);
-	if (problem != NULL && unsupported)
-		BloomReportUnsupported(index, problem);
-	if (problem != NULL)
-		BloomReportCorruption(index, BLOOMIDX_METAPAGE_BLKNO, problem);
 	BloomCheckMeta(index, page);
 
 	meta = BloomPageGetMeta(page);

@@ -352,12 +352,7 @@ BloomCheckMeta(Relation index, Page page)
 	char	   *problem = BloomMetaPageProblem(page, &unsupported, &needBlocks);
 
 	if (problem != NULL && unsupported)
-		ereport(ERROR,
-				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
-				 errmsg("bloomidx index \"%s\" has a format this build cannot read",
-						RelationGetRelationName(index)),
-				 errdetail_internal("%s", problem),
-				 errhint("REINDEX the index.")));
+		BloomReportUnsupported(index, problem);
 	if (problem == NULL && needBlocks > 0)
 	{
 		/* a length the index had, its current one if that is short */
