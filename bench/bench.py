@@ -372,6 +372,16 @@ def measure_insert(pg, c, table, cols, nrows, runs):
     return median(ms), ms
 
 
+def latency_percentiles(pg, from_where):
+    """Median, 99th and 99.9th percentiles and maximum, in ms, of the ms
+    column of the rows from_where ("FROM t WHERE ...") gives."""
+    v = pg.value("SELECT concat_ws(' ', p[1], p[2], p[3], mx) FROM "
+                 "(SELECT percentile_cont(ARRAY[0.5, 0.99, 0.999]) WITHIN "
+                 "GROUP (ORDER BY ms) AS p, max(ms) AS mx %s) s" % from_where)
+    p50, p99, p999, mx = (float(x) for x in v.split())
+    return dict(p50=p50, p99=p99, p999=p999, max=mx)
+
+
 def measure_insert_latency(pg, c, table, cols, nrows):
     """Latency of single-row INSERT statements into a fresh copy of table
     with c's indexes: nrows of them in one PL/pgSQL loop, each timed with
@@ -398,11 +408,8 @@ def measure_insert_latency(pg, c, table, cols, nrows):
            "clock_timestamp() - t0));\n"
            "  END LOOP;\n"
            "END $$;\n")
-    v = pg.value("SELECT concat_ws(' ', p[1], p[2], p[3], mx) FROM "
-                 "(SELECT percentile_cont(ARRAY[0.5, 0.99, 0.999]) WITHIN "
-                 "GROUP (ORDER BY ms) AS p, max(ms) AS mx FROM lat_ms) s")
+    r = latency_percentiles(pg, "FROM lat_ms")
     pg.run("DROP TABLE tlat; DROP TABLE lat_ms;\n")
-    p50, p99, p999, mx = (float(x) for x in v.split())
     # "merged N rows from N pending pages in X ms (Y ms CPU)", and
     # "allocated N pages of stripe N in X ms (Y ms CPU)" for the steps that
     # allocate a new stripe's pages instead
@@ -410,10 +417,10 @@ def measure_insert_latency(pg, c, table, cols, nrows):
         r"(?:merged \d+ rows from \d+ pending pages|allocated \d+ pages "
         r"of stripe \d+) in ([0-9.]+) ms(?: \(([0-9.]+) ms CPU\))?", msgs)]
     cpus = [c for _, c in steps if c is not None]
-    return dict(p50=p50, p99=p99, p999=p999, max=mx, n=nrows,
-                merges=len(steps),
-                merge_max=max(w for w, _ in steps) if steps else None,
-                merge_cpu_max=max(cpus) if cpus else None)
+    r.update(n=nrows, merges=len(steps),
+             merge_max=max(w for w, _ in steps) if steps else None,
+             merge_cpu_max=max(cpus) if cpus else None)
+    return r
 
 
 def measure_insert_latency_pair(pg, c1, c2, table, cols, nrows):
@@ -461,12 +468,8 @@ def measure_insert_latency_pair(pg, c1, c2, table, cols, nrows):
            "END $$;\n")
     out = {}
     for which, c in ((1, c1), (2, c2)):
-        v = pg.value("SELECT concat_ws(' ', p[1], p[2], p[3], mx) FROM "
-                     "(SELECT percentile_cont(ARRAY[0.5, 0.99, 0.999]) WITHIN "
-                     "GROUP (ORDER BY ms) AS p, max(ms) AS mx FROM lat_pair "
-                     "WHERE which = %d) s" % which)
-        p50, p99, p999, mx = (float(x) for x in v.split())
-        out[c["key"]] = dict(p50=p50, p99=p99, p999=p999, max=mx)
+        out[c["key"]] = latency_percentiles(
+            pg, "FROM lat_pair WHERE which = %d" % which)
     pg.run("DROP TABLE tlat1, tlat2, lat_pair;\n")
     out["n"] = nrows
     return out
