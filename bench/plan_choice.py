@@ -129,13 +129,21 @@ def bitmap_index_node(doc):
 
 def ensure_tables(pg, rows, remake):
     """Reuse tbloom and tmixed when they hold rows rows, else make them (a
-    table of another size is dropped only with --remake)."""
+    table of another size is dropped only with --remake).  A reused table
+    without statistics is analyzed: the planner would pick on its default
+    selectivities."""
     for t in ("tbloom", "tmixed"):
         n = -1
         if pg.value("SELECT to_regclass('%s') IS NOT NULL" % t) == "t":
             n = int(pg.value("SELECT count(*) FROM %s" % t))
         if n == rows:
-            log("reusing table %s (%d rows)" % (t, rows))
+            if pg.value("SELECT count(*) FROM pg_statistic "
+                        "WHERE starelid = '%s'::regclass" % t) == "0":
+                pg.run("ANALYZE %s;\n" % t)
+                log("reusing table %s (%d rows), analyzed: it had no "
+                    "statistics" % (t, rows))
+            else:
+                log("reusing table %s (%d rows)" % (t, rows))
             continue
         if n >= 0 and not remake:
             raise RuntimeError("table %s has %d rows, not %d: pass --remake "

@@ -16,10 +16,11 @@
 # --host/--port/--dbname), it runs on that cluster, which needs the bloomidx
 # and contrib bloom and pg_prewarm extensions available (bench/run.sh calls
 # it so).  It reuses the tables tbloom and tmixed if they have --rows rows (as
-# bench/bench.py makes them, same seeds), else creates them; a table of
-# another size is dropped and remade only with --remake.  It creates one index
-# at a time (pc_*), hides the table's other indexes inside a transaction that
-# it rolls back, and drops its own at the end.
+# bench/bench.py makes them, same seeds; one without statistics is
+# analyzed), else creates them; a table of another size is dropped and
+# remade only with --remake.  It creates one index at a time (pc_*), hides
+# the table's other indexes inside a transaction that it rolls back, and
+# drops its own at the end.
 #
 # Without a connection it sets up its own throwaway cluster the way
 # bench/run.sh does (private relocated PostgreSQL, build of the committed
