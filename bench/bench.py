@@ -1276,14 +1276,18 @@ def cmd_report(a):
                     (pr, base_pr, "insert_us_per_row")]
             cells = []
             for v, b, name in vals:
-                cells += [fmt(v), fmt_ratio(ratio(v, b))]
+                if name == "insert_us_per_row" and v is not None and v <= 0:
+                    cells += ["≈0", "≈0×"]
+                else:
+                    cells += [fmt(v), fmt_ratio(ratio(v, b))]
                 csvrows.append([table, c["key"], name, "", v, ratio(v, b),
                                 ""])
             md.append("| %s | %s |" % (c["label"], " | ".join(cells)))
         md.append("")
         md.append("Insert overhead: time to insert %s rows into a table "
                   "with the index minus the same insert with no index "
-                  "(%.0f ms), per row."
+                  "(%.0f ms), per row; ≈0 where the insert with the index "
+                  "took no longer, within this run's noise."
                   % (fmt(raw["insert_rows"]), base_ins or 0))
         md.append("")
         lats = [(c, cons[c["key"]].get("insert_latency"))
@@ -1614,16 +1618,18 @@ def summary(raw, krs):
             if c["key"] != "seqscan" else None
         bpr = per_row_us(base, base_ins, raw["insert_rows"])
 
-        def cell(v, b):
+        def cell(v, b, overhead=False):
             if v is None:
                 return "-"
+            if overhead and v <= 0:
+                return "≈0"
             r = ratio(v, b)
             return "%s (%s)" % (fmt(v), fmt_ratio(r)) if r is not None \
                 else fmt(v)
         cells = [cell(cr.get("build_s"), base.get("build_s")),
                  cell(size and size / 1048576.0,
                       base["size_bytes"] / 1048576.0),
-                 cell(pr, bpr)]
+                 cell(pr, bpr, overhead=True)]
         for n in ("1col", "2col", "3col"):
             k = "%s_present" % n
             cells.append(cell(q[k]["latency_ms"], bq[k]["latency_ms"]))
