@@ -1006,6 +1006,12 @@ def fmt_ratio(r):
     return ("%.2f×" if r >= 0.1 else "%.2g×") % r
 
 
+def below_noise(overhead):
+    """An insert overhead at or below zero: the insert with the index took
+    no longer than without, within the run's noise (shown as ≈0)."""
+    return overhead is not None and overhead <= 0
+
+
 def per_row_us(cr, base_ms, nrows):
     if cr.get("insert_ms") is None or base_ms is None:
         return None
@@ -1276,7 +1282,7 @@ def cmd_report(a):
                     (pr, base_pr, "insert_us_per_row")]
             cells = []
             for v, b, name in vals:
-                if name == "insert_us_per_row" and v is not None and v <= 0:
+                if name == "insert_us_per_row" and below_noise(v):
                     cells += ["≈0", "≈0×"]
                 else:
                     cells += [fmt(v), fmt_ratio(ratio(v, b))]
@@ -1621,7 +1627,7 @@ def summary(raw, krs):
         def cell(v, b, overhead=False):
             if v is None:
                 return "-"
-            if overhead and v <= 0:
+            if overhead and below_noise(v):
                 return "≈0"
             r = ratio(v, b)
             return "%s (%s)" % (fmt(v), fmt_ratio(r)) if r is not None \
