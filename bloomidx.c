@@ -31,57 +31,63 @@ _PG_init(void)
 }
 
 /*
- * Handler of the access method: tells the core what bloomidx can do and
- * where its callbacks are.
+ * What bloomidx can do and where its callbacks are: the routine table the
+ * handler returns.
+ */
+static const IndexAmRoutine bloomidx_routine = {
+	.type = T_IndexAmRoutine,
+	.amstrategies = BLOOMIDX_NSTRATEGIES,
+	.amsupport = BLOOMIDX_NPROC,
+	.amoptsprocnum = 0,
+	.amcanorder = false,
+	.amcanorderbyop = false,
+	.amcanbackward = false,
+	.amcanunique = false,
+	.amcanmulticol = true,
+	.amoptionalkey = true,
+	.amsearcharray = true,
+	.amsearchnulls = true,
+	.amstorage = false,
+	.amclusterable = false,
+	.ampredlocks = false,
+	.amcanparallel = false,
+	.amcaninclude = false,
+	.amusemaintenanceworkmem = false,
+	.amparallelvacuumoptions =
+	VACUUM_OPTION_PARALLEL_BULKDEL | VACUUM_OPTION_PARALLEL_CLEANUP,
+	.amkeytype = InvalidOid,
+	BLOOM_AMROUTINE_SINCE_17(.amcanbuildparallel = true,
+							 .aminsertcleanup = bloomidx_insertcleanup,)
+
+	.ambuild = bloomidx_build,
+	.ambuildempty = bloomidx_buildempty,
+	.aminsert = bloomidx_insert,
+	.ambulkdelete = bloomidx_bulkdelete,
+	.amvacuumcleanup = bloomidx_vacuumcleanup,
+	.amcanreturn = NULL,
+	.amcostestimate = bloomidx_costestimate,
+	.amoptions = bloomidx_options,
+	.amproperty = NULL,
+	.ambuildphasename = bloomidx_buildphasename,
+	.amvalidate = bloomidx_validate,
+	.amadjustmembers = NULL,
+	.ambeginscan = bloomidx_beginscan,
+	.amrescan = bloomidx_rescan,
+	.amgettuple = NULL,
+	.amgetbitmap = bloomidx_getbitmap,
+	.amendscan = bloomidx_endscan,
+	.ammarkpos = NULL,
+	.amrestrpos = NULL,
+	.amestimateparallelscan = NULL,
+	.aminitparallelscan = NULL,
+	.amparallelrescan = NULL,
+};
+
+/*
+ * Handler of the access method.
  */
 Datum
 bloomidx_handler(PG_FUNCTION_ARGS)
 {
-	IndexAmRoutine *amroutine = makeNode(IndexAmRoutine);
-
-	amroutine->amstrategies = BLOOMIDX_NSTRATEGIES;
-	amroutine->amsupport = BLOOMIDX_NPROC;
-	amroutine->amoptsprocnum = 0;
-	amroutine->amcanorder = false;
-	amroutine->amcanorderbyop = false;
-	amroutine->amcanbackward = false;
-	amroutine->amcanunique = false;
-	amroutine->amcanmulticol = true;
-	amroutine->amoptionalkey = true;
-	amroutine->amsearcharray = true;
-	amroutine->amsearchnulls = true;
-	amroutine->amstorage = false;
-	amroutine->amclusterable = false;
-	amroutine->ampredlocks = false;
-	amroutine->amcanparallel = false;
-	amroutine->amcaninclude = false;
-	amroutine->amusemaintenanceworkmem = false;
-	amroutine->amparallelvacuumoptions =
-		VACUUM_OPTION_PARALLEL_BULKDEL | VACUUM_OPTION_PARALLEL_CLEANUP;
-	amroutine->amkeytype = InvalidOid;
-
-	amroutine->ambuild = bloomidx_build;
-	amroutine->ambuildempty = bloomidx_buildempty;
-	amroutine->aminsert = bloomidx_insert;
-	amroutine->ambulkdelete = bloomidx_bulkdelete;
-	amroutine->amvacuumcleanup = bloomidx_vacuumcleanup;
-	amroutine->amcanreturn = NULL;
-	amroutine->amcostestimate = bloomidx_costestimate;
-	amroutine->amoptions = bloomidx_options;
-	amroutine->amproperty = NULL;
-	amroutine->ambuildphasename = bloomidx_buildphasename;
-	amroutine->amvalidate = bloomidx_validate;
-	amroutine->amadjustmembers = NULL;
-	amroutine->ambeginscan = bloomidx_beginscan;
-	amroutine->amrescan = bloomidx_rescan;
-	amroutine->amgettuple = NULL;
-	amroutine->amgetbitmap = bloomidx_getbitmap;
-	amroutine->amendscan = bloomidx_endscan;
-	amroutine->ammarkpos = NULL;
-	amroutine->amrestrpos = NULL;
-	amroutine->amestimateparallelscan = NULL;
-	amroutine->aminitparallelscan = NULL;
-	amroutine->amparallelrescan = NULL;
-
-	PG_RETURN_POINTER(amroutine);
+	return BloomReturnAmRoutine(&bloomidx_routine);
 }

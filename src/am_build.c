@@ -34,7 +34,6 @@
 #include "storage/bufmgr.h"
 #include "storage/lmgr.h"
 #include "storage/spin.h"
-#include "storage/smgr.h"
 #include "utils/memutils.h"
 #include "utils/rel.h"
 #include "utils/snapmgr.h"
@@ -91,7 +90,8 @@ BloomParallelScanAndBuild(BloomBuildShared *shared, Relation heap,
 	BloomBuildCounts counts;
 	BloomBuildProgress rowsDone = {progress, &shared->rowsDone, 0};
 
-	scan = table_beginscan_parallel(heap, ParallelTableScanFromBloomShared(shared));
+	scan = table_beginscan_parallel(heap, ParallelTableScanFromBloomShared(shared),
+									SO_NONE);
 	layout->buildparticipant(heap, index, indexInfo, &shared->shape, scan,
 							 &rowsDone, LayoutSharedFromBloomShared(shared),
 							 participant, &counts);
@@ -268,8 +268,7 @@ bloomidx_build(Relation heap, Relation index, IndexInfo *indexInfo)
 
 	/* Workers, as many as a B-tree build of this table would get */
 	memset(&counts, 0, sizeof(counts));
-	nworkers = plan_create_index_workers(RelationGetRelid(heap),
-										 RelationGetRelid(index));
+	nworkers = BloomBuildWorkers(heap, index, indexInfo);
 	nworkers = Min(nworkers, BLOOMIDX_MAX_PARTICIPANTS - 1);
 	if (nworkers <= 0 ||
 		!BloomParallelBuild(heap, index, indexInfo, &shape, nworkers, &counts))
@@ -327,20 +326,22 @@ void
 bloomidx_buildempty(Relation index)
 {
 	BloomShape	shape;
-	PGAlignedBlock metapage;
+	Buffer		metabuf;
 
 	BloomResolveOptions(index, BLOOMIDX_DEFAULT_LAYOUT, &shape);
-	BloomInitMetaPage(metapage.data, &shape);
 
 	/*
-	 * Write and WAL-log the page directly, then sync: the write bypassed
-	 * shared buffers, so a checkpoint may have moved the redo pointer past
-	 * the WAL record.
+	 * Through shared buffers, as GIN does: a checkpoint writes the init
+	 * fork's buffers like a permanent relation's, and the WAL record
+	 * carries the page.
 	 */
-	PageSetChecksumInplace(metapage.data, BLOOMIDX_METAPAGE_BLKNO);
-	smgrwrite(RelationGetSmgr(index), INIT_FORKNUM, BLOOMIDX_METAPAGE_BLKNO,
-			  metapage.data, true);
-	log_newpage(&(RelationGetSmgr(index))->smgr_rnode.node, INIT_FORKNUM,
-				BLOOMIDX_METAPAGE_BLKNO, metapage.data, true);
-	smgrimmedsync(RelationGetSmgr(index), INIT_FORKNUM);
+	metabuf = ReadBufferExtended(index, INIT_FORKNUM, P_NEW, RBM_NORMAL, NULL);
+	Assert(BufferGetBlockNumber(metabuf) == BLOOMIDX_METAPAGE_BLKNO);
+	LockBuffer(metabuf, BUFFER_LOCK_EXCLUSIVE);
+	START_CRIT_SECTION();
+	BloomInitMetaPage(BufferGetPage(metabuf), &shape);
+	MarkBufferDirty(metabuf);
+	log_newpage_buffer(metabuf, true);
+	END_CRIT_SECTION();
+	UnlockReleaseBuffer(metabuf);
 }

@@ -30,3 +30,13 @@ bloomidx_insert(Relation index, Datum *values, bool *isnull,
 	BloomGetLayout(&state->shape)->insert(index, state, sig, nbitsSet, ht_ctid);
 	return false;
 }
+
+/*
+ * The executor is done inserting into the index (aminsertcleanup, 17 and
+ * later): write the rows gathered for it.
+ */
+void
+bloomidx_insertcleanup(Relation index, IndexInfo *indexInfo)
+{
+	BloomBatchFlush(index);
+}

@@ -64,18 +64,16 @@ BloomCheckOwner(Oid relid)
 {
 	Oid			heapoid = IndexGetRelation(relid, true);
 	Oid			owned = OidIsValid(heapoid) ? heapoid : relid;
+	char	   *name = get_rel_name(relid);
 
-	if (!pg_class_ownercheck(owned, GetUserId()))
-	{
-		char	   *name = get_rel_name(relid);
-
-		if (name == NULL)
-			ereport(ERROR,
-					(errcode(ERRCODE_UNDEFINED_TABLE),
-					 errmsg("relation with OID %u does not exist", relid)));
+	/* Before the check, which on 16 and later fails on no relation as XX000 */
+	if (name == NULL)
+		ereport(ERROR,
+				(errcode(ERRCODE_UNDEFINED_TABLE),
+				 errmsg("relation with OID %u does not exist", relid)));
+	if (!object_ownercheck(RelationRelationId, owned, GetUserId()))
 		aclcheck_error(ACLCHECK_NOT_OWNER,
 					   get_relkind_objtype(get_rel_relkind(relid)), name);
-	}
 }
 
 /*

@@ -21,7 +21,7 @@
 #include "nodes/pathnodes.h"
 #include "access/relscan.h"
 
-#include "visibility.h"
+#include "compat.h"
 
 /* Limits */
 #define BLOOMIDX_MAX_COLUMNS		32	/* index columns */
@@ -160,6 +160,7 @@ extern bool bloomidx_insert(Relation index, Datum *values, bool *isnull,
 							IndexUniqueCheck checkUnique,
 							bool indexUnchanged,
 							struct IndexInfo *indexInfo);
+extern void bloomidx_insertcleanup(Relation index, IndexInfo *indexInfo);
 
 /* am_scan.c */
 extern IndexScanDesc bloomidx_beginscan(Relation r, int nkeys, int norderbys);

@@ -358,7 +358,7 @@ BloomCostDescribeQual(PlannerInfo *root, Relation index, BloomState state,
 		}
 		else
 		{
-			clause->nunknown = Max(estimate_array_length(arrayexpr), 1);
+			clause->nunknown = Max((int) estimate_array_length(root, arrayexpr), 1);
 			query->valuesHashed += clause->nunknown;
 		}
 		return true;

@@ -1299,7 +1299,7 @@ BloomContainsArray(FunctionCallInfo fcinfo, BloomArrayProbe mode)
 	int			ndims;
 	int			nelems;
 	ArrayType  *result = NULL;
-	bits8	   *bitmap = NULL;
+	uint8	   *bitmap = NULL;
 	char	   *data = NULL;
 	bool		any_null = false;
 	uint64		hashes[BLOOM_PROBE_BATCH];

@@ -16,7 +16,7 @@
 #include "utils/typcache.h"
 
 #include "filter_format.h"
-#include "visibility.h"
+#include "compat.h"
 
 /* Target rate of bloom_agg without a capacity */
 #define BLOOM_DEFAULT_FPR		0.01

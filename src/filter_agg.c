@@ -738,12 +738,12 @@ bloom_agg_filter_transfn(PG_FUNCTION_ARGS)
 	if (PG_ARGISNULL(0))
 	{
 		BloomFilterHeader hdr;
-		uint64		nbits;
-		int			nhashes;
+		uint64		sizeBits;
+		int			sizeHashes;
 
 		BloomChooseSize(PG_GETARG_INT64(2), PG_GETARG_FLOAT8(3),
-						&nbits, &nhashes);
-		BloomHeaderInit(&hdr, nbits, nhashes, PG_GETARG_INT64(2),
+						&sizeBits, &sizeHashes);
+		BloomHeaderInit(&hdr, sizeBits, sizeHashes, PG_GETARG_INT64(2),
 						PG_GETARG_FLOAT8(3));
 		BloomHeaderSetType(&hdr, cache->elemtype, cache->oid_hashed);
 		state = BloomFilterAllocate(CurrentMemoryContext, &hdr);

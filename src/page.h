@@ -319,10 +319,10 @@ extern void BloomRecordFreeSpace(Relation index, BlockNumber blkno, Page page,
 								 int sigBytes);
 
 /* pagecheck.c */
-extern void BloomReportCorruption(Relation index, BlockNumber blkno,
-								  const char *problem) pg_attribute_noreturn();
-extern void BloomReportUnsupported(Relation index,
-								   const char *detail) pg_attribute_noreturn();
+pg_noreturn extern void BloomReportCorruption(Relation index, BlockNumber blkno,
+								  const char *problem);
+pg_noreturn extern void BloomReportUnsupported(Relation index,
+								   const char *detail);
 extern void BloomCheckMetaPage(Relation index, Page page);
 extern bool BloomPageIsData(Relation index, Page page, BlockNumber blkno,
 							int tuplesPerPage);

@@ -89,7 +89,7 @@ BloomRowBulkDelete(IndexVacuumInfo *info, IndexBulkDeleteResult *stats,
 		GenericXLogState *xlogState = NULL;
 		int			i;
 
-		vacuum_delay_point();
+		vacuum_delay_point(false);
 
 		buffer = ReadBufferExtended(index, MAIN_FORKNUM, blkno, RBM_NORMAL,
 									info->strategy);
@@ -162,7 +162,7 @@ BloomRowVacuumCleanup(IndexVacuumInfo *info, IndexBulkDeleteResult *stats)
 		Buffer		buffer;
 		Page		page;
 
-		vacuum_delay_point();
+		vacuum_delay_point(false);
 
 		buffer = ReadBufferExtended(index, MAIN_FORKNUM, blkno, RBM_NORMAL,
 									info->strategy);

@@ -123,8 +123,8 @@ BloomSnapStripe(const BloomSlicedSnapshot *snap, uint32 s)
 
 
 /* sliced_util.c */
-extern void BloomSlicedCorrupted(Relation index, BlockNumber blkno,
-								 const char *what) pg_attribute_noreturn();
+pg_noreturn extern void BloomSlicedCorrupted(Relation index, BlockNumber blkno,
+								 const char *what);
 extern void BloomTakeSnapshot(Relation index, BloomSlicedSnapshot *snap,
 							  bool stripes);
 extern void BloomFreeSnapshot(BloomSlicedSnapshot *snap);
@@ -137,7 +137,7 @@ extern bool BloomLockStripePage(Relation index, const BloomStripePages *pages,
 								BlockNumber stripeBlkno, Buffer buffer,
 								uint16 flag);
 extern int	BloomStripeRows(uint64 mergedRows, uint32 s);
-extern void BloomTooManyRows(Relation index) pg_attribute_noreturn();
+pg_noreturn extern void BloomTooManyRows(Relation index);
 extern void BloomTranspose64(uint64 a[64]);
 extern int	BloomReadStripeRows(Relation index, const BloomShape *shape,
 								const BloomStripePages *pages,

@@ -17,7 +17,9 @@
  *	- at the start, the finish (before AFTER triggers fire) and the end of
  *	  every query the executor runs: a statement's rows are in the index
  *	  when it ends, and before any query a trigger or function runs
- *	  meanwhile starts (so before a parallel worker could scan the index);
+ *	  meanwhile starts (so before a parallel worker could scan the index).
+ *	  The end is the ExecutorEnd hook on 15 and 16, aminsertcleanup (when
+ *	  the executor closes the index) on 17 and later;
  *	- before and after every utility statement other than transaction
  *	  control (COPY's rows; TRUNCATE, REINDEX or DROP after rows were
  *	  added);
@@ -52,7 +54,7 @@ typedef struct BloomInsertBatch
 {
 	struct BloomInsertBatch *next;
 	Oid			indexOid;
-	RelFileNode node;			/* the index's storage when they were added */
+	RelFileLocator locator;			/* the index's storage when they were added */
 	int			sigWords;
 	int			nrows;
 	int			maxrows;		/* a pending page's worth */
@@ -100,7 +102,7 @@ BloomBatchWrite(BloomInsertBatch *batch)
 	index = RelationIdGetRelation(batch->indexOid);
 	if (!RelationIsValid(index))
 		return;
-	if (RelFileNodeEquals(index->rd_node, batch->node))
+	if (RelFileLocatorEquals(BloomRelationLocator(index), batch->locator))
 	{
 		BloomState	state = BloomGetState(index);
 
@@ -239,7 +241,7 @@ BloomBatchAdd(Relation index, BloomState state, const uint8 *sig,
 	}
 
 	batch = BloomBatchFind(RelationGetRelid(index));
-	if (batch == NULL || !RelFileNodeEquals(batch->node, index->rd_node))
+	if (batch == NULL || !RelFileLocatorEquals(batch->locator, BloomRelationLocator(index)))
 	{
 		Size		rowBytes = sizeof(uint64) * shape->sigWords +
 			sizeof(ItemPointerData) + sizeof(SubTransactionId);
@@ -266,7 +268,7 @@ BloomBatchAdd(Relation index, BloomState state, const uint8 *sig,
 			batch->next = bloomBatches;
 			bloomBatches = batch;
 		}
-		batch->node = index->rd_node;
+		batch->locator = BloomRelationLocator(index);
 		batch->sigWords = shape->sigWords;
 		batch->maxrows = state->tuplesPerPage;
 		batch->words = MemoryContextAlloc(TopTransactionContext,
@@ -409,8 +411,12 @@ BloomBatchInit(void)
 	ExecutorStart_hook = BloomExecutorStart;
 	prevExecutorFinish = ExecutorFinish_hook;
 	ExecutorFinish_hook = BloomExecutorFinish;
-	prevExecutorEnd = ExecutorEnd_hook;
-	ExecutorEnd_hook = BloomExecutorEnd;
+	/* 17 and later call aminsertcleanup where ExecutorEnd would write them */
+	if (!BLOOM_HAVE_AMINSERTCLEANUP)
+	{
+		prevExecutorEnd = ExecutorEnd_hook;
+		ExecutorEnd_hook = BloomExecutorEnd;
+	}
 	prevProcessUtility = ProcessUtility_hook;
 	ProcessUtility_hook = BloomProcessUtility;
 	RegisterXactCallback(BloomBatchXactCallback, NULL);

@@ -411,7 +411,7 @@ BloomSlicedBulkDelete(IndexVacuumInfo *info, IndexBulkDeleteResult *stats,
 		Page		page;
 		GenericXLogState *xlogState = NULL;
 
-		vacuum_delay_point();
+		vacuum_delay_point(false);
 		LockBuffer(buffer, BUFFER_LOCK_EXCLUSIVE);
 		page = BufferGetPage(buffer);
 		if (BloomPageIsData(index, page, snap->pending[i], state->tuplesPerPage))
@@ -461,7 +461,7 @@ BloomSlicedBulkDelete(IndexVacuumInfo *info, IndexBulkDeleteResult *stats,
 			int			n;
 			int			j;
 
-			vacuum_delay_point();
+			vacuum_delay_point(false);
 			buffer = ReadBufferExtended(index, MAIN_FORKNUM, pages->tidPages[t],
 										RBM_NORMAL, info->strategy);
 			LockBuffer(buffer, BUFFER_LOCK_EXCLUSIVE);
@@ -626,7 +626,7 @@ BloomSlicedVacuumCleanup(IndexVacuumInfo *info, IndexBulkDeleteResult *stats)
 		Buffer		buffer;
 		Page		page;
 
-		vacuum_delay_point();
+		vacuum_delay_point(false);
 
 		if (blkno >= chunkEnd)
 		{

@@ -152,7 +152,7 @@ BloomReadBufferRecent(Relation index, BlockNumber blkno, BufferAccessStrategy ba
 			BloomSizeRecentBuffers(index, state);
 		entry = &state->recent[blkno & state->recentMask];
 		if (entry->blkno == blkno &&
-			ReadRecentBuffer(index->rd_node, MAIN_FORKNUM, blkno, entry->buffer))
+			ReadRecentBuffer(BloomRelationLocator(index), MAIN_FORKNUM, blkno, entry->buffer))
 		{
 			/* Counted as ReadBufferExtended counts a hit */
 			pgstat_count_buffer_read(index);
