@@ -201,3 +201,17 @@ CREATE AGGREGATE bloom_agg(anyelement, template bloomfilter, key bytea) (
 	PARALLEL = SAFE
 );
 COMMENT ON AGGREGATE bloom_agg(anyelement, bloomfilter, bytea) IS 'keyed bloom filter of the values, in a copy of an empty keyed filter';
+
+-- Types of later majors, where they exist: PostgreSQL 19's oid8
+DO $$
+BEGIN
+	IF to_regtype('pg_catalog.oid8') IS NOT NULL THEN
+		EXECUTE $sql$
+			CREATE OPERATOR CLASS oid8_ops
+			DEFAULT FOR TYPE oid8 USING bloomidx AS
+				OPERATOR	1	=(oid8, oid8),
+				FUNCTION	1	hashoid8extended(oid8, int8)
+		$sql$;
+	END IF;
+END
+$$;

@@ -229,6 +229,20 @@ DEFAULT FOR TYPE xid USING bloomidx AS
 	OPERATOR	1	=(xid, xid),
 	FUNCTION	1	hashint4extended(int4, int8);
 
+-- Types of later majors, where they exist: PostgreSQL 19's oid8
+DO $$
+BEGIN
+	IF to_regtype('pg_catalog.oid8') IS NOT NULL THEN
+		EXECUTE $sql$
+			CREATE OPERATOR CLASS oid8_ops
+			DEFAULT FOR TYPE oid8 USING bloomidx AS
+				OPERATOR	1	=(oid8, oid8),
+				FUNCTION	1	hashoid8extended(oid8, int8)
+		$sql$;
+	END IF;
+END
+$$;
+
 ALTER OPERATOR FAMILY integer_ops USING bloomidx ADD
 	OPERATOR	1	=(int2, int4),
 	OPERATOR	1	=(int2, int8),

@@ -67,14 +67,22 @@ BEGIN
 END;
 $$;
 
--- The planner cannot use any index but btree and hash for "bool_col = true"
--- (it becomes "bool_col"), nor for "row IS NULL" on a composite column:
--- those show index_eq = f and index_null = f below, with correct results.
+-- "bool_col = true" becomes "bool_col", which the planner of PostgreSQL 15
+-- matches to btree and hash indexes only, and from 16 on to any index whose
+-- operator family has bool's "=": for bool, index_eq below says whether the
+-- plan is the one the major allows.  No planner uses an index but btree's
+-- for "row IS NULL" on a composite column: index_null = f, with correct
+-- results.
 CREATE TYPE mood AS ENUM ('sad', 'ok', 'happy');
 CREATE TYPE pair AS (a int, b text);
 CREATE COLLATION case_insensitive (provider = icu, locale = 'und-u-ks-level2', deterministic = false);
 
-SELECT typ, (bix_check_type(typ, expr, probe, probes)).*
+SELECT typ, eq_rows, any_rows, null_rows, correct,
+	CASE WHEN typ = 'bool'
+		THEN index_eq = (current_setting('server_version_num')::int >= 160000)
+		ELSE index_eq END AS index_eq,
+	index_any, index_null
+FROM (SELECT typ, (bix_check_type(typ, expr, probe, probes)).*
 FROM (VALUES
 	('int2', 'i % 100', '7::int2', 'ARRAY[7, 8, 1000]::int2[]'),
 	('int4', 'i % 100', '7', 'ARRAY[7, 8, 1000]'),
@@ -114,7 +122,7 @@ FROM (VALUES
 	('int4multirange', 'int4multirange(int4range(i % 20, i % 20 + 5))', 'int4multirange(int4range(7, 12))', 'ARRAY[int4multirange(int4range(7, 12))]'),
 	('pair', 'ROW(i % 20, ''x'')::pair', 'ROW(7, ''x'')::pair', 'ARRAY[ROW(7, ''x''), ROW(8, ''y'')]::pair[]'),
 	('text COLLATE case_insensitive', '''Word'' || i % 30', '''WORD7''', 'ARRAY[''word7'', ''WoRd8'']')
-) AS t(typ, expr, probe, probes)
+) AS t(typ, expr, probe, probes)) c
 ORDER BY typ;
 
 -- Cross-type equalities within the integer, float and text families
@@ -130,11 +138,26 @@ FROM (VALUES ('s = 7::int4'), ('s = 7::int8'), ('n = 7::int2'), ('n = 7::int8'),
 			 ('f = 1.25::float8'), ('t = (''n7''::name COLLATE "default")'), ('nm = ''n7''::text'),
 			 ('s = 7::int8 AND t = ''n7''::name'), ('n = 40000000000::int8')) AS c(cond);
 
--- Every operator class passes the validator
+-- Every operator class passes the validator (those of types that only
+-- later majors have are checked below)
 SELECT opc.opcname, amvalidate(opc.oid)
 FROM pg_opclass opc JOIN pg_am am ON am.oid = opc.opcmethod
-WHERE am.amname = 'bloomidx'
+WHERE am.amname = 'bloomidx' AND opc.opcname NOT IN ('oid8_ops')
 ORDER BY 1;
+
+-- Types of later majors (PostgreSQL 19's oid8): where the type exists, its
+-- operator class is there, valid, and answers as a seq scan does
+SELECT t.typ,
+	CASE WHEN to_regtype(t.typ) IS NULL THEN true
+	ELSE (SELECT amvalidate(opc.oid)
+		  FROM pg_opclass opc JOIN pg_am am ON am.oid = opc.opcmethod
+		  WHERE am.amname = 'bloomidx' AND opc.opcdefault
+			AND opc.opcintype = to_regtype(t.typ)) END AS valid,
+	CASE WHEN to_regtype(t.typ) IS NULL THEN true
+	ELSE (SELECT correct AND index_eq AND index_any AND index_null
+		  FROM bix_check_type(t.typ, t.expr, t.probe, t.probes)) END AS answers
+FROM (VALUES ('oid8', '(i % 50)::text::oid8', '''7''::oid8', 'ARRAY[''7'', ''8'']::oid8[]'))
+	AS t(typ, expr, probe, probes);
 
 -- Every type with a default hash operator class has a default bloomidx one
 SELECT h.opcintype::regtype AS missing

@@ -23,6 +23,7 @@
 #include "catalog/pg_type.h"
 #include "parser/parse_coerce.h"
 #include "utils/builtins.h"
+#include "utils/fmgroids.h"
 #include "utils/lsyscache.h"
 #include "utils/regproc.h"
 #include "utils/syscache.h"
@@ -31,11 +32,39 @@
 #include "bloomidx.h"
 
 /*
+ * Is funcid a hash function that PostgreSQL 15 to 17 declared for a
+ * physically compatible type and used as type's own?  PostgreSQL 18 gave
+ * these types dedicated functions (hashboolextended, ...) that return the
+ * same values; the operator classes keep the older ones on every major, so
+ * that an index built on 15 reads the same after pg_upgrade to 18 or 19.
+ * The list is core's hashvalidate exception list before 18.
+ */
+static bool
+BloomIsCompatibleHashFunction(Oid funcid, Oid type)
+{
+	switch (funcid)
+	{
+		case F_HASHINT4EXTENDED:
+			return type == DATEOID || type == XIDOID || type == CIDOID;
+		case F_HASHINT8EXTENDED:
+			return type == XID8OID;
+		case F_TIMESTAMP_HASH_EXTENDED:
+			return type == TIMESTAMPTZOID;
+		case F_HASHCHAREXTENDED:
+			return type == BOOLOID;
+		case F_HASHVARLENAEXTENDED:
+			return type == BYTEAOID;
+		default:
+			return false;
+	}
+}
+
+/*
  * Is funcid usable as the hash function of type: int8 f(type, int8)?
  *
- * Some built-in types are hashed with a function declared for a physically
- * compatible type (bool with hashcharextended, date with hashint4extended);
- * those are accepted when they are the type's own hash opclass's function.
+ * Its first argument must take the type, or it must be the function of
+ * the type's default hash operator class, or one of the functions older
+ * majors used for types that now have their own.
  */
 static bool
 BloomCheckHashFunction(Oid funcid, Oid type)
@@ -53,7 +82,8 @@ BloomCheckHashFunction(Oid funcid, Oid type)
 		procform->pronargs != 2 ||
 		procform->proargtypes.values[1] != INT8OID)
 		result = false;
-	else if (!IsBinaryCoercible(type, procform->proargtypes.values[0]))
+	else if (!IsBinaryCoercible(type, procform->proargtypes.values[0]) &&
+			 !BloomIsCompatibleHashFunction(funcid, type))
 	{
 		TypeCacheEntry *typentry = lookup_type_cache(type,
 													 TYPECACHE_HASH_EXTENDED_PROC);
