@@ -59,10 +59,14 @@ SELECT * FROM ib_counts('b = 4');
 SELECT * FROM ib_counts('c = ''s2999''');
 SELECT * FROM ib_index_rows();
 
--- A count run by a parallel worker (see the trigger test below)
+-- A count run by a parallel worker (see the trigger test below); the
+-- setting that forces one is debug_parallel_query from PostgreSQL 16 on,
+-- force_parallel_mode before
+SELECT CASE WHEN current_setting('server_version_num')::int >= 160000
+	THEN 'debug_parallel_query' ELSE 'force_parallel_mode' END AS force_parallel \gset
 CREATE FUNCTION ib_via_worker(cond text) RETURNS bigint
 LANGUAGE plpgsql SET enable_seqscan = off SET enable_bitmapscan = on
-	SET force_parallel_mode = on SET max_parallel_workers_per_gather = 2
+	SET :force_parallel = on SET max_parallel_workers_per_gather = 2
 	SET parallel_leader_participation = off AS $$
 DECLARE n bigint;
 BEGIN
@@ -98,7 +102,7 @@ SELECT * FROM ib_counts('b = 101');
 -- the same value, so each trigger must find the row before its own)
 BEGIN;
 SET LOCAL enable_seqscan = off;
-SET LOCAL force_parallel_mode = on;
+SET LOCAL :force_parallel = on;
 SET LOCAL max_parallel_workers_per_gather = 2;
 SET LOCAL parallel_leader_participation = off;
 EXPLAIN (COSTS OFF) SELECT count(*) FROM ib WHERE b = 110;

@@ -55,14 +55,13 @@ ANALYZE sl;
 EXPLAIN (COSTS OFF) SELECT * FROM sl WHERE a = 5 AND b = 'b7';
 DROP INDEX sl_row;
 
--- A parallel build (forced on this small table): each participant writes
--- full stripes, the leader combines their leftover rows
+-- A parallel build (forced on this small table; parallel_build shows the
+-- workers planned): each participant writes full stripes, the leader
+-- combines their leftover rows
 SET min_parallel_table_scan_size = 0;
 SET max_parallel_maintenance_workers = 2;
 SET parallel_setup_cost = 0;
-SET client_min_messages = debug1;
 CREATE INDEX sl_par ON sl USING bloomidx (a, b, c) WITH (layout = sliced);
-RESET client_min_messages;
 RESET min_parallel_table_scan_size;
 RESET max_parallel_maintenance_workers;
 RESET parallel_setup_cost;
