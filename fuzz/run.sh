@@ -29,7 +29,7 @@ work=$(mktemp -d "${TMPDIR:-/tmp}/bloomfuzz.XXXXXX")
 trap 'rm -rf "$work"' EXIT
 
 srcs=("$here/filter_fuzz.c" "$root/src/filter_format.c")
-flags=(-std=gnu99 -g -O1 -Wall -Wno-ignored-attributes -DFRONTEND -I"$root/src" -I"$inc")
+flags=(-std=gnu11 -g -O1 -Wall -Wno-ignored-attributes -DFRONTEND -I"$root/src" -I"$inc")
 
 # Pick a compiler whose sanitizers link; fall back to a plain build.
 bx_pick_sanitizer_cc fuzz "$work" clang gcc cc

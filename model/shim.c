@@ -66,13 +66,20 @@ ProcessInterrupts(void)
 {
 }
 
+/*
+ * pg_popcount64 is a function pointer where the server picks the POPCNT
+ * instruction at run time (TRY_POPCNT_FAST up to PostgreSQL 17,
+ * TRY_POPCNT_X86_64 in 18), a function elsewhere, and an inline function
+ * of pg_bitutils.h from 19 on.
+ */
+#if PG_VERSION_NUM < 190000
 static int
 ShimPopcount64(uint64 word)
 {
 	return __builtin_popcountll(word);
 }
 
-#ifdef TRY_POPCNT_FAST
+#if defined(TRY_POPCNT_FAST) || defined(TRY_POPCNT_X86_64)
 int			(*pg_popcount64) (uint64 word) = ShimPopcount64;
 #else
 int
@@ -80,4 +87,5 @@ pg_popcount64(uint64 word)
 {
 	return ShimPopcount64(word);
 }
+#endif
 #endif

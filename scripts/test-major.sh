@@ -1,11 +1,15 @@
 #!/usr/bin/env bash
 #
-# scripts/test.sh: build bloomidx and run all its tests on throwaway clusters.
+# scripts/test-major.sh: build bloomidx and run all its tests on throwaway
+# clusters of one PostgreSQL major, the one installed here (BX_PG_MAJOR,
+# default 15).  scripts/test.sh runs it for every major, on this system or
+# in a chroot of scripts/chroot.sh; run it directly to test the major this
+# system has.
 #
-#   bash scripts/test.sh                       # everything
-#   TESTS="basic 001_wal" bash scripts/test.sh # chosen tests only
-#   SUITES="regress isolation" bash scripts/test.sh
-#   KEEP=1 bash scripts/test.sh                # keep the work dir to inspect
+#   bash scripts/test-major.sh                       # everything
+#   TESTS="basic 001_wal" bash scripts/test-major.sh # chosen tests only
+#   SUITES="regress isolation" bash scripts/test-major.sh
+#   KEEP=1 bash scripts/test-major.sh                # keep the work dir to inspect
 #
 # Steps:
 #   1. scripts/deps.sh (installs missing Debian packages when root).
@@ -34,6 +38,8 @@
 #      non-zero if anything failed or if no test ran.
 #
 # Environment:
+#   BX_PG_MAJOR    the PostgreSQL major to test (default 15), installed under
+#                  /usr/lib/postgresql/MAJOR
 #   SUITES         subset of "regress isolation limits tap fuzz model bench"
 #                  (default: all)
 #   TESTS          test names: sql/NAME.sql, specs/NAME.spec, t/NAME.pl, fuzz,
@@ -138,14 +144,17 @@ summary=()
 # The count_* functions print "PASSED FAILED UNDERSTOOD", the last being 1 if
 # the output had the runner's result lines at all.
 
-# Count pg_regress / pg_isolation_regress results in log $1: one line per test,
-# "test NAME ... ok 12 ms" (or indented "NAME ... ok" in a parallel group),
-# "... FAILED", "... failed (ignored)" (ignored failures count as passed).
+# Count pg_regress / pg_isolation_regress results in log $1: one line per test.
+# Up to 15, "test NAME ... ok 12 ms" (or indented "NAME ... ok" in a parallel
+# group), "... FAILED", "... failed (ignored)" (ignored failures count as
+# passed); from 16, TAP lines "ok 1 - NAME 12 ms" and "not ok 2 - NAME ...".
 count_regress() {
     awk '
         /\.\.\. +ok( |$)/               { p++; next }
         /\.\.\. +failed \(ignored\)/    { p++; next }
         /\.\.\. +FAILED/                { f++; next }
+        /^ok +[0-9]+ +[-+] /             { p++; next }
+        /^not ok +[0-9]+ +[-+] /         { f++; next }
         END { print p + 0, f + 0, (p + f > 0) }' "$1"
 }
 
