@@ -235,6 +235,7 @@ bloomidx_getbitmap(IndexScanDesc scan, TIDBitmap *tbm)
 	/* Rows this backend's statement inserted are read from the index */
 	BloomBatchFlush(index);
 	pgstat_count_index_scan(index);
+	BloomCountIndexSearch(scan);
 
 	return BloomGetLayout(&state->shape)->getbitmap(index, state, so, tbm);
 }

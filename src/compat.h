@@ -101,6 +101,20 @@ typedef RelFileNode RelFileLocator;
 #endif
 
 /*
+ * 18: EXPLAIN ANALYZE shows how many times a scan searched the index
+ * ("Index Searches"), which the access method counts
+ */
+#if PG_VERSION_NUM >= 180000
+#define BloomCountIndexSearch(scan) \
+	do { \
+		if ((scan)->instrument) \
+			(scan)->instrument->nsearches++; \
+	} while (0)
+#else
+#define BloomCountIndexSearch(scan)	((void) 0)
+#endif
+
+/*
  * Fields of IndexAmRoutine that later majors added, for the handler's
  * static routine table: each macro keeps its fields on the majors that
  * have them.
