@@ -175,7 +175,26 @@ FROM q_differential(150);
 SET enable_seqscan = off;
 SELECT count(*) FROM q WHERE a = ANY ('{}'::int[]);
 SELECT count(*) FROM q WHERE a = ANY ('{NULL}'::int[]);
+
+-- EXPLAIN ANALYZE counts one index search a scan (shown from PostgreSQL 18
+-- on as "Index Searches"; before, there is no such field)
+CREATE FUNCTION q_searches(query text) RETURNS text
+LANGUAGE plpgsql AS $$
+DECLARE
+	plan jsonb;
+	node jsonb;
+BEGIN
+	EXECUTE 'EXPLAIN (ANALYZE, TIMING OFF, SUMMARY OFF, FORMAT JSON) ' || query INTO plan;
+	node := plan->0->'Plan'->'Plans'->0;
+	RETURN CASE WHEN current_setting('server_version_num')::int < 180000
+		THEN CASE WHEN node ? 'Index Searches' THEN 'unexpected' ELSE 'as the major shows' END
+		WHEN (node->>'Index Searches')::int = 1 THEN 'as the major shows'
+		ELSE 'Index Searches: ' || coalesce(node->>'Index Searches', 'none') END;
+END;
+$$;
+SELECT q_searches('SELECT * FROM q WHERE a = 7');
 RESET enable_seqscan;
+DROP FUNCTION q_searches(text);
 
 DROP TABLE q;
 DROP FUNCTION q_differential(int);
