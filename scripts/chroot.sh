@@ -35,6 +35,10 @@
 # http://deb.debian.org/debian).  Needs root.
 set -euo pipefail
 
+# The whole script is one compound command, which bash reads before running
+# it: editing this file during a run does not change the run.
+{
+
 CHROOT_DIR=${BX_CHROOT_DIR:-/var/cache/bloomidx/chroot}
 MIRROR=${BX_DEBIAN_MIRROR:-http://deb.debian.org/debian}
 KNOWN_MAJORS="17 18 19"
@@ -182,3 +186,5 @@ case $cmd in
         die "usage: $0 create|run|path|majors ..."
         ;;
 esac
+exit
+}

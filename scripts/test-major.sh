@@ -54,11 +54,18 @@
 #   PG_CFLAGS      extra compiler flags, e.g. PG_CFLAGS=-Werror (read by PGXS)
 set -euo pipefail
 
+# The whole script is one compound command, which bash reads before running
+# it: editing this file during a run does not change the run.
+{
+
 REPO=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 # shellcheck source=scripts/lib.sh
 source "$REPO/scripts/lib.sh"
 
 ALL_SUITES="regress isolation limits tap fuzz model bench"
+# Suites run only when named in SUITES: upgrade needs an old install
+# (scripts/test.sh runs it, in the newest major's chroot)
+EXTRA_SUITES="upgrade"
 SUITE_TIMEOUT=${SUITE_TIMEOUT:-1800}
 TOTAL_TIMEOUT=${TOTAL_TIMEOUT:-4800}
 [[ $SUITE_TIMEOUT =~ ^[0-9]+$ && $TOTAL_TIMEOUT =~ ^[0-9]+$ ]] ||
@@ -82,14 +89,15 @@ while read -r v; do unset "$v"; done < <(compgen -e | grep -E '^PG[A-Z]+$' || tr
 
 suites=${SUITES:-$ALL_SUITES}
 for s in $suites; do
-    [[ " $ALL_SUITES " == *" $s "* ]] || bx_die "unknown suite '$s' in SUITES (choose from: $ALL_SUITES)"
+    [[ " $ALL_SUITES $EXTRA_SUITES " == *" $s "* ]] ||
+        bx_die "unknown suite '$s' in SUITES (choose from: $ALL_SUITES $EXTRA_SUITES)"
 done
 
 # wants SUITE: true if SUITE was asked for.
 wants() { [[ " $suites " == *" $1 "* ]]; }
 
 # Tests per suite: empty means "all of that suite's tests" (if TESTS is unset).
-sel_regress="" sel_isolation="" sel_limits="" sel_tap="" sel_fuzz="" sel_model="" sel_bench=""
+sel_regress="" sel_isolation="" sel_limits="" sel_tap="" sel_fuzz="" sel_model="" sel_bench="" sel_upgrade=""
 if [[ -n ${TESTS:-} ]]; then
     for t in $TESTS; do
         # Accept "name", "sql/name.sql", "specs/name.spec", "t/name.pl".
@@ -105,6 +113,10 @@ if [[ -n ${TESTS:-} ]]; then
         fi
         if [[ $n == bench ]]; then
             sel_bench=1
+            continue
+        fi
+        if [[ $n == upgrade ]]; then
+            sel_upgrade=1
             continue
         fi
         found=0
@@ -132,6 +144,7 @@ has_tests() {
         fuzz) [[ -f $REPO/fuzz/run.sh ]] ;;
         model) [[ -f $REPO/model/run.sh ]] ;;
         bench) [[ -f $REPO/bench/run.sh ]] ;;
+        upgrade) compgen -G "$REPO/upgrade/*.pl" >/dev/null ;;
     esac
 }
 
@@ -438,6 +451,33 @@ elif wants tap; then
     bx_log "suite tap: no tests (t/*.pl), skipped"
 fi
 
+# --- upgrade: pg_upgrade from an old install (BX_OLD_INSTALL) to this one ------
+
+if has_tests upgrade; then
+    bx_log "suite upgrade (prove on upgrade/*.pl, from $(basename "${BX_OLD_INSTALL:-?}"))"
+    log=$BX_WORK/logs/upgrade.log
+    rc=0
+    if [[ -z ${BX_OLD_INSTALL:-} || ! -x ${BX_OLD_INSTALL:-}/bin/postgres ]]; then
+        echo "error: the upgrade suite needs BX_OLD_INSTALL, an old PostgreSQL with bloomidx (scripts/test.sh makes one)" | tee "$log" >&2
+        rc=1
+    else
+        run_suite "$log" REGRESS= ISOLATION= PROVE_TESTS="$(cd "$REPO" && echo upgrade/*.pl)" || rc=$?
+        bx_stop_clusters_under "$SRC/tmp_check" "$BX_PG_BINDIR"
+    fi
+    read -r p f u < <(count_tap "$log")
+    record upgrade "$rc" "$p" "$f" "$u"
+    if [[ $rc -ne 0 || $f -ne 0 ]]; then
+        for n in "$SRC"/tmp_check/log/regress_log_*; do
+            show_file "$n" 100
+        done
+        for n in "$SRC"/tmp_check/log/*_{old,new1,new2}.log "$SRC"/tmp_check/*/pgdata/pg_upgrade_output.d/*/log/*.log; do
+            [[ -f $n ]] && show_file "$n" 40
+        done
+    fi
+elif wants upgrade; then
+    bx_log "suite upgrade: no tests (upgrade/*.pl), skipped"
+fi
+
 # --- fuzz: the bloomfilter decoder, built and run outside the server ---------
 
 if has_tests fuzz; then
@@ -496,3 +536,5 @@ elif wants bench; then
 fi
 
 finish
+exit
+}
