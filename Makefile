@@ -18,7 +18,7 @@ PG_CONFIG ?= pg_config
 PGXS := $(shell $(PG_CONFIG) --pgxs)
 include $(PGXS)
 
-# Export only what PostgreSQL looks up by name (src/visibility.h), as
+# Export only what PostgreSQL looks up by name (src/compat.h), as
 # PostgreSQL 16 does for every extension.  After PGXS, and with override,
 # so that it holds with PG_CFLAGS or CFLAGS given on the command line.
 ifeq ($(GCC),yes)

@@ -1,7 +1,7 @@
 # Copyright and license: see the project's LICENSE.
 
 # The installed bloomidx.so exports only what PostgreSQL looks up by name
-# (src/visibility.h): the C functions of the installed extension scripts
+# (src/compat.h): the C functions of the installed extension scripts
 # with their pg_finfo_ records, _PG_init, Pg_magic_func, and the entry
 # points of parallel workers (CreateParallelContext in src/).  A helper
 # such as BloomNewBuffer, which contrib/bloom's bloom.so exports too, must

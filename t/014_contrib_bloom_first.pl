@@ -7,7 +7,7 @@
 # answer what a seq scan answers.  Both libraries define BloomNewBuffer;
 # PostgreSQL loads them with RTLD_GLOBAL, so if bloomidx.so exported its
 # helpers, its calls could bind to contrib/bloom's function, which reads
-# another page format (see src/visibility.h).
+# another page format (see src/compat.h).
 
 use strict;
 use warnings;
