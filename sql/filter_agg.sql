@@ -19,7 +19,7 @@ FROM pg_aggregate a
 	 JOIN pg_type t ON t.oid = a.aggtranstype
 	 JOIN pg_depend d ON d.classid = 'pg_proc'::regclass AND d.objid = p.oid AND d.deptype = 'e'
 	 JOIN pg_extension e ON e.oid = d.refobjid AND e.extname = 'bloomidx'
-ORDER BY 1::text;
+ORDER BY p.oid::regprocedure::text COLLATE "C";
 -- only bloom_agg(value), which counts distinct hashes, has a pseudo-type state
 SELECT count(*) AS sized_with_pseudo_state
 FROM pg_aggregate a
@@ -142,7 +142,7 @@ FROM pg_aggregate a
 	 JOIN pg_proc p ON p.oid = a.aggfnoid
 	 JOIN pg_depend d ON d.classid = 'pg_proc'::regclass AND d.objid = p.oid AND d.deptype = 'e'
 	 JOIN pg_extension e ON e.oid = d.refobjid AND e.extname = 'bloomidx'
-ORDER BY 1::text;
+ORDER BY p.oid::regprocedure::text COLLATE "C";
 \c :home_db
 \set VERBOSITY terse
 SET client_min_messages = warning;
@@ -155,6 +155,6 @@ FROM pg_aggregate a
 	 JOIN pg_proc p ON p.oid = a.aggfnoid
 	 JOIN pg_depend d ON d.classid = 'pg_proc'::regclass AND d.objid = p.oid AND d.deptype = 'e'
 	 JOIN pg_extension e ON e.oid = d.refobjid AND e.extname = 'bloomidx'
-ORDER BY 1::text;
+ORDER BY p.oid::regprocedure::text COLLATE "C";
 
 DROP TABLE fg, fg_hash, fg_sort, fs, fs_before, fpar, fpar_serial, fpar_serial_g;
