@@ -518,6 +518,29 @@ BloomLookupHash(Oid typid)
 }
 
 /*
+ * Type of argument argno of a call: from the call's expression, or, when
+ * the function was looked up without one, the type it declares, unless that
+ * is a pseudo-type (anyelement).  Citus' worker_partial_agg calls an
+ * aggregate's transition function so, through fmgr alone; the typed forms
+ * of bloom_agg have transition functions that declare the type.
+ */
+static Oid
+BloomCallArgType(FmgrInfo *flinfo, int argno)
+{
+	Oid			argtype = get_fn_expr_argtype(flinfo, argno);
+	Oid		   *argtypes;
+	int			nargs;
+
+	if (OidIsValid(argtype) || !OidIsValid(flinfo->fn_oid))
+		return argtype;
+	(void) get_func_signature(flinfo->fn_oid, &argtypes, &nargs);
+	if (argno < nargs && get_typtype(argtypes[argno]) != TYPTYPE_PSEUDO)
+		argtype = argtypes[argno];
+	pfree(argtypes);
+	return argtype;
+}
+
+/*
  * The fn_extra cache of a call site whose argument argno is a value (or,
  * with is_array, an array of values) to hash, set up on first use.
  */
@@ -541,7 +564,7 @@ BloomGetFnCache(FunctionCallInfo fcinfo, int argno, bool is_array)
 	if (OidIsValid(cache->argtype) && collation == cache->inputcollation)
 		return cache;
 
-	argtype = get_fn_expr_argtype(fcinfo->flinfo, argno);
+	argtype = BloomCallArgType(fcinfo->flinfo, argno);
 	if (!OidIsValid(argtype))
 		elog(ERROR, "could not determine the data type of argument %d", argno);
 
