@@ -202,6 +202,90 @@ CREATE AGGREGATE bloom_agg(anyelement, template bloomfilter, key bytea) (
 );
 COMMENT ON AGGREGATE bloom_agg(anyelement, bloomfilter, bytea) IS 'keyed bloom filter of the values, in a copy of an empty keyed filter';
 
+-------------------------------------------------------------------------------
+-- 1.1: typed forms of bloom_agg for distributed engines (src/filter_agg.c)
+-------------------------------------------------------------------------------
+-- The forms of bloom_agg that combine (sized, template, keyed template)
+-- again for common element types, beside the anyelement ones: Citus'
+-- worker_partial_agg runs an aggregate on the shards only if the types of
+-- its arguments are those the aggregate declares, which anyelement never
+-- is.  The transition functions are the same C functions, declared with the
+-- type, from which they take it when called without a call expression, as
+-- worker_partial_agg calls them; the filters are the same bytes.  Every
+-- built-in type with an implicit cast to a type of the list and a hash
+-- function is in the list, so that a call that resolved to anyelement
+-- resolves to the form of its own type, not to another or ambiguously
+-- (smallint: integer, bigint, numeric; varchar, char(n), name and "char":
+-- text; date and timestamp: timestamptz).  A type of another extension
+-- that casts implicitly to one of them takes that form (citext: text).
+DO $$
+DECLARE
+	t text;
+BEGIN
+	FOREACH t IN ARRAY ARRAY['smallint', 'integer', 'bigint', 'numeric',
+		'text', 'character varying', 'character', 'name', '"char"', 'bytea',
+		'uuid', 'date', 'timestamp without time zone', 'timestamp with time zone']
+	LOOP
+		EXECUTE format($sql$
+			CREATE FUNCTION bloom_agg_filter_transfn(bloomfilter, %1$s, bigint, float8)
+			RETURNS bloomfilter
+			AS 'MODULE_PATHNAME'
+			LANGUAGE C IMMUTABLE PARALLEL SAFE
+		$sql$, t);
+		EXECUTE format($sql$
+			CREATE AGGREGATE bloom_agg(%1$s, capacity bigint, false_positive_rate float8) (
+				SFUNC = bloom_agg_filter_transfn,
+				STYPE = bloomfilter,
+				COMBINEFUNC = bloom_union_filter_transfn,
+				PARALLEL = SAFE
+			)
+		$sql$, t);
+		EXECUTE format($sql$
+			COMMENT ON AGGREGATE bloom_agg(%1$s, bigint, float8) IS
+			'bloom filter of the values, sized for capacity values at a false-positive rate'
+		$sql$, t);
+
+		EXECUTE format($sql$
+			CREATE FUNCTION bloom_agg_template_transfn(bloomfilter, %1$s, bloomfilter)
+			RETURNS bloomfilter
+			AS 'MODULE_PATHNAME'
+			LANGUAGE C IMMUTABLE PARALLEL SAFE
+		$sql$, t);
+		EXECUTE format($sql$
+			CREATE AGGREGATE bloom_agg(%1$s, template bloomfilter) (
+				SFUNC = bloom_agg_template_transfn,
+				STYPE = bloomfilter,
+				COMBINEFUNC = bloom_union_filter_transfn,
+				PARALLEL = SAFE
+			)
+		$sql$, t);
+		EXECUTE format($sql$
+			COMMENT ON AGGREGATE bloom_agg(%1$s, bloomfilter) IS
+			'bloom filter of the values, in a copy of an empty filter of any variant but growing'
+		$sql$, t);
+
+		EXECUTE format($sql$
+			CREATE FUNCTION bloom_agg_template_transfn(bloomfilter, %1$s, bloomfilter, bytea)
+			RETURNS bloomfilter
+			AS 'MODULE_PATHNAME'
+			LANGUAGE C IMMUTABLE PARALLEL SAFE
+		$sql$, t);
+		EXECUTE format($sql$
+			CREATE AGGREGATE bloom_agg(%1$s, template bloomfilter, key bytea) (
+				SFUNC = bloom_agg_template_transfn,
+				STYPE = bloomfilter,
+				COMBINEFUNC = bloom_union_filter_transfn,
+				PARALLEL = SAFE
+			)
+		$sql$, t);
+		EXECUTE format($sql$
+			COMMENT ON AGGREGATE bloom_agg(%1$s, bloomfilter, bytea) IS
+			'keyed bloom filter of the values, in a copy of an empty keyed filter'
+		$sql$, t);
+	END LOOP;
+END
+$$;
+
 -- Types of later majors, where they exist: PostgreSQL 19's oid8
 DO $$
 BEGIN
