@@ -21,6 +21,7 @@
 #include "access/tableam.h"
 #include "commands/vacuum.h"
 #include "nodes/execnodes.h"
+#include "storage/bufmgr.h"
 #include "fmgr.h"
 #include "optimizer/optimizer.h"
 #include "utils/acl.h"
@@ -112,6 +113,69 @@ typedef RelFileNode RelFileLocator;
 	} while (0)
 #else
 #define BloomCountIndexSearch(scan)	((void) 0)
+#endif
+
+/*
+ * 17: read streams (read_stream.h) read the blocks a callback names ahead
+ * of their use, in larger reads (and, from 18 on, asynchronous ones).
+ * Before 17, the same calls read one block at a time, as a loop of
+ * ReadBufferExtended would.
+ */
+#if PG_VERSION_NUM >= 170000
+#include "storage/read_stream.h"
+#else
+#define READ_STREAM_DEFAULT			0x00
+#define READ_STREAM_MAINTENANCE		0x01
+#define READ_STREAM_FULL			0x04
+
+typedef struct ReadStream ReadStream;
+typedef BlockNumber (*ReadStreamBlockNumberCB) (ReadStream *stream,
+												void *callback_private_data,
+												void *per_buffer_data);
+struct ReadStream
+{
+	Relation	rel;
+	ForkNumber	forknum;
+	BufferAccessStrategy strategy;
+	ReadStreamBlockNumberCB callback;
+	void	   *callback_private_data;
+};
+
+static inline ReadStream *
+read_stream_begin_relation(int flags, BufferAccessStrategy strategy,
+						   Relation rel, ForkNumber forknum,
+						   ReadStreamBlockNumberCB callback,
+						   void *callback_private_data,
+						   size_t per_buffer_data_size)
+{
+	ReadStream *stream = palloc(sizeof(ReadStream));
+
+	Assert(per_buffer_data_size == 0);
+	stream->rel = rel;
+	stream->forknum = forknum;
+	stream->strategy = strategy;
+	stream->callback = callback;
+	stream->callback_private_data = callback_private_data;
+	return stream;
+}
+
+static inline Buffer
+read_stream_next_buffer(ReadStream *stream, void **per_buffer_data)
+{
+	BlockNumber blkno = stream->callback(stream, stream->callback_private_data,
+										 NULL);
+
+	if (blkno == InvalidBlockNumber)
+		return InvalidBuffer;
+	return ReadBufferExtended(stream->rel, stream->forknum, blkno, RBM_NORMAL,
+							  stream->strategy);
+}
+
+static inline void
+read_stream_end(ReadStream *stream)
+{
+	pfree(stream);
+}
 #endif
 
 /*

@@ -28,6 +28,19 @@
 #include "signature.h"
 
 /*
+ * Read stream callback: the next block of a BloomBlockRange, in order.
+ */
+BlockNumber
+BloomBlockRangeNext(ReadStream *stream, void *range, void *per_buffer_data)
+{
+	BloomBlockRange *r = (BloomBlockRange *) range;
+
+	if (r->next >= r->end)
+		return InvalidBlockNumber;
+	return r->next++;
+}
+
+/*
  * Number of (signature, TID) slots on a data page for signatures of the
  * given length.
  */

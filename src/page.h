@@ -301,7 +301,16 @@ BloomPageClearFrozen(Page page)
 	BloomPageGetOpaque(page)->flags &= ~BLOOMIDX_FROZEN;
 }
 
+/* The blocks [next, end) a read stream reads in order (BloomBlockRangeNext) */
+typedef struct BloomBlockRange
+{
+	BlockNumber next;
+	BlockNumber end;
+} BloomBlockRange;
+
 /* page.c */
+extern BlockNumber BloomBlockRangeNext(ReadStream *stream, void *range,
+									   void *per_buffer_data);
 extern int	BloomTuplesPerPage(int sigBytes);
 extern void BloomInitPage(Page page, uint16 flags);
 extern void BloomInitMetaPage(Page page, const BloomShape *shape);

@@ -30,7 +30,9 @@ BloomRowGetBitmap(Relation index, BloomState state, BloomScanOpaque so,
 	int			sigWords = state->shape.sigWords;
 	BufferAccessStrategy bas;
 	BlockNumber npages;
-	BlockNumber blkno;
+	BloomBlockRange range;
+	ReadStream *stream;
+	Buffer		buffer;
 	ItemPointerData *tids;
 	char	   *copy;
 	int64		ntids = 0;
@@ -40,15 +42,19 @@ BloomRowGetBitmap(Relation index, BloomState state, BloomScanOpaque so,
 	npages = BloomBlocksCovering(index, InvalidBlockNumber);	/* asks */
 	bas = BloomScanStrategy(npages);
 
-	for (blkno = BLOOMIDX_METAPAGE_BLKNO + 1; blkno < npages; blkno++)
+	/* Every data page, in order, read ahead (all of them) */
+	range.next = BLOOMIDX_METAPAGE_BLKNO + 1;
+	range.end = npages;
+	stream = read_stream_begin_relation(READ_STREAM_FULL, bas, index, MAIN_FORKNUM,
+										BloomBlockRangeNext, &range, 0);
+	while ((buffer = read_stream_next_buffer(stream, NULL)) != InvalidBuffer)
 	{
-		Buffer		buffer;
+		BlockNumber blkno = BufferGetBlockNumber(buffer);
 		Page		page;
 		int			nfound = 0;
 
 		CHECK_FOR_INTERRUPTS();
 
-		buffer = BloomReadBufferRecent(index, blkno, bas);
 		LockBuffer(buffer, BUFFER_LOCK_SHARE);
 		page = BufferGetPage(buffer);
 		if (BloomPageIsData(index, page, blkno, state->tuplesPerPage))
@@ -65,6 +71,7 @@ BloomRowGetBitmap(Relation index, BloomState state, BloomScanOpaque so,
 		}
 	}
 
+	read_stream_end(stream);
 	FreeAccessStrategy(bas);
 	pfree(tids);
 	pfree(copy);

@@ -69,8 +69,9 @@ BloomRowBulkDelete(IndexVacuumInfo *info, IndexBulkDeleteResult *stats,
 	Relation	index = info->index;
 	BloomState	state = BloomGetState(index);
 	int			sigBytes = state->shape.sigBytes;
-	BlockNumber npages;
-	BlockNumber blkno;
+	BloomBlockRange range;
+	ReadStream *stream;
+	Buffer		buffer;
 	BlockNumber *freePages;
 	int			nfree = 0;
 	uint64		tuples = 0;
@@ -80,19 +81,20 @@ BloomRowBulkDelete(IndexVacuumInfo *info, IndexBulkDeleteResult *stats,
 		stats = (IndexBulkDeleteResult *) palloc0(sizeof(IndexBulkDeleteResult));
 
 	freePages = palloc(sizeof(BlockNumber) * BLOOMIDX_FREELIST_SIZE);
-	npages = RelationGetNumberOfBlocks(index);
-
-	for (blkno = BLOOMIDX_METAPAGE_BLKNO + 1; blkno < npages; blkno++)
+	range.next = BLOOMIDX_METAPAGE_BLKNO + 1;
+	range.end = RelationGetNumberOfBlocks(index);
+	stream = read_stream_begin_relation(READ_STREAM_MAINTENANCE | READ_STREAM_FULL,
+										info->strategy, index, MAIN_FORKNUM,
+										BloomBlockRangeNext, &range, 0);
+	while ((buffer = read_stream_next_buffer(stream, NULL)) != InvalidBuffer)
 	{
-		Buffer		buffer;
+		BlockNumber blkno = BufferGetBlockNumber(buffer);
 		Page		page;
 		GenericXLogState *xlogState = NULL;
 		int			i;
 
 		vacuum_delay_point(false);
 
-		buffer = ReadBufferExtended(index, MAIN_FORKNUM, blkno, RBM_NORMAL,
-									info->strategy);
 		LockBuffer(buffer, BUFFER_LOCK_EXCLUSIVE);
 		page = BufferGetPage(buffer);
 
@@ -131,6 +133,7 @@ BloomRowBulkDelete(IndexVacuumInfo *info, IndexBulkDeleteResult *stats,
 		UnlockReleaseBuffer(buffer);
 	}
 
+	read_stream_end(stream);
 	BloomUpdateMetaAfterVacuum(index, freePages, nfree, tuples, bitsSet);
 	pfree(freePages);
 
@@ -146,26 +149,29 @@ BloomRowVacuumCleanup(IndexVacuumInfo *info, IndexBulkDeleteResult *stats)
 {
 	Relation	index = info->index;
 	BloomState	state = BloomGetState(index);
-	BlockNumber npages;
-	BlockNumber blkno;
+	BloomBlockRange range;
+	ReadStream *stream;
+	Buffer		buffer;
 
 	if (stats == NULL)
 		stats = (IndexBulkDeleteResult *) palloc0(sizeof(IndexBulkDeleteResult));
 
-	npages = RelationGetNumberOfBlocks(index);
-	stats->num_pages = npages;
+	range.next = BLOOMIDX_METAPAGE_BLKNO + 1;
+	range.end = RelationGetNumberOfBlocks(index);
+	stats->num_pages = range.end;
 	stats->pages_free = 0;
 	stats->num_index_tuples = 0;
 
-	for (blkno = BLOOMIDX_METAPAGE_BLKNO + 1; blkno < npages; blkno++)
+	stream = read_stream_begin_relation(READ_STREAM_MAINTENANCE | READ_STREAM_FULL,
+										info->strategy, index, MAIN_FORKNUM,
+										BloomBlockRangeNext, &range, 0);
+	while ((buffer = read_stream_next_buffer(stream, NULL)) != InvalidBuffer)
 	{
-		Buffer		buffer;
+		BlockNumber blkno = BufferGetBlockNumber(buffer);
 		Page		page;
 
 		vacuum_delay_point(false);
 
-		buffer = ReadBufferExtended(index, MAIN_FORKNUM, blkno, RBM_NORMAL,
-									info->strategy);
 		LockBuffer(buffer, BUFFER_LOCK_SHARE);
 		page = BufferGetPage(buffer);
 		if (BloomPageIsData(index, page, blkno, state->tuplesPerPage))
@@ -181,6 +187,7 @@ BloomRowVacuumCleanup(IndexVacuumInfo *info, IndexBulkDeleteResult *stats)
 		}
 		UnlockReleaseBuffer(buffer);
 	}
+	read_stream_end(stream);
 
 	return stats;
 }
