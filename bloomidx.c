@@ -20,13 +20,14 @@ extern PGDLLEXPORT void _PG_init(void);
 PG_FUNCTION_INFO_V1(bloomidx_handler);
 
 /*
- * Module load: register the index options; install the hooks that write
- * the rows inserts gather (src/sliced_batch.c).
+ * Module load: register the index options and settings; install the hooks
+ * that write the rows inserts gather (src/sliced_batch.c).
  */
 void
 _PG_init(void)
 {
 	BloomInitOptions();
+	BloomMergeDefineSettings();
 	BloomBatchInit();
 }
 

@@ -199,6 +199,7 @@ extern bool bloomidx_validate(Oid opclassoid);
 
 /* sliced_batch.c (rows gathered by inserts into sliced indexes) */
 extern void BloomBatchInit(void);
+extern void BloomMergeDefineSettings(void);
 extern void BloomBatchFlush(Relation index);
 
 /* state.c */

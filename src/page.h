@@ -378,7 +378,8 @@ extern void BloomStripeSetTidPages(Page page, int ntidpages, int t0,
 extern void BloomStripeSetLive(Page page, uint32 nlive);
 extern void BloomStripeAddLive(Page page, uint32 n);
 extern void BloomSliceSetWords(Page page, const uint64 *words);
-extern void BloomSliceOrWords(Page page, int w0, const uint64 *words, int nw);
+extern bool BloomSliceHasRowsFrom(Page page, int r0);
+extern void BloomSliceWriteRows(Page page, int r0, const uint64 *words, int nw);
 extern int	BloomSliceAndWords(Page page, uint64 *r, int nw, uint16 *live);
 extern int	BloomSliceAndLiveWords(Page page, uint64 *r, uint16 *live, int nlive);
 extern BlockNumber BloomStripeListGet(Page page, int i);

@@ -191,6 +191,8 @@ typedef struct BloomRowBatch
 } BloomRowBatch;
 
 /* sliced_stripe.c */
+extern void BloomMergeRecordsReset(void);
+extern void BloomMergeXLogFinish(Relation index, GenericXLogState *xlogState);
 extern void BloomWriteStripe(Relation index, BloomState state, Buffer stripebuf, uint32 s,
 				 BloomRowBatch *batch, int first, int n, int r0,
 				 uint64 *sliceWords);

@@ -350,18 +350,63 @@ BloomSliceSetWords(Page page, const uint64 *words)
 }
 
 /*
- * OR nw words into a slice page from its word w0 on.
+ * Words of a slice page in use (see BloomSlicedSetUsed).
+ */
+static int
+BloomSliceUsedWords(Page page)
+{
+	int			used = ((PageHeader) page)->pd_lower - MAXALIGN(SizeOfPageHeaderData);
+
+	return Min(Max(used, 0) / (int) sizeof(uint64), BLOOMIDX_STRIPE_WORDS);
+}
+
+/*
+ * Does a slice page have bits of rows r0 and later?  Only a merge that a
+ * crash cut short leaves them: rows are written past the merged ones.
+ */
+bool
+BloomSliceHasRowsFrom(Page page, int r0)
+{
+	const uint64 *slice = BloomPageGetSlice(page);
+	int			used = BloomSliceUsedWords(page);
+	int			w = r0 / 64;
+
+	if (w >= used)
+		return false;
+	if (r0 % 64 != 0 && (slice[w++] >> (r0 % 64)) != 0)
+		return true;
+	for (; w < used; w++)
+	{
+		if (slice[w] != 0)
+			return true;
+	}
+	return false;
+}
+
+/*
+ * Write the bits of rows r0 and later of a slice page: words[0 .. nw) are
+ * its words from the one holding row r0 on (their bits of rows before r0
+ * zero).  The page keeps its bits of rows before r0, takes these for the
+ * rows after, and drops any bits of later rows that a merge cut short by a
+ * crash left, so that each row has exactly the bits of its signature.
  */
 void
-BloomSliceOrWords(Page page, int w0, const uint64 *words, int nw)
+BloomSliceWriteRows(Page page, int r0, const uint64 *words, int nw)
 {
 	uint64	   *dst = BloomPageGetSlice(page);
+	int			used = BloomSliceUsedWords(page);
+	int			w0 = r0 / 64;
+	uint64		keep = r0 % 64 == 0 ? 0 : (~UINT64CONST(0)) >> (64 - r0 % 64);
 	int			w;
 
-	Assert(w0 >= 0 && w0 + nw <= BLOOMIDX_STRIPE_WORDS);
+	Assert(nw >= 1 && w0 + nw <= BLOOMIDX_STRIPE_WORDS);
+	Assert((words[0] & keep) == 0);
 	BloomSlicedSetUsed(page, sizeof(uint64) * (w0 + nw));
-	for (w = 0; w < nw; w++)
-		dst[w0 + w] |= words[w];
+	dst[w0] = (dst[w0] & keep) | words[0];
+	for (w = 1; w < nw; w++)
+		dst[w0 + w] = words[w];
+	for (w = w0 + nw; w < used; w++)
+		dst[w] = 0;
 }
 
 /*

@@ -73,7 +73,7 @@ BloomTakePendingPage(Relation index, BloomState state, BlockNumber blkno,
 
 		page = GenericXLogRegisterBuffer(xlogState, buffer, 0);
 		BloomPageSetFrozen(page);
-		GenericXLogFinish(xlogState);
+		BloomMergeXLogFinish(index, xlogState);
 		page = BufferGetPage(buffer);
 	}
 
@@ -305,7 +305,9 @@ BloomSlicedMergeOnce(Relation index, BloomMergeMode mode)
 	int			splitRows = 0;
 	uint64		pos;
 	uint32		nStripes;
-	int			done;
+	uint32		s;
+	Buffer		stripebuf;
+	BlockNumber stripeBlkno;
 	uint64	   *sliceWords;
 	uint64		want;
 	Buffer		metabuf;
@@ -319,6 +321,7 @@ BloomSlicedMergeOnce(Relation index, BloomMergeMode mode)
 	int			i;
 
 	INSTR_TIME_SET_CURRENT(start);
+	BloomMergeRecordsReset();
 	snap = palloc(sizeof(BloomSlicedSnapshot));
 	BloomTakeSnapshot(index, snap, true);
 	want = snap->nPending == 0 ? 0 : BloomMergeWant(index, state, snap, mode);
@@ -381,48 +384,44 @@ BloomSlicedMergeOnce(Relation index, BloomMergeMode mode)
 	if (mode != BLOOM_MERGE_STEP)
 		BloomSortBatch(&batch, state->shape.sigWords);
 
-	/* Write them into the stripes, past the rows merged so far */
+	/*
+	 * Write them into the stripe being filled, past the rows merged so far
+	 * (want stops at its end)
+	 */
 	sliceWords = palloc(sizeof(uint64) * BLOOMIDX_STRIPE_WORDS * sigBits);
 	pos = snap->mergedRows;
 	nStripes = snap->nStripes;
-	done = 0;
-	while (done < batch.nrows)
-	{
-		uint32		s = (uint32) (pos / BLOOMIDX_STRIPE_ROWS);
-		int			r0 = (int) (pos % BLOOMIDX_STRIPE_ROWS);
-		int			n = Min(batch.nrows - done, (int) BLOOMIDX_STRIPE_ROWS - r0);
-		Buffer		stripebuf;
-		GenericXLogState *stripeXlog;
-		Page		stripePage;
-
-		Assert(s <= nStripes);
-		stripebuf = BloomMergeLockStripe(index, state, snap, s, &allocated);
-		if (s >= nStripes)
-			nStripes++;
-
-		BloomWriteStripe(index, state, stripebuf, s, &batch, done, n, r0, sliceWords);
-
-		/* Count the stripe's new live rows */
-		stripeXlog = GenericXLogStart(index);
-		stripePage = GenericXLogRegisterBuffer(stripeXlog, stripebuf, 0);
-		BloomStripeAddLive(stripePage, n);
-		GenericXLogFinish(stripeXlog);
-		UnlockReleaseBuffer(stripebuf);
-
-		pos += n;
-		done += n;
-	}
+	s = (uint32) (pos / BLOOMIDX_STRIPE_ROWS);
+	Assert(s <= nStripes);
+	Assert(pos % BLOOMIDX_STRIPE_ROWS + batch.nrows <= BLOOMIDX_STRIPE_ROWS);
+	stripebuf = BloomMergeLockStripe(index, state, snap, s, &allocated);
+	stripeBlkno = BufferGetBlockNumber(stripebuf);
+	if (s >= nStripes)
+		nStripes++;
+	BloomWriteStripe(index, state, stripebuf, s, &batch, 0, batch.nrows,
+					 (int) (pos % BLOOMIDX_STRIPE_ROWS), sliceWords);
+	UnlockReleaseBuffer(stripebuf);
+	pos += batch.nrows;
 
 	/*
 	 * Publish: advance mergedRows and drop the pages from the list, and in
-	 * the same WAL record drop the rows taken from a page that gave only
-	 * some (frozen, so that nothing but this merge changed it).
+	 * the same WAL record count the stripe's new live rows and drop the
+	 * rows taken from a page that gave only some (frozen, so that nothing
+	 * but this merge changed it).  Until this record the rows are pending:
+	 * a merge that a crash cuts short before it changed nothing that
+	 * counts, and the next one writes the same row numbers again.
 	 */
 	metabuf = ReadBuffer(index, BLOOMIDX_METAPAGE_BLKNO);
 	LockBuffer(metabuf, BUFFER_LOCK_EXCLUSIVE);
 	BloomCheckMeta(index, BufferGetPage(metabuf));
 	xlogState = GenericXLogStart(index);
 	meta = BloomPageGetMeta(GenericXLogRegisterBuffer(xlogState, metabuf, 0));
+	stripebuf = ReadBuffer(index, stripeBlkno);
+	LockBuffer(stripebuf, BUFFER_LOCK_EXCLUSIVE);
+	if (!BloomPageIsSliced(BufferGetPage(stripebuf), BLOOMIDX_STRIPE, s))
+		BloomSlicedCorrupted(index, stripeBlkno, "stripe page");
+	BloomStripeAddLive(GenericXLogRegisterBuffer(xlogState, stripebuf, 0),
+					   (uint32) batch.nrows);
 	meta->mergedRows = pos;
 	meta->nStripes = nStripes;
 	meta->statTuples += batch.nrows;
@@ -460,6 +459,7 @@ BloomSlicedMergeOnce(Relation index, BloomMergeMode mode)
 	GenericXLogFinish(xlogState);
 	if (BufferIsValid(splitbuf))
 		UnlockReleaseBuffer(splitbuf);
+	UnlockReleaseBuffer(stripebuf);
 	UnlockReleaseBuffer(metabuf);
 
 	/*

@@ -13,6 +13,7 @@
 #include "port/pg_bitutils.h"
 #include "storage/bufmgr.h"
 #include "storage/lmgr.h"
+#include "utils/guc.h"
 #include "utils/rel.h"
 
 #include "bloomidx.h"
@@ -30,6 +31,60 @@
 #else
 #define BLOOMIDX_PREPARE_PAGES	5
 #endif
+
+/*
+ * bloomidx.debug_merge_stop_after: for tests of crash safety, a merge
+ * stops with an error after this many of its WAL records (0: never), as a
+ * crash would stop it there (see BloomMergeXLogFinish).
+ */
+static int	bloomDebugMergeStopAfter = 0;
+
+/* WAL records the running merge has written (BloomMergeRecordsReset) */
+static int	bloomMergeRecords = 0;
+
+/*
+ * Module load: define bloomidx.debug_merge_stop_after.
+ */
+void
+BloomMergeDefineSettings(void)
+{
+	DefineCustomIntVariable("bloomidx.debug_merge_stop_after",
+							"Stops a merge of a sliced bloomidx index with an error after this many of its WAL records.",
+							"For tests of crash safety: 0, the default, never stops.",
+							&bloomDebugMergeStopAfter,
+							0, 0, INT_MAX,
+							PGC_SUSET, GUC_NOT_IN_SAMPLE,
+							NULL, NULL, NULL);
+}
+
+/*
+ * A merge begins: count its WAL records from zero.
+ */
+void
+BloomMergeRecordsReset(void)
+{
+	bloomMergeRecords = 0;
+}
+
+/*
+ * Finish a WAL record of a merge; with bloomidx.debug_merge_stop_after
+ * set, stop the merge after that many, leaving the index as a crash at
+ * that point would (its pages are WAL-logged, the metapage not yet
+ * advanced).
+ */
+void
+BloomMergeXLogFinish(Relation index, GenericXLogState *xlogState)
+{
+	GenericXLogFinish(xlogState);
+	if (bloomDebugMergeStopAfter > 0 &&
+		++bloomMergeRecords >= bloomDebugMergeStopAfter)
+		ereport(ERROR,
+				(errcode(ERRCODE_OPERATOR_INTERVENTION),
+				 errmsg("merge of index \"%s\" stopped after %d WAL records",
+						RelationGetRelationName(index), bloomMergeRecords),
+				 errdetail("bloomidx.debug_merge_stop_after is %d.",
+						   bloomDebugMergeStopAfter)));
+}
 
 /*
  * Get the page link i of a (locked) stripe page of stripe s points to (see
@@ -136,7 +191,7 @@ BloomWriteStripeTids(Relation index, BloomState state, Buffer stripebuf,
 								  sigBits, s, true, &xlogState, &buffer);
 		firstRows[t] = first + done;
 		done += BloomTidMapPack(page, first + done, all + done, nall - done);
-		GenericXLogFinish(xlogState);
+		BloomMergeXLogFinish(index, xlogState);
 		UnlockReleaseBuffer(buffer);
 	}
 
@@ -144,7 +199,7 @@ BloomWriteStripeTids(Relation index, BloomState state, Buffer stripebuf,
 	xlogState = GenericXLogStart(index);
 	BloomStripeSetTidPages(GenericXLogRegisterBuffer(xlogState, stripebuf, 0),
 						   t, t0, firstRows);
-	GenericXLogFinish(xlogState);
+	BloomMergeXLogFinish(index, xlogState);
 	pfree(all);
 }
 
@@ -196,8 +251,11 @@ BloomWriteStripe(Relation index, BloomState state, Buffer stripebuf, uint32 s,
 	}
 
 	/*
-	 * OR them into the slice pages, those that exist several to a WAL
+	 * Write them into the slice pages, those that exist several to a WAL
 	 * record; a slice with no page yet gets one, linked in its own record.
+	 * A page where these rows set no bit is written only if a merge that a
+	 * crash cut short left bits of theirs on it (BloomSliceWriteRows clears
+	 * them where it writes).
 	 */
 	for (b = 0; b < sigBits; b++)
 	{
@@ -211,18 +269,18 @@ BloomWriteStripe(Relation index, BloomState state, Buffer stripebuf, uint32 s,
 		CHECK_FOR_INTERRUPTS();
 		for (w = 0; w < nw && !any; w++)
 			any = src[w] != 0;
-		if (!any)
-			continue;
 
 		link = BloomStripeGetLink(BufferGetPage(stripebuf), BLOOMIDX_SLICE, b);
 		if (link == InvalidBlockNumber)
 		{
 			GenericXLogState *newXlog;
 
+			if (!any)
+				continue;
 			page = BloomStripeGetPage(index, stripebuf, BLOOMIDX_SLICE, b, sigBits,
 									  s, false, &newXlog, &buffer);
-			BloomSliceOrWords(page, w0, src, nw);
-			GenericXLogFinish(newXlog);
+			BloomSliceWriteRows(page, r0, src, nw);
+			BloomMergeXLogFinish(index, newXlog);
 			UnlockReleaseBuffer(buffer);
 			continue;
 		}
@@ -231,14 +289,19 @@ BloomWriteStripe(Relation index, BloomState state, Buffer stripebuf, uint32 s,
 		LockBuffer(buffer, BUFFER_LOCK_EXCLUSIVE);
 		if (!BloomPageIsSliced(BufferGetPage(buffer), BLOOMIDX_SLICE, s))
 			BloomSlicedCorrupted(index, link, "slice page");
+		if (!any && !BloomSliceHasRowsFrom(BufferGetPage(buffer), r0))
+		{
+			UnlockReleaseBuffer(buffer);
+			continue;
+		}
 		if (xlogState == NULL)
 			xlogState = GenericXLogStart(index);
 		page = GenericXLogRegisterBuffer(xlogState, buffer, 0);
-		BloomSliceOrWords(page, w0, src, nw);
+		BloomSliceWriteRows(page, r0, src, nw);
 		group[ngroup++] = buffer;
 		if (ngroup == MAX_GENERIC_XLOG_PAGES)
 		{
-			GenericXLogFinish(xlogState);
+			BloomMergeXLogFinish(index, xlogState);
 			xlogState = NULL;
 			while (ngroup > 0)
 				UnlockReleaseBuffer(group[--ngroup]);
@@ -246,7 +309,7 @@ BloomWriteStripe(Relation index, BloomState state, Buffer stripebuf, uint32 s,
 	}
 	if (xlogState != NULL)
 	{
-		GenericXLogFinish(xlogState);
+		BloomMergeXLogFinish(index, xlogState);
 		while (ngroup > 0)
 			UnlockReleaseBuffer(group[--ngroup]);
 	}
@@ -328,7 +391,7 @@ BloomMergeStripePage(Relation index, BloomState state, uint32 s, int *allocated)
 						BLOOMIDX_STRIPE, state->shape.sigBits, s);
 	BloomStripeListSet(page, s % BLOOMIDX_STRIPELIST_ENTRIES,
 					   BufferGetBlockNumber(stripebuf));
-	GenericXLogFinish(xlogState);
+	BloomMergeXLogFinish(index, xlogState);
 	(*allocated)++;
 
 	UnlockReleaseBuffer(listbuf);
@@ -444,7 +507,7 @@ BloomPrepareStripe(Relation index, BloomState state,
 			BloomStripeSetLink(stripePage, flag, links[i] < sigBits ? links[i] : 0,
 							   BufferGetBlockNumber(buffers[i]));
 		}
-		GenericXLogFinish(xlogState);
+		BloomMergeXLogFinish(index, xlogState);
 		for (i = 0; i < n; i++)
 			UnlockReleaseBuffer(buffers[i]);
 		*allocated += n;
