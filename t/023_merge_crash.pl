@@ -38,8 +38,9 @@ is($primary->safe_psql('postgres',
 	"SELECT bits_per_column FROM bloomidx_stats('mc_bx')"), '{9,9,9}',
 	'three columns of 9 bits');
 
-# A slot keeps the WAL the standby has not received through the restarts
-$primary->safe_psql('postgres', "SELECT pg_create_physical_replication_slot('mc_standby')");
+# A slot, its WAL reserved at once (and so on disk, for the crashes), keeps
+# the WAL the standby has not received through the restarts
+$primary->safe_psql('postgres', "SELECT pg_create_physical_replication_slot('mc_standby', true)");
 $primary->backup('bkp');
 my $standby = PostgreSQL::Test::Cluster->new('standby');
 $standby->init_from_backup($primary, 'bkp', has_streaming => 1);
@@ -125,8 +126,10 @@ is($standby->safe_psql('postgres', 'SELECT count(*) FROM mc'),
 	'the standby has every row');
 
 # Without the setting nothing stops
-is($primary->safe_psql('postgres', 'SHOW bloomidx.debug_merge_stop_after'), '0',
-	'merges are not stopped by default');
+# (a query on the table loads the library, which defines the setting)
+is($primary->safe_psql('postgres',
+	'SELECT count(*) >= 0 FROM mc WHERE a = 1; SHOW bloomidx.debug_merge_stop_after'),
+	"t\n0", 'merges are not stopped by default');
 my ($ret, $out, $err) = $primary->psql('postgres',
 	"SELECT count(*) FROM mc WHERE a = 1; CREATE ROLE mc_user; SET ROLE mc_user; "
 	  . "SET bloomidx.debug_merge_stop_after = 1");
