@@ -299,3 +299,66 @@ BEGIN
 	END IF;
 END
 $$;
+
+-- Equality, ordering and hashing of filters (src/filter_compare.c): =, the
+-- btree and hash operator classes that DISTINCT, GROUP BY, UNION, joins and
+-- logical replication's REPLICA IDENTITY FULL need, and a bloomidx one
+CREATE FUNCTION bloomfilter_eq(bloomfilter, bloomfilter) RETURNS boolean
+AS 'MODULE_PATHNAME' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+CREATE FUNCTION bloomfilter_ne(bloomfilter, bloomfilter) RETURNS boolean
+AS 'MODULE_PATHNAME' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+CREATE FUNCTION bloomfilter_lt(bloomfilter, bloomfilter) RETURNS boolean
+AS 'MODULE_PATHNAME' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+CREATE FUNCTION bloomfilter_le(bloomfilter, bloomfilter) RETURNS boolean
+AS 'MODULE_PATHNAME' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+CREATE FUNCTION bloomfilter_gt(bloomfilter, bloomfilter) RETURNS boolean
+AS 'MODULE_PATHNAME' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+CREATE FUNCTION bloomfilter_ge(bloomfilter, bloomfilter) RETURNS boolean
+AS 'MODULE_PATHNAME' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+CREATE FUNCTION bloomfilter_cmp(bloomfilter, bloomfilter) RETURNS integer
+AS 'MODULE_PATHNAME' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+CREATE FUNCTION bloomfilter_hash(bloomfilter) RETURNS integer
+AS 'MODULE_PATHNAME' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+CREATE FUNCTION bloomfilter_hash_extended(bloomfilter, bigint) RETURNS bigint
+AS 'MODULE_PATHNAME' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+COMMENT ON FUNCTION bloomfilter_eq(bloomfilter, bloomfilter) IS 'equal: the same bytes, the element type''s names aside';
+
+CREATE OPERATOR = (
+	LEFTARG = bloomfilter, RIGHTARG = bloomfilter, FUNCTION = bloomfilter_eq,
+	COMMUTATOR = =, NEGATOR = <>, RESTRICT = eqsel, JOIN = eqjoinsel,
+	HASHES, MERGES);
+CREATE OPERATOR <> (
+	LEFTARG = bloomfilter, RIGHTARG = bloomfilter, FUNCTION = bloomfilter_ne,
+	COMMUTATOR = <>, NEGATOR = =, RESTRICT = neqsel, JOIN = neqjoinsel);
+CREATE OPERATOR < (
+	LEFTARG = bloomfilter, RIGHTARG = bloomfilter, FUNCTION = bloomfilter_lt,
+	COMMUTATOR = >, NEGATOR = >=, RESTRICT = scalarltsel, JOIN = scalarltjoinsel);
+CREATE OPERATOR <= (
+	LEFTARG = bloomfilter, RIGHTARG = bloomfilter, FUNCTION = bloomfilter_le,
+	COMMUTATOR = >=, NEGATOR = >, RESTRICT = scalarlesel, JOIN = scalarlejoinsel);
+CREATE OPERATOR > (
+	LEFTARG = bloomfilter, RIGHTARG = bloomfilter, FUNCTION = bloomfilter_gt,
+	COMMUTATOR = <, NEGATOR = <=, RESTRICT = scalargtsel, JOIN = scalargtjoinsel);
+CREATE OPERATOR >= (
+	LEFTARG = bloomfilter, RIGHTARG = bloomfilter, FUNCTION = bloomfilter_ge,
+	COMMUTATOR = <=, NEGATOR = <, RESTRICT = scalargesel, JOIN = scalargejoinsel);
+
+CREATE OPERATOR CLASS bloomfilter_ops
+DEFAULT FOR TYPE bloomfilter USING btree AS
+	OPERATOR	1	<,
+	OPERATOR	2	<=,
+	OPERATOR	3	=,
+	OPERATOR	4	>=,
+	OPERATOR	5	>,
+	FUNCTION	1	bloomfilter_cmp(bloomfilter, bloomfilter);
+
+CREATE OPERATOR CLASS bloomfilter_ops
+DEFAULT FOR TYPE bloomfilter USING hash AS
+	OPERATOR	1	=,
+	FUNCTION	1	bloomfilter_hash(bloomfilter),
+	FUNCTION	2	bloomfilter_hash_extended(bloomfilter, bigint);
+
+CREATE OPERATOR CLASS bloomfilter_ops
+DEFAULT FOR TYPE bloomfilter USING bloomidx AS
+	OPERATOR	1	=(bloomfilter, bloomfilter),
+	FUNCTION	1	bloomfilter_hash_extended(bloomfilter, bigint);
