@@ -606,11 +606,29 @@ AS 'MODULE_PATHNAME', 'bloom_add_keyed'
 LANGUAGE C STRICT IMMUTABLE PARALLEL SAFE;
 COMMENT ON FUNCTION bloom_add(bloomfilter, anyelement, bytea) IS 'copy of a keyed bloom filter with a value added';
 
-CREATE FUNCTION bloom_contains(bloomfilter, anyelement, key bytea)
+CREATE FUNCTION bloom_contains(bloomfilter, anynonarray, key bytea)
 RETURNS boolean
 AS 'MODULE_PATHNAME', 'bloom_contains_keyed'
 LANGUAGE C STRICT IMMUTABLE PARALLEL SAFE;
-COMMENT ON FUNCTION bloom_contains(bloomfilter, anyelement, bytea) IS 'might the keyed bloom filter contain the value?';
+COMMENT ON FUNCTION bloom_contains(bloomfilter, anynonarray, bytea) IS 'might the keyed bloom filter contain the value?';
+
+CREATE FUNCTION bloom_contains(bloomfilter, anyarray, key bytea)
+RETURNS boolean[]
+AS 'MODULE_PATHNAME', 'bloom_contains_array_keyed'
+LANGUAGE C STRICT IMMUTABLE PARALLEL SAFE;
+COMMENT ON FUNCTION bloom_contains(bloomfilter, anyarray, bytea) IS 'for each element of the array, might the keyed bloom filter contain it?';
+
+CREATE FUNCTION bloom_contains_any(bloomfilter, anyarray, key bytea)
+RETURNS boolean
+AS 'MODULE_PATHNAME', 'bloom_contains_any_keyed'
+LANGUAGE C STRICT IMMUTABLE PARALLEL SAFE;
+COMMENT ON FUNCTION bloom_contains_any(bloomfilter, anyarray, bytea) IS 'might the keyed bloom filter contain any element of the array?';
+
+CREATE FUNCTION bloom_contains_all(bloomfilter, anyarray, key bytea)
+RETURNS boolean
+AS 'MODULE_PATHNAME', 'bloom_contains_all_keyed'
+LANGUAGE C STRICT IMMUTABLE PARALLEL SAFE;
+COMMENT ON FUNCTION bloom_contains_all(bloomfilter, anyarray, bytea) IS 'might the keyed bloom filter contain every element of the array?';
 
 CREATE FUNCTION bloom_agg_template_transfn(bloomfilter, anyelement, bloomfilter, bytea)
 RETURNS bloomfilter

@@ -91,4 +91,31 @@ RESET max_parallel_workers_per_gather;
 -- a keyed flag without a fingerprint, or the reverse, is malformed
 SELECT overlay(bloom_empty(10, 0.1, :key)::bytea PLACING '\x0000000000000000'::bytea FROM 75 FOR 8)::bloomfilter;
 
-DROP TABLE fk_oracle, fk_crafted, fk, fkp, fkp_serial;
+-- Array probes of a keyed filter answer as its probes of each element:
+-- bloom_contains(filter, array, key), bloom_contains_any, bloom_contains_all
+CREATE TABLE fka AS
+	SELECT bloom_agg(i, bloom_empty(1000, 0.01, :key), :key) AS f
+	FROM generate_series(1, 500, 2) i;
+SELECT bloom_contains(f, ARRAY[1, 2, 3, NULL, 499, 500], :key) AS each_element,
+	   bloom_contains(f, ARRAY[1, 2, 3, NULL, 499, 500], :key) =
+	   ARRAY[bloom_contains(f, 1, :key), bloom_contains(f, 2, :key), bloom_contains(f, 3, :key),
+			 NULL, bloom_contains(f, 499, :key), bloom_contains(f, 500, :key)] AS as_scalars
+FROM fka;
+SELECT count(*) FILTER (WHERE (bloom_contains(f, ARRAY[i], :key))[1] <> bloom_contains(f, i, :key))
+	AS disagreeing
+FROM fka, generate_series(1, 2000) i;
+SELECT bloom_contains_any(f, ARRAY[2, 4, 1], :key) AS any_one_member,
+	   bloom_contains_all(f, ARRAY[1, 3, 5], :key) AS all_members,
+	   bloom_contains_any(f, ARRAY[]::int[], :key) AS any_of_none,
+	   bloom_contains_all(f, ARRAY[]::int[], :key) AS all_of_none,
+	   bloom_contains_all(f, ARRAY[1, NULL], :key) AS all_with_null
+FROM fka;
+SELECT bloom_contains(f, ARRAY[1], :other_key) FROM fka;
+SELECT bloom_contains_any(f, ARRAY[1]) FROM fka;
+SELECT bloom_contains_all(bloom_agg(i), ARRAY[1], :key) FROM generate_series(1, 10) i;
+SELECT bloom_contains(f, ARRAY['a'::text], :key) FROM fka;
+-- a keyed filter of arrays takes an array as one value
+SELECT bloom_contains(f, ARRAY[1, 2], :key) AS member, bloom_contains(f, ARRAY[2, 1], :key) AS other
+FROM (SELECT bloom_add(bloom_empty(100, 0.001, :key), ARRAY[1, 2], :key) AS f) s;
+
+DROP TABLE fk_oracle, fk_crafted, fk, fkp, fkp_serial, fka;

@@ -71,6 +71,9 @@ PG_FUNCTION_INFO_V1(bloom_contains);
 PG_FUNCTION_INFO_V1(bloom_contains_array);
 PG_FUNCTION_INFO_V1(bloom_contains_any);
 PG_FUNCTION_INFO_V1(bloom_contains_all);
+PG_FUNCTION_INFO_V1(bloom_contains_array_keyed);
+PG_FUNCTION_INFO_V1(bloom_contains_any_keyed);
+PG_FUNCTION_INFO_V1(bloom_contains_all_keyed);
 PG_FUNCTION_INFO_V1(bloom_union);
 PG_FUNCTION_INFO_V1(bloom_intersect);
 PG_FUNCTION_INFO_V1(bloom_cardinality);
@@ -1303,10 +1306,12 @@ BloomArrayElemHash(BloomFnCache *cache, BloomArrayHash kind, Datum value)
 /*
  * Probe each element of the array argument (or the whole array, if the
  * filter holds arrays of that type) and answer as mode asks, with SQL's
- * NULL semantics of = ANY and = ALL for the aggregate answers.
+ * NULL semantics of = ANY and = ALL for the aggregate answers; under key,
+ * or none for an unkeyed filter.
  */
 static Datum
-BloomContainsArray(FunctionCallInfo fcinfo, BloomArrayProbe mode)
+BloomContainsArray(FunctionCallInfo fcinfo, BloomArrayProbe mode,
+				   const BloomKey *key)
 {
 	BloomFnCache *cache = BloomGetFnCache(fcinfo, 1, true);
 	void	   *array_alloc = NULL;
@@ -1339,21 +1344,23 @@ BloomContainsArray(FunctionCallInfo fcinfo, BloomArrayProbe mode)
 		array = PG_GETARG_ARRAYTYPE_P(1);
 
 	BloomFilterOpen(BloomGetFilterArg(fcinfo, 0, cache), &f);
-	BloomCheckKey(&f.hdr, NULL);
+	BloomCheckKey(&f.hdr, key);
 
 	/* a filter of arrays: the array is one value */
 	if (f.hdr.elemtype != 0 && f.hdr.elemtype == cache->arraytype &&
 		f.hdr.elemtype != cache->elemtype)
 	{
 		bool		found;
+		uint64		hash;
 
 		BloomCheckHome(&f.hdr, cache->oid_hashed);
 		if (cache->arrayentry == NULL)
 			cache->arrayentry = BloomLookupHash(cache->arraytype);
-		found = BloomFilterTestHash(&f,
-									BloomHashDatum(&cache->arrayentry->hash_extended_proc_finfo,
-												   cache->collation,
-												   PointerGetDatum(array)));
+		hash = BloomHashDatum(&cache->arrayentry->hash_extended_proc_finfo,
+							  cache->collation, PointerGetDatum(array));
+		if (key != NULL)
+			hash = BloomKeyedHash(key, hash);
+		found = BloomFilterTestHash(&f, hash);
 		if (mode == BLOOM_PROBE_EACH)
 		{
 			Datum		d = BoolGetDatum(found);
@@ -1443,8 +1450,11 @@ BloomContainsArray(FunctionCallInfo fcinfo, BloomArrayProbe mode)
 			}
 			if (bitmap != NULL)
 				bitmap[i / 8] |= 1 << (i % 8);
-			hashes[nbatch++] = f.hdr.elemtype != 0 ?
+			hashes[nbatch] = f.hdr.elemtype != 0 ?
 				BloomArrayElemHash(cache, hashkind, value) : 0;
+			if (key != NULL)
+				hashes[nbatch] = BloomKeyedHash(key, hashes[nbatch]);
+			nbatch++;
 			if (nbatch < BLOOM_PROBE_BATCH)
 				continue;
 		}
@@ -1484,7 +1494,7 @@ BloomContainsArray(FunctionCallInfo fcinfo, BloomArrayProbe mode)
 Datum
 bloom_contains_array(PG_FUNCTION_ARGS)
 {
-	return BloomContainsArray(fcinfo, BLOOM_PROBE_EACH);
+	return BloomContainsArray(fcinfo, BLOOM_PROBE_EACH, NULL);
 }
 
 /*
@@ -1493,7 +1503,7 @@ bloom_contains_array(PG_FUNCTION_ARGS)
 Datum
 bloom_contains_any(PG_FUNCTION_ARGS)
 {
-	return BloomContainsArray(fcinfo, BLOOM_PROBE_ANY);
+	return BloomContainsArray(fcinfo, BLOOM_PROBE_ANY, NULL);
 }
 
 /*
@@ -1503,7 +1513,53 @@ bloom_contains_any(PG_FUNCTION_ARGS)
 Datum
 bloom_contains_all(PG_FUNCTION_ARGS)
 {
-	return BloomContainsArray(fcinfo, BLOOM_PROBE_ALL);
+	return BloomContainsArray(fcinfo, BLOOM_PROBE_ALL, NULL);
+}
+
+/*
+ * The key of a keyed probe: the third argument.
+ */
+static BloomKey *
+BloomKeyArg(FunctionCallInfo fcinfo, BloomKey *key)
+{
+	BloomKeyFromBytea(PG_GETARG_BYTEA_PP(2), key);
+	return key;
+}
+
+/*
+ * bloom_contains(filter, array, key): for each element, might the keyed
+ * filter contain it?
+ */
+Datum
+bloom_contains_array_keyed(PG_FUNCTION_ARGS)
+{
+	BloomKey	key;
+
+	return BloomContainsArray(fcinfo, BLOOM_PROBE_EACH, BloomKeyArg(fcinfo, &key));
+}
+
+/*
+ * bloom_contains_any(filter, array, key): might the keyed filter contain
+ * any element?
+ */
+Datum
+bloom_contains_any_keyed(PG_FUNCTION_ARGS)
+{
+	BloomKey	key;
+
+	return BloomContainsArray(fcinfo, BLOOM_PROBE_ANY, BloomKeyArg(fcinfo, &key));
+}
+
+/*
+ * bloom_contains_all(filter, array, key): might the keyed filter contain
+ * every element?
+ */
+Datum
+bloom_contains_all_keyed(PG_FUNCTION_ARGS)
+{
+	BloomKey	key;
+
+	return BloomContainsArray(fcinfo, BLOOM_PROBE_ALL, BloomKeyArg(fcinfo, &key));
 }
 
 /*
