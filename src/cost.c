@@ -624,11 +624,12 @@ BloomCanSeeColumnStats(Relation index, int col)
  * columns of the index columns named.  Called before the index is locked,
  * as core commands check privileges before they lock, so that a refused
  * caller does not queue behind DDL; the catalogs are read through the
- * syscache without a lock.  Errors as bloomidx_estimate would give them
- * for an OID that is no index, or a name that is no column of the index.
+ * syscache without a lock.  A name that is no column of the index is
+ * reported here, as it is under the lock, to a caller who may not read the
+ * table; an OID that is no index is left to opening it.
  */
 static void
-BloomEstimateCheckAccess(Oid indexoid, Datum *names, bool *nulls, int nnames)
+BloomEstimateCheckAccess(Oid indexoid, Datum *names, int nnames)
 {
 	Oid			heapoid = IndexGetRelation(indexoid, true);
 	Oid			userid = GetUserId();
@@ -652,12 +653,18 @@ BloomEstimateCheckAccess(Oid indexoid, Datum *names, bool *nulls, int nnames)
 		AttrNumber	indexAttnum;
 		AttrNumber	heapAttnum;
 
-		if (nulls[i])
-			continue;			/* reported after the lock */
 		name = TextDatumGetCString(names[i]);
 		indexAttnum = get_attnum(indexoid, name);
 		if (indexAttnum <= 0 || indexAttnum > indexForm->indnatts)
-			continue;			/* no such column: reported after the lock */
+		{
+			/* As it is reported under the lock, but without waiting for it */
+			ReleaseSysCache(indexTuple);
+			ereport(ERROR,
+					(errcode(ERRCODE_UNDEFINED_COLUMN),
+					 errmsg("index \"%s\" has no column \"%s\"",
+							get_rel_name(indexoid), name),
+					 errhint("Use the index's column names, as \\d shows them.")));
+		}
 		heapAttnum = indexForm->indkey.values[indexAttnum - 1];
 
 		/* An expression: only SELECT on the table covers it */
@@ -715,17 +722,26 @@ bloomidx_estimate(PG_FUNCTION_ARGS)
 	deconstruct_array(columns, TEXTOID, -1, false, TYPALIGN_INT,
 					  &names, &nulls, &nnames);
 
-	/* Privileges first, then the lock; again under the lock, as they hold */
-	BloomEstimateCheckAccess(indexoid, names, nulls, nnames);
-	index = relation_open(indexoid, AccessShareLock);
-	BloomCheckIndexRelation(index);
-	BloomEstimateCheckAccess(indexoid, names, nulls, nnames);
-	state = BloomGetState(index);
-
+	/* The arguments need no lock: checked before it, for every caller */
 	if (nnames == 0)
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 				 errmsg("columns must name at least one column of the index")));
+	for (i = 0; i < nnames; i++)
+	{
+		if (nulls[i])
+			ereport(ERROR,
+					(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
+					 errmsg("column names must not be null")));
+	}
+
+	/* Privileges first, then the lock; again under the lock, as they hold */
+	BloomEstimateCheckAccess(indexoid, names, nnames);
+	index = relation_open(indexoid, AccessShareLock);
+	BloomCheckIndexRelation(index);
+	BloomEstimateCheckAccess(indexoid, names, nnames);
+	state = BloomGetState(index);
+
 	cols = palloc(sizeof(int) * nnames);
 	for (i = 0; i < nnames; i++)
 	{
@@ -733,10 +749,6 @@ bloomidx_estimate(PG_FUNCTION_ARGS)
 		int			col;
 		int			j;
 
-		if (nulls[i])
-			ereport(ERROR,
-					(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
-					 errmsg("column names must not be null")));
 		name = TextDatumGetCString(names[i]);
 		for (col = 0; col < state->shape.nColumns; col++)
 		{
