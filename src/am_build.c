@@ -211,8 +211,6 @@ BloomParallelBuild(Relation heap, Relation index, IndexInfo *indexInfo,
 	WaitForParallelWorkersToFinish(pcxt);
 
 	*counts = shared->counts;
-	pgstat_progress_update_param(PROGRESS_CREATEIDX_TUPLES_DONE,
-								 (int64) counts->indtuples);
 
 	/* The layout completes the index, while the shared memory is there */
 	pgstat_progress_update_param(PROGRESS_CREATEIDX_SUBPHASE,
@@ -273,6 +271,9 @@ bloomidx_build(Relation heap, Relation index, IndexInfo *indexInfo)
 	if (nworkers <= 0 ||
 		!BloomParallelBuild(heap, index, indexInfo, &shape, nworkers, &counts))
 		BloomGetLayout(&shape)->build(heap, index, indexInfo, &shape, &counts);
+	/* Every row, the last batch of fewer than BLOOMIDX_PROGRESS_ROWS too */
+	pgstat_progress_update_param(PROGRESS_CREATEIDX_TUPLES_DONE,
+								 (int64) counts.indtuples);
 
 	/* The fill statistics */
 	LockBuffer(metabuf, BUFFER_LOCK_EXCLUSIVE);

@@ -100,15 +100,19 @@ FROM pg_stat_progress_create_index WHERE relid = 'pr'::regclass}),
 	check_built_and_drop($layout, 'built');
 }
 
-# A parallel build counts every participant's rows: CREATE INDEX
-# CONCURRENTLY with two workers, held at the row of -1 (in whichever
-# participant reads it) until another session holds a writer's lock on the
-# table, then waits for that writer after the build, where
-# pg_stat_progress_create_index still shows the build's tuples_done: all
-# of the table's rows, not the leader's share alone.
+# Once built, tuples_done counts every row, serially (the last batch of
+# fewer than 1024 rows too) and in parallel (every participant's rows):
+# CREATE INDEX CONCURRENTLY, serial or with two workers, held at the row
+# of -1 (in whichever participant reads it) until another session holds a
+# writer's lock on the table, then waits for that writer after the build,
+# where pg_stat_progress_create_index still shows the build's tuples_done:
+# all of the table's rows.
 $node->safe_psql('postgres', 'ALTER TABLE pr SET (parallel_workers = 2)');
+for my $workers (0, 2)
+{
 for my $layout ('row', 'sliced')
 {
+	my $how = $workers ? 'a parallel build' : 'a serial build';
 	my $holder = $node->background_psql('postgres');
 	$holder->query_safe('SELECT pg_advisory_lock(4242)');
 
@@ -117,7 +121,7 @@ for my $layout ('row', 'sliced')
 	my $builder_pid = $builder->query_safe('SELECT pg_backend_pid()');
 	$builder->query_until(
 		qr/building/, qq{
-SET max_parallel_maintenance_workers = 2;
+SET max_parallel_maintenance_workers = $workers;
 SET log_min_messages = debug2;
 \\echo building
 CREATE INDEX CONCURRENTLY pr_bx ON pr USING bloomidx (a int4_held_ops, b) WITH (layout = '$layout');
@@ -139,10 +143,10 @@ CREATE INDEX CONCURRENTLY pr_bx ON pr USING bloomidx (a int4_held_ops, b) WITH (
 SELECT tuples_total, tuples_done
 FROM pg_stat_progress_create_index WHERE pid = $builder_pid}),
 		'100000|100000',
-		"$layout layout: a parallel build's tuples_done counts every participant's rows");
+		"$layout layout: $how's tuples_done counts every row");
 	ok( $node->log_contains(
 			qr/parallel workers launched: 2/, $log_offset),
-		"$layout layout: the build had two workers");
+		"$layout layout: the build had two workers") if $workers;
 
 	$writer->query_safe('COMMIT');
 	$builder->query_safe('SELECT 1');    # after CREATE INDEX has finished
@@ -151,7 +155,8 @@ FROM pg_stat_progress_create_index WHERE pid = $builder_pid}),
 	$writer->quit;
 	$holder->quit;
 
-	check_built_and_drop($layout, 'built in parallel');
+	check_built_and_drop($layout, $workers ? 'built in parallel' : 'built serially, concurrently');
+}
 }
 
 # The names of the sub-phases
