@@ -304,6 +304,12 @@ BEGIN
 END
 $$;
 
+-- 1.1: the output functions of bloomfilter write the element type's
+-- current schema and name, which they look up: stable, as the input
+-- functions are
+ALTER FUNCTION bloomfilter_out(bloomfilter) STABLE;
+ALTER FUNCTION bloomfilter_send(bloomfilter) STABLE;
+
 -- Types of later majors, where they exist: PostgreSQL 19's oid8
 DO $$
 BEGIN

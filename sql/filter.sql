@@ -366,6 +366,66 @@ SELECT f_patch(f::bytea, 58 + 6, convert_to('x', 'UTF8'))::bloomfilter FROM fn;
 SELECT f_patch(f::bytea, 58, convert_to('x', 'UTF8'))::bloomfilter FROM fn;
 
 --
+-- The output, text and binary, writes the element type's current schema and
+-- name, looked up by its OID; the stored bytes, and the cast to bytea, keep
+-- the names it had when the filter got it.  So a filter dumped after its
+-- type was renamed, moved to another schema, or its schema renamed, reads
+-- back where the dump is restored.  The input and output functions look
+-- names up: they are stable.
+--
+SELECT proname, provolatile FROM pg_proc
+WHERE proname IN ('bloomfilter_in', 'bloomfilter_out', 'bloomfilter_recv', 'bloomfilter_send')
+ORDER BY proname;
+-- "schema.type" as a filter's bytes name its type
+CREATE FUNCTION f_names(b bytea) RETURNS text
+LANGUAGE sql AS $$
+	SELECT convert_from(substr(b, 59, get_byte(b, 56)), 'UTF8') || '.' ||
+		   convert_from(substr(b, 59 + get_byte(b, 56), get_byte(b, 57)), 'UTF8')
+$$;
+-- the bytes of a filter's text output
+CREATE FUNCTION f_out(f bloomfilter) RETURNS bytea
+LANGUAGE sql AS $$ SELECT decode(substr(f::text, 3), 'hex') $$;
+INSERT INTO fn SELECT bloom_agg((i, 'v' || i)::f_pair, 20, 0.01, 2) FROM generate_series(1, 100) i;
+SELECT f_names(f_out(f)) AS output, bloomfilter_send(f) = f::bytea AS output_is_stored FROM fn;
+ALTER TYPE f_pair RENAME TO f_pair2;
+CREATE SCHEMA f_s1;
+ALTER TYPE f_pair2 SET SCHEMA f_s1;
+ALTER SCHEMA f_s1 RENAME TO f_s2;
+SELECT (bloom_info(f)).element_type, f_names(f::bytea) AS stored, f_names(f_out(f)) AS text_output,
+	   f_names(bloomfilter_send(f)) AS binary_output, f_out(f) = bloomfilter_send(f) AS same_output,
+	   octet_length(f_out(f)) - octet_length(f::bytea) AS size_change
+FROM fn ORDER BY 1, 2;
+-- the output reads back, to a filter of that type with the same answers,
+-- and has the stored bytes but the names; the stored bytes name a type that
+-- no longer exists
+SELECT f::text::bloomfilter::text = f::text AS text_round_trip,
+	   (bloom_info(f::text::bloomfilter)).element_type,
+	   (SELECT count(*) FROM generate_series(1, 200) i
+		WHERE bloom_contains(f::text::bloomfilter, (i, 'v' || i)::f_s2.f_pair2)
+			IS DISTINCT FROM bloom_contains(f, (i, 'v' || i)::f_s2.f_pair2)) AS other_answers,
+	   substr(f::bytea, 1, 56) = substr(f_out(f), 1, 56) AS same_header,
+	   substr(f::bytea, 59 + get_byte(f::bytea, 56) + get_byte(f::bytea, 57)) =
+	   substr(f_out(f), 59 + get_byte(f_out(f), 56) + get_byte(f_out(f), 57)) AS same_after_names
+FROM fn;
+SELECT f::bytea::bloomfilter FROM fn LIMIT 1;
+-- binary COPY writes and reads the same
+CREATE TABLE fn_copy (f bloomfilter);
+\copy fn TO 'results/filter_renamed.bin' WITH (FORMAT binary)
+\copy fn_copy FROM 'results/filter_renamed.bin' WITH (FORMAT binary)
+SELECT count(*) AS read_back_same FROM fn_copy c JOIN fn ON c.f::bytea = f_out(fn.f);
+-- a type dropped: the output keeps the stored names
+CREATE TYPE f_gone AS (a int);
+CREATE TABLE fgone AS SELECT bloom_add(bloom_empty(10), ROW(1)::f_gone) AS f;
+DROP TYPE f_gone;
+SELECT f_names(f_out(f)) AS output, f_out(f) = f::bytea AS output_is_stored FROM fgone;
+DROP TABLE fn_copy, fgone;
+ALTER SCHEMA f_s2 RENAME TO f_s1;
+ALTER TYPE f_s1.f_pair2 SET SCHEMA public;
+ALTER TYPE f_pair2 RENAME TO f_pair;
+DROP SCHEMA f_s1;
+DELETE FROM fn WHERE (bloom_info(f)).variant <> 'plain';
+
+--
 -- Enums hash by their labels' OIDs, which differ between databases: a filter
 -- whose element type hashes by OIDs records its home database (system
 -- identifier, database OID, the type's OID there, bytes 40 to 55) and is
@@ -606,4 +666,5 @@ DROP DOMAIN f_dmood;
 DROP TYPE f_mood;
 DROP COLLATION f_ci;
 DROP DOMAIN posint;
-DROP FUNCTION f_shape(bloomfilter), f_patch(bytea, int, bytea), f_sqlstate(text), f_le(bytea, int, int);
+DROP FUNCTION f_shape(bloomfilter), f_patch(bytea, int, bytea), f_sqlstate(text), f_le(bytea, int, int),
+	f_names(bytea), f_out(bloomfilter);

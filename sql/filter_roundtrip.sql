@@ -1,7 +1,9 @@
 --
 -- Every filter the server accepts reads back byte for byte from its own
 -- text, bytea and binary output: filters of every variant, mutated at
--- random (seeded) in their header, variant part and cells.
+-- random (seeded) in their header, variant part and cells.  The text and
+-- binary outputs are the same bytes, also once the element types were
+-- renamed (when they name the types as they are now).
 --
 SET client_min_messages = warning;
 CREATE EXTENSION IF NOT EXISTS bloomidx;
@@ -53,7 +55,8 @@ BEGIN
 			CONTINUE;
 		END;
 		accepted := accepted + 1;
-		IF f::text::bloomfilter::bytea <> f::bytea OR f::bytea::bloomfilter::bytea <> f::bytea THEN
+		IF f::text::bloomfilter::bytea <> f::bytea OR f::bytea::bloomfilter::bytea <> f::bytea OR
+			bloomfilter_send(f) <> f::bytea THEN
 			RAISE EXCEPTION 'filter % does not read back: %', n, f::text;
 		END IF;
 		INSERT INTO rt_ok VALUES (n, f);
@@ -69,5 +72,25 @@ CREATE TABLE rt_copy (LIKE rt_ok);
 SELECT count(*) = (SELECT count(*) FROM rt_ok) AS all_read_back
 FROM rt_ok JOIN rt_copy USING (n) WHERE rt_ok.f::bytea = rt_copy.f::bytea;
 
+
+-- the types renamed and moved: the output names them as they are now, text
+-- and binary alike, and reads back to the same filters
+CREATE SCHEMA rt_s;
+ALTER TYPE rt_pair RENAME TO rt_pair2;
+ALTER TYPE rt_pair2 SET SCHEMA rt_s;
+ALTER SCHEMA rt_s RENAME TO rt_s2;
+SELECT count(*) FILTER (WHERE f::bytea <> decode(substr(f::text, 3), 'hex')) > 0 AS some_renamed,
+	   count(*) FILTER (WHERE bloomfilter_send(f) <> decode(substr(f::text, 3), 'hex')) AS text_binary_differ,
+	   count(*) FILTER (WHERE f::text::bloomfilter::text <> f::text) AS text_not_read_back,
+	   count(*) FILTER (WHERE (bloom_info(f::text::bloomfilter)).element_type IS DISTINCT FROM (bloom_info(f)).element_type)
+		   AS other_type
+FROM rt_ok;
+TRUNCATE rt_copy;
+\copy rt_ok TO 'results/filter_roundtrip_renamed.bin' WITH (FORMAT binary)
+\copy rt_copy FROM 'results/filter_roundtrip_renamed.bin' WITH (FORMAT binary)
+SELECT count(*) = (SELECT count(*) FROM rt_ok) AS all_read_back
+FROM rt_ok JOIN rt_copy USING (n) WHERE rt_ok.f::text = rt_copy.f::text;
+
 DROP TABLE rt_seed, rt_ok, rt_copy;
-DROP TYPE rt_pair;
+DROP TYPE rt_s2.rt_pair2;
+DROP SCHEMA rt_s2;

@@ -14,7 +14,8 @@
  * A filter whose element type hashes by OIDs local to a database (enums,
  * reg* types, and whatever contains them) records its home database and
  * is refused everywhere else, since it would answer every value as absent
- * there (see filter_format.h).
+ * there (see filter_format.h).  The output writes the element type's
+ * current name, so that a dump taken after the type was renamed restores.
  *
  *-------------------------------------------------------------------------
  */
@@ -274,6 +275,29 @@ BloomHeaderSetType(BloomFilterHeader *hdr, Oid typid, bool oid_hashed)
 		hdr->typname_len = strlen(hdr->typname);
 		ReleaseSysCache(tup);
 	}
+}
+
+/*
+ * The current schema and name of type typid, allocated in the current
+ * context; false if the type no longer exists.
+ */
+bool
+BloomTypeNames(Oid typid, char **nspname, char **typname)
+{
+	HeapTuple	tup = SearchSysCache1(TYPEOID, ObjectIdGetDatum(typid));
+	Form_pg_type typ;
+	Oid			nspid;
+
+	if (!HeapTupleIsValid(tup))
+		return false;
+	typ = (Form_pg_type) GETSTRUCT(tup);
+	nspid = typ->typnamespace;
+	*typname = pstrdup(NameStr(typ->typname));
+	ReleaseSysCache(tup);
+	*nspname = get_namespace_name(nspid);
+	if (*nspname == NULL)
+		elog(ERROR, "cache lookup failed for namespace %u", nspid);
+	return true;
 }
 
 /*
@@ -1098,19 +1122,61 @@ bloomfilter_in(PG_FUNCTION_ARGS)
 }
 
 /*
- * Text output: "\x" followed by the hex digits of the byte format.
+ * The bytes that the output functions write for a filter datum, in *len:
+ * its stored bytes, but with the element type's current schema and name
+ * where they differ from the stored ones (those the type had when the
+ * filter got it), so that a dump taken after the type or its schema was
+ * renamed reads back; a type that no longer exists keeps its stored names.
+ */
+static const uint8 *
+BloomFilterOutputBytes(bytea *datum, size_t *len)
+{
+	BloomFilterData f;
+	BloomFilterHeader hdr;
+	char	   *nspname;
+	char	   *typname;
+	size_t		hdrsize;
+	uint8	   *out;
+
+	BloomFilterOpen(datum, &f);
+	*len = VARSIZE_ANY_EXHDR(datum);
+	if (f.hdr.elemtype < FirstGenbkiObjectId ||
+		!BloomTypeNames(f.hdr.elemtype, &nspname, &typname) ||
+		(strlen(nspname) == f.hdr.nspname_len &&
+		 strlen(typname) == f.hdr.typname_len &&
+		 memcmp(nspname, f.hdr.nspname, f.hdr.nspname_len) == 0 &&
+		 memcmp(typname, f.hdr.typname, f.hdr.typname_len) == 0))
+		return f.data;
+
+	hdr = f.hdr;
+	hdr.nspname = nspname;
+	hdr.nspname_len = strlen(nspname);
+	hdr.typname = typname;
+	hdr.typname_len = strlen(typname);
+	hdrsize = BloomFilterHeaderSize(&hdr);
+	*len = hdrsize + f.hdr.nbytes;
+	out = palloc(*len);
+	BloomFilterEncodeHeader(out, &hdr);
+	memcpy(out + hdrsize, f.bits, f.hdr.nbytes);
+	return out;
+}
+
+/*
+ * Text output: "\x" followed by the hex digits of the byte format, with
+ * the element type's current name (BloomFilterOutputBytes).
  */
 Datum
 bloomfilter_out(PG_FUNCTION_ARGS)
 {
 	bytea	   *datum = PG_GETARG_BYTEA_PP(0);
-	size_t		len = VARSIZE_ANY_EXHDR(datum);
+	size_t		len;
+	const uint8 *data = BloomFilterOutputBytes(datum, &len);
 	char	   *result = palloc(2 * len + 3);
 	uint64		n;
 
 	result[0] = '\\';
 	result[1] = 'x';
-	n = hex_encode(VARDATA_ANY(datum), len, result + 2);
+	n = hex_encode((const char *) data, len, result + 2);
 	result[2 + n] = '\0';
 	PG_RETURN_CSTRING(result);
 }
@@ -1129,16 +1195,19 @@ bloomfilter_recv(PG_FUNCTION_ARGS)
 }
 
 /*
- * Binary output: the byte format.
+ * Binary output: the byte format, with the element type's current name
+ * (BloomFilterOutputBytes).
  */
 Datum
 bloomfilter_send(PG_FUNCTION_ARGS)
 {
 	bytea	   *datum = PG_GETARG_BYTEA_PP(0);
+	size_t		len;
+	const uint8 *data = BloomFilterOutputBytes(datum, &len);
 	StringInfoData buf;
 
 	pq_begintypsend(&buf);
-	pq_sendbytes(&buf, VARDATA_ANY(datum), VARSIZE_ANY_EXHDR(datum));
+	pq_sendbytes(&buf, (const char *) data, len);
 	PG_RETURN_BYTEA_P(pq_endtypsend(&buf));
 }
 

@@ -102,6 +102,7 @@ extern void BloomHeaderInit(BloomFilterHeader *hdr, uint64 nbits, int nhashes,
 							uint64 capacity, double fpr);
 extern bool BloomTypeHashesOids(Oid typid);
 extern void BloomHeaderSetType(BloomFilterHeader *hdr, Oid typid, bool oid_hashed);
+extern bool BloomTypeNames(Oid typid, char **nspname, char **typname);
 extern void BloomChooseSize(int64 capacity, double fpr, uint64 *nbits, int *nhashes);
 extern void BloomChooseSizeFor(int64 capacity, double fpr, uint16 flags,
 							   uint64 *nbits, int *nhashes);

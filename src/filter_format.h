@@ -29,6 +29,11 @@
  * with empty names.  Any other type is stored by OID and by schema and type
  * name; reading such a filter resolves the name to the local type.
  *
+ * The stored names are those the type had when the filter got it; the
+ * text and binary output write the type's current schema and name instead
+ * (looked up by the OID at offset 8), so that a filter dumped after the
+ * type or its schema was renamed reads back where the dump is restored.
+ *
  * The home database is recorded only for element types whose hash depends
  * on OIDs local to a database: enums hash their labels' OIDs, reg* types
  * and aclitem the OIDs of the objects they name, and arrays, ranges,
