@@ -9,8 +9,10 @@
  * read back the same from its text form, and probing and setting cells in
  * each of its layers (plain, blocked or counting) must stay inside the
  * layer (the sanitizers catch a stray access).  Inputs cover format 2 and
- * every variant of format 3.  Inputs are tried both as raw bytes
- * and, when they start with "\x", as the text form.
+ * every variant of format 3, and both hash schemes: 1, with or without a
+ * home database, and 2 (enums hashed by label), which has none and a type
+ * that is not built in.  Inputs are tried both as raw bytes and, when they
+ * start with "\x", as the text form.
  *
  * Built with -DBLOOM_FUZZ_LIBFUZZER it is a libFuzzer target.  Otherwise
  * main() is a deterministic driver: "filter_fuzz N" runs N inputs made
@@ -37,6 +39,8 @@
 static unsigned long long ninputs;
 static unsigned long long naccepted;
 static unsigned long long nrejected;
+static unsigned long long naccepted_labels;	/* of hash scheme 2 */
+static unsigned long long nrejected_scheme;	/* BLOOM_FORMAT_BAD_SCHEME */
 
 /*
  * Abort loudly: an accepted input broke an invariant.
@@ -67,6 +71,8 @@ FuzzDecode(const uint8 *data, size_t size)
 	{
 		if (BloomFilterFormatErrorMessage(err) == NULL)
 			FuzzFail("error without a message");
+		if (err == BLOOM_FORMAT_BAD_SCHEME)
+			nrejected_scheme++;
 		return false;
 	}
 
@@ -81,6 +87,18 @@ FuzzDecode(const uint8 *data, size_t size)
 		(hdr.home_sysid == 0 || hdr.home_dbid == 0 || hdr.home_typid == 0 ||
 		 hdr.elemtype == 0))
 		FuzzFail("partial home database");
+	if (hdr.hash_scheme != BLOOM_FILTER_HASH_SCHEME &&
+		hdr.hash_scheme != BLOOM_FILTER_HASH_SCHEME_LABELS)
+		FuzzFail("unknown hash scheme");
+	if (hdr.hash_scheme == BLOOM_FILTER_HASH_SCHEME_LABELS)
+	{
+		if (hdr.elemtype < BLOOM_FILTER_FIRST_UNFIXED_OID ||
+			hdr.nspname_len == 0 || hdr.typname_len == 0)
+			FuzzFail("hash scheme 2 without a named type");
+		if (hdr.home_sysid != 0 || hdr.home_dbid != 0 || hdr.home_typid != 0)
+			FuzzFail("hash scheme 2 with a home database");
+		naccepted_labels++;
+	}
 	BloomFilterEncodeHeader(buf, &hdr);
 	if (memcmp(buf, data, hdr.bits_offset) != 0)
 		FuzzFail("header does not re-encode to the same bytes");
@@ -301,8 +319,14 @@ MakeValid(uint8 *buf, size_t bufsize)
 			hdr.typname_len = strlen(hdr.typname);
 			break;
 	}
-	/* a home database, as for an enum; the type's OID there is its OID */
-	if (hdr.elemtype != 0 && RandBelow(2) == 0)
+	/*
+	 * A type that is not built in may be an enum hashed by label (scheme 2),
+	 * else any typed filter may have a home database, as an enum had; the
+	 * type's OID there is its OID
+	 */
+	if (hdr.elemtype >= BLOOM_FILTER_FIRST_UNFIXED_OID && RandBelow(3) == 0)
+		hdr.hash_scheme = BLOOM_FILTER_HASH_SCHEME_LABELS;
+	else if (hdr.elemtype != 0 && RandBelow(2) == 0)
 	{
 		hdr.home_sysid = Rand64() | 1;
 		hdr.home_dbid = 1 + RandBelow(100000);
@@ -532,6 +556,9 @@ main(int argc, char **argv)
 		}
 	}
 	FuzzReport();
+	/* both hash schemes were decoded, and the rule tying scheme 2 enforced */
+	if (n >= 1000 && (naccepted_labels == 0 || nrejected_scheme == 0))
+		FuzzFail("hash scheme 2 was never accepted, or never rejected as such");
 	return 0;
 }
 

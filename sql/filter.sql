@@ -293,7 +293,7 @@ SELECT '\x00010203'::bytea::bloomfilter;
 SELECT f_patch(b, 4, '\x0100')::bloomfilter FROM fgood;
 SELECT f_patch(b, 4, '\x0400')::bloomfilter FROM fgood;
 SELECT f_patch(b, 4, '\x0000')::bloomfilter FROM fgood;
-SELECT f_patch(b, 6, '\x0200')::bloomfilter FROM fgood;
+SELECT f_patch(b, 6, '\x0300')::bloomfilter FROM fgood;
 SELECT f_patch(b, 12, '\x00000000')::bloomfilter FROM fgood;
 SELECT f_patch(b, 12, '\x41000000')::bloomfilter FROM fgood;
 SELECT f_patch(b, 16, '\x0000000000000000')::bloomfilter FROM fgood;
@@ -426,31 +426,29 @@ DROP SCHEMA f_s1;
 DELETE FROM fn WHERE (bloom_info(f)).variant <> 'plain';
 
 --
--- Enums hash by their labels' OIDs, which differ between databases: a filter
--- whose element type hashes by OIDs records its home database (system
--- identifier, database OID, the type's OID there, bytes 40 to 55) and is
--- refused anywhere else, rather than answering every value as absent
+-- Enums: a new filter hashes an enum value by its label, as text hashes the
+-- label (hash scheme 2, byte 6), so that it answers the same in every
+-- database whatever OIDs the labels have there, and records no home
+-- database (bytes 40 to 55).  The other types whose values hash by OIDs
+-- local to a database (reg* types, aclitem, and composites, ranges and
+-- multiranges containing those or an enum) are refused: no new filter
+-- answers right in one database only.
 --
 CREATE TYPE f_mood AS ENUM ('sad', 'ok', 'happy', 'ecstatic');
 CREATE DOMAIN f_dmood AS f_mood;
+CREATE DOMAIN f_amood AS f_mood[];
 CREATE TYPE f_rmood AS RANGE (subtype = f_mood);
 CREATE TYPE f_cmood AS (a int, m f_dmood);
 CREATE TYPE f_nest AS (p f_pair, c f_cmood[]);
--- which element types get a home
-SELECT t, (bloom_info(f)).element_type,
+-- which element types hash by label, and which record a home (none)
+SELECT t, (bloom_info(f)).element_type, get_byte(f::bytea, 6) AS hash_scheme,
 	   substr(f::bytea, 41, 16) <> '\x00000000000000000000000000000000'::bytea AS has_home
 FROM (VALUES
 	('enum', bloom_add(bloom_empty(10), 'ok'::f_mood)),
 	('domain over enum', bloom_add(bloom_empty(10), 'ok'::f_dmood)),
 	('array of enum', bloom_add(bloom_empty(10), ARRAY['ok'::f_mood])),
 	('array of domain over enum', bloom_add(bloom_empty(10), ARRAY['ok'::f_dmood])),
-	('range over enum', bloom_add(bloom_empty(10), f_rmood('sad', 'happy'))),
-	('multirange over enum', bloom_add(bloom_empty(10), f_rmood_multirange(f_rmood('sad', 'happy')))),
-	('composite with enum', bloom_add(bloom_empty(10), (1, 'ok')::f_cmood)),
-	('composite with array of such', bloom_add(bloom_empty(10), ((1, 'a'), ARRAY[(1, 'ok')::f_cmood])::f_nest)),
-	('regclass', bloom_add(bloom_empty(10), 'pg_class'::regclass)),
-	('regtype[]', bloom_add(bloom_empty(10), ARRAY['int4'::regtype])),
-	('aclitem', bloom_add(bloom_empty(10), makeaclitem(10, 10, 'SELECT', false))),
+	('domain over array of enum', bloom_add(bloom_empty(10), ARRAY['ok']::f_amood)),
 	('composite without enum', bloom_add(bloom_empty(10), (1, 'a')::f_pair)),
 	('integer', bloom_add(bloom_empty(10), 1)),
 	('oid', bloom_add(bloom_empty(10), 1::oid)),
@@ -458,35 +456,88 @@ FROM (VALUES
 	('int4range', bloom_add(bloom_empty(10), int4range(1, 5))),
 	('empty', bloom_empty(10))
 ) v(t, f);
--- sized or not, the home is this cluster, this database and the type's OID
-CREATE FUNCTION f_le(b bytea, off int, len int) RETURNS numeric
-LANGUAGE sql AS $$ SELECT sum(get_byte(b, off + i) * 256::numeric ^ i) FROM generate_series(0, len - 1) i $$;
-SELECT f_le(f::bytea, 40, 8) = (SELECT system_identifier + CASE WHEN system_identifier < 0 THEN 2::numeric ^ 64 ELSE 0 END
-								FROM pg_control_system()) AS system_identifier,
-	   f_le(f::bytea, 48, 4) = (SELECT oid::bigint FROM pg_database WHERE datname = current_database()) AS database_oid,
-	   f_le(f::bytea, 52, 4) = 'f_mood'::regtype::oid::bigint AS type_oid
-FROM (SELECT bloom_agg(m) AS f FROM unnest(enum_range(NULL::f_mood)) m
-	  UNION ALL
-	  SELECT bloom_agg(m, 10, 0.01) FROM unnest(enum_range(NULL::f_mood)) m) s;
--- at home, every form works, also after a text round trip
+-- the others are refused by every constructor, at the first value
+SELECT t, f_sqlstate(format('SELECT bloom_add(bloom_empty(10), %s)', v)) AS bloom_add,
+	   f_sqlstate(format('SELECT bloom_add(bloom_empty(10, 0.01, ''\x000102030405060708090a0b0c0d0e0f''::bytea), %s, ''\x000102030405060708090a0b0c0d0e0f''::bytea)', v)) AS keyed,
+	   f_sqlstate(format('SELECT bloom_agg(v) FROM (SELECT %s AS v) s', v)) AS agg,
+	   f_sqlstate(format('SELECT bloom_agg(v, 10, 0.01) FROM (SELECT %s AS v) s', v)) AS sized,
+	   f_sqlstate(format('SELECT bloom_agg(v, 10, 0.01, 2) FROM (SELECT %s AS v) s', v)) AS growing,
+	   f_sqlstate(format('SELECT bloom_agg(v, bloom_empty(10, 0.01, blocked => true)) FROM (SELECT %s AS v) s', v)) AS template,
+	   f_sqlstate(format('SELECT bloom_contains(bloom_empty(10), %s)', v)) AS probe_empty
+FROM (VALUES
+	('range over enum', 'f_rmood(''sad'', ''happy'')'),
+	('multirange over enum', 'f_rmood_multirange(f_rmood(''sad'', ''happy''))'),
+	('composite with enum', '(1, ''ok'')::f_cmood'),
+	('array of composite with enum', 'ARRAY[(1, ''ok'')::f_cmood]'),
+	('composite with array of such', '((1, ''a''), ARRAY[(1, ''ok'')::f_cmood])::f_nest'),
+	('regclass', '''pg_class''::regclass'),
+	('regtype[]', 'ARRAY[''int4''::regtype]'),
+	('aclitem', 'makeaclitem(10, 10, ''SELECT'', false)')
+) v(t, v);
+SELECT bloom_add(bloom_empty(10), 'pg_class'::regclass);
+SELECT bloom_agg(v) FROM (VALUES ((1, 'ok')::f_cmood)) s(v);
+\set VERBOSITY default
+SELECT bloom_agg(v, 10, 0.01) FROM (VALUES (f_rmood('sad', 'happy'))) s(v);
+\set VERBOSITY terse
+-- cast to text, they work
+SELECT bloom_contains(bloom_agg(v::text), 'pg_class'::text) AS regclass_as_text,
+	   bloom_contains(bloom_agg(c::text), '(1,ok)'::text) AS composite_as_text
+FROM (VALUES ('pg_class'::regclass, (1, 'ok')::f_cmood)) s(v, c);
+-- the cells of a format-2 filter
+CREATE FUNCTION f_cells(b bytea) RETURNS bytea
+LANGUAGE sql AS $$ SELECT substr(b, 59 + get_byte(b, 56) + get_byte(b, 57)) $$;
+-- an enum value sets the bits of its label as text, an array of them those
+-- of the array of their labels (NULLs too); every form answers alike
 CREATE TABLE fe AS
 	SELECT bloom_agg(m) FILTER (WHERE m <> 'ecstatic') AS f,
 		   bloom_agg(m, 10, 0.01) FILTER (WHERE m <> 'ecstatic') AS sized,
 		   bloom_agg(m::text) FILTER (WHERE m <> 'ecstatic') AS t,
-		   bloom_agg(ARRAY[m]) AS arrays,
-		   bloom_agg((1, m)::f_cmood) AS rows
+		   bloom_agg(m::text, 10, 0.01) FILTER (WHERE m <> 'ecstatic') AS sized_t,
+		   bloom_agg(m::f_dmood, 10, 0.01) FILTER (WHERE m <> 'ecstatic') AS dom,
+		   bloom_agg(ARRAY[m, NULL], 10, 0.01) AS arrays,
+		   bloom_agg(ARRAY[m::text, NULL], 10, 0.01) AS text_arrays,
+		   bloom_agg(ARRAY[m], 10, 0.01) AS plain_arrays,
+		   bloom_agg(ARRAY[m]::f_amood, 10, 0.01) AS dom_arrays
 	FROM unnest(enum_range(NULL::f_mood)) m;
+SELECT get_byte(f::bytea, 6) AS scheme, get_byte(t::bytea, 6) AS text_scheme,
+	   f_cells(f::bytea) = f_cells(t::bytea) AS same_cells_as_text,
+	   f_cells(sized::bytea) = f_cells(sized_t::bytea) AS sized_same_cells_as_text,
+	   f_cells(dom::bytea) = f_cells(sized::bytea) AS domain_same_cells,
+	   f_cells(arrays::bytea) = f_cells(text_arrays::bytea) AS arrays_same_cells_as_text,
+	   f_cells(dom_arrays::bytea) = f_cells(plain_arrays::bytea) AS domain_arrays_same_cells,
+	   f_cells(plain_arrays::bytea) <> f_cells(arrays::bytea) AS nulls_count
+FROM fe;
 SELECT m, bloom_contains(f, m) AS plain, bloom_contains(f::text::bloomfilter, m) AS via_text,
 	   bloom_contains(sized, m) AS sized, bloom_contains(f | f, m) AS in_union,
-	   bloom_contains(arrays, ARRAY[m]) AS array_value, bloom_contains(rows, (1, m)::f_cmood) AS composite_value,
-	   bloom_contains(t, m::text) AS as_text
+	   bloom_contains(dom, m::f_dmood) AS domain_value, bloom_contains(arrays, ARRAY[m, NULL]) AS array_value,
+	   bloom_contains(dom_arrays, ARRAY[m]::f_amood) AS domain_array_value, bloom_contains(t, m::text) AS as_text
 FROM fe, unnest(enum_range(NULL::f_mood)) m ORDER BY m;
 SELECT bloom_contains(f, enum_range(NULL::f_mood)), bloom_contains_any(f, ARRAY['ecstatic'::f_mood]),
 	   bloom_contains_all(f, ARRAY['sad', 'ok']::f_mood[]),
-	   bloom_contains(bloom_add(f, 'ecstatic'::f_mood), 'ecstatic'::f_mood)
+	   bloom_contains(bloom_add(f, 'ecstatic'::f_mood), 'ecstatic'::f_mood),
+	   bloom_contains(arrays, ARRAY[ARRAY['ok'::f_mood, NULL]]) AS array_of_arrays
 FROM fe;
 SELECT bloom_contains(bloom_union_agg(f), 'ok'::f_mood) FROM fe;
--- parallel workers record the same home
+-- an untyped filter combines with one, either way round
+SELECT get_byte((bloom_empty(10, 0.01) | sized)::bytea, 6) AS scheme,
+	   bloom_contains(bloom_empty(10, 0.01) | sized, 'ok'::f_mood) AS empty_or_sized,
+	   bloom_contains(sized & bloom_empty(10, 0.01), 'ok'::f_mood) AS sized_and_empty
+FROM fe;
+-- every variant hashes the labels
+SELECT bloom_contains(g, 'ok'::f_mood) AS growing, (bloom_info(g)).layers,
+	   bloom_contains(c, 'ok'::f_mood) AND NOT bloom_contains(bloom_remove(c, 'ok'::f_mood), 'ok'::f_mood) AS counting,
+	   bloom_contains(b, 'happy'::f_mood) AS blocked,
+	   bloom_contains(k, 'sad'::f_mood, '\x000102030405060708090a0b0c0d0e0f'::bytea) AS keyed,
+	   bloom_contains(bloom_fold(r, 2), 'ok'::f_mood) AS folded,
+	   get_byte(g::bytea, 6)::text || get_byte(c::bytea, 6) || get_byte(b::bytea, 6) || get_byte(k::bytea, 6) AS schemes
+FROM (SELECT bloom_agg(m, 1, 0.01, 2) AS g,
+			 bloom_agg(m, bloom_empty(10, 0.01, counting => true)) AS c,
+			 bloom_agg(m, bloom_empty(10, 0.01, blocked => true)) AS b,
+			 bloom_agg(m, bloom_empty(10, 0.01, key => '\x000102030405060708090a0b0c0d0e0f'::bytea),
+					   '\x000102030405060708090a0b0c0d0e0f'::bytea) AS k,
+			 bloom_agg(m, bloom_empty_raw(128, 3)) AS r
+	  FROM unnest(enum_range(NULL::f_mood)) m) s;
+-- parallel workers hash alike
 CREATE TABLE fe_par AS
 	SELECT i, (enum_range(NULL::f_mood))[1 + i % 4] AS m FROM generate_series(1, 30000) i;
 ANALYZE fe_par;
@@ -504,8 +555,90 @@ RESET parallel_setup_cost;
 RESET parallel_tuple_cost;
 RESET min_parallel_table_scan_size;
 RESET max_parallel_workers_per_gather;
+-- a filter holds labels: a value renamed is another value to it
+ALTER TYPE f_mood RENAME VALUE 'ok' TO 'fine';
+SELECT m, bloom_contains(f, m) FROM fe, unnest(enum_range(NULL::f_mood)) m ORDER BY m;
+ALTER TYPE f_mood RENAME VALUE 'fine' TO 'ok';
+-- malformed: scheme 2 needs a type that is not built in, and no home
+SELECT f_patch(b, 6, '\x0200')::bloomfilter FROM fgood;
+SELECT f_patch(f_patch(b, 6, '\x0200'), 8, '\x17000000')::bloomfilter FROM fgood;
+SELECT f_patch(f::bytea, 40, '\x01000000000000000100000017000000')::bloomfilter FROM fe;
+SELECT f_patch(f::bytea, 6, '\x0300')::bloomfilter FROM fe;
+
+--
+-- Filters of enums built before hash scheme 2 (by bloomidx 1.0) hash the
+-- labels' OIDs (scheme 1), and record their home database: the system
+-- identifier, the database's OID and the type's OID there.  They still read
+-- and work as before at home, and are refused anywhere else, rather than
+-- answering every value as absent; and the output refuses them, so that no
+-- dump carries one.
+--
+-- the little-endian number of len bytes at zero-based offset off, and the
+-- little-endian bytes of n
+CREATE FUNCTION f_le(b bytea, off int, len int) RETURNS numeric
+LANGUAGE sql AS $$ SELECT sum(get_byte(b, off + i) * 256::numeric ^ i) FROM generate_series(0, len - 1) i $$;
+CREATE FUNCTION f_le_bytes(n bigint, len int) RETURNS bytea
+LANGUAGE sql AS $$
+	SELECT decode(string_agg(lpad(to_hex((n >> (8 * i)) & 255), 2, '0'), '' ORDER BY i), 'hex')
+	FROM generate_series(0, len - 1) i
+$$;
+-- a filter of scheme 1 of type typ, with this database as its home, from a
+-- format-2 filter o of a type that hashes as typ hashed then (an enum as
+-- the OIDs of its labels)
+CREATE FUNCTION f_legacy(o bloomfilter, typ regtype) RETURNS bloomfilter
+LANGUAGE sql AS $$
+	SELECT (substr(o::bytea, 1, 8) || f_le_bytes(t.oid::bigint, 4) || substr(o::bytea, 13, 28) ||
+			f_le_bytes((SELECT system_identifier FROM pg_control_system()), 8) ||
+			f_le_bytes((SELECT oid::bigint FROM pg_database WHERE datname = current_database()), 4) ||
+			f_le_bytes(t.oid::bigint, 4) ||
+			CASE WHEN t.oid < 10000 THEN '\x0000'::bytea
+				 ELSE f_le_bytes(octet_length(n.nspname::text), 1) || f_le_bytes(octet_length(t.typname::text), 1) ||
+					  convert_to(n.nspname::text, 'UTF8') || convert_to(t.typname::text, 'UTF8') END ||
+			substr(o::bytea, 59 + get_byte(o::bytea, 56) + get_byte(o::bytea, 57)))::bloomfilter
+	FROM pg_type t JOIN pg_namespace n ON n.oid = t.typnamespace
+	WHERE t.oid = typ
+$$;
+CREATE TYPE f_coid AS (a int, m oid);
+CREATE TABLE fl AS
+	SELECT f_legacy(bloom_agg(e.oid) FILTER (WHERE e.enumlabel <> 'ecstatic'), 'f_mood') AS f,
+		   f_legacy(bloom_agg(ARRAY[e.oid]), 'f_mood[]') AS arrays,
+		   f_legacy(bloom_agg((1, e.oid)::f_coid), 'f_cmood') AS rows,
+		   f_legacy(bloom_agg(e.oid), 'regclass') AS reg
+	FROM pg_enum e WHERE e.enumtypid = 'f_mood'::regtype;
+SELECT get_byte(f::bytea, 6) AS hash_scheme, (bloom_info(f)).element_type, f_names(f::bytea) AS names,
+	   f_le(f::bytea, 40, 8) = (SELECT system_identifier + CASE WHEN system_identifier < 0 THEN 2::numeric ^ 64 ELSE 0 END
+								FROM pg_control_system()) AS system_identifier,
+	   f_le(f::bytea, 48, 4) = (SELECT oid::bigint FROM pg_database WHERE datname = current_database()) AS database_oid,
+	   f_le(f::bytea, 52, 4) = 'f_mood'::regtype::oid::bigint AS type_oid
+FROM fl;
+-- at home, every form works as it did
+SELECT m, bloom_contains(f, m) AS plain, bloom_contains(f::bytea::bloomfilter, m) AS via_bytea,
+	   bloom_contains(f | f, m) AS in_union, bloom_contains(arrays, ARRAY[m]) AS array_value,
+	   bloom_contains(rows, (1, m)::f_cmood) AS composite_value
+FROM fl, unnest(enum_range(NULL::f_mood)) m ORDER BY m;
+SELECT bloom_contains(f, enum_range(NULL::f_mood)), bloom_contains_any(f, ARRAY['ecstatic'::f_mood]),
+	   bloom_contains(bloom_add(f, 'ecstatic'::f_mood), 'ecstatic'::f_mood) AS added,
+	   get_byte(bloom_add(f, 'ecstatic'::f_mood)::bytea, 6) AS still_scheme
+FROM fl;
+SELECT bloom_contains(reg, r) AS reg_value, bloom_contains(reg, 'pg_class'::regclass) AS other_reg_value
+FROM fl, (SELECT e.oid::regclass AS r FROM pg_enum e WHERE e.enumlabel = 'ok' AND e.enumtypid = 'f_mood'::regtype) x;
+-- the output refuses it, text or binary; bloom_info and bytea read it
+SELECT f FROM fl;
+SELECT bloomfilter_send(rows) FROM fl;
+SELECT (bloom_info(f)).nbits_set > 0 AS has_bits, bloom_cardinality(f) > 0 AS has_values,
+	   f::bytea::bloomfilter::bytea = f::bytea AS reads_back
+FROM fl;
+\set VERBOSITY default
+SELECT f::text FROM fl;
+\set VERBOSITY terse
+-- it combines with a filter of scheme 1 only
+SELECT fe.f | fl.f FROM fe, fl;
+SELECT bloom_union_agg(g) FROM fe, fl, LATERAL (VALUES (fl.f), (fe.f)) v(g);
+\set VERBOSITY default
+SELECT fl.f & fe.f FROM fe, fl;
+\set VERBOSITY terse
 -- another database, simulated by editing its OID or the system identifier;
--- bloom_info, bloom_cardinality and output still work
+-- bloom_info and bloom_cardinality still work
 CREATE TABLE fe_away AS
 	SELECT f_patch(f::bytea, 48, '\x01000000')::bloomfilter AS other_db,
 		   f_patch(f::bytea, 40, '\x0100000000000000')::bloomfilter AS other_cluster,
@@ -514,7 +647,7 @@ CREATE TABLE fe_away AS
 		   f_patch(arrays::bytea, 48, '\x01000000')::bloomfilter AS other_db_arrays,
 		   f_patch(rows::bytea, 48, '\x01000000')::bloomfilter AS other_db_rows,
 		   f
-	FROM fe;
+	FROM fl;
 SELECT bloom_contains(other_db, 'ok'::f_mood) FROM fe_away;
 SELECT bloom_contains(other_cluster, 'ok'::f_mood) FROM fe_away;
 SELECT bloom_contains(no_home, 'ok'::f_mood) FROM fe_away;
@@ -534,11 +667,12 @@ SELECT q, f_sqlstate(q) FROM (VALUES
 	('SELECT bloom_contains(no_home, ''ok''::f_mood) FROM fe_away'),
 	('SELECT bloom_contains(dropped_type, ''ok''::f_mood) FROM fe_away'),
 	('SELECT f | no_home FROM fe_away'),
+	('SELECT other_db::text FROM fe_away'),
 	('SELECT f_patch(f::bytea, 48, ''\x00000000'')::bloomfilter FROM fe_away')
 ) v(q);
 SELECT (bloom_info(other_db)).element_type, (bloom_info(other_db)).nbits_set = (bloom_info(f)).nbits_set AS same_bits,
 	   bloom_cardinality(other_db) = bloom_cardinality(f) AS same_cardinality,
-	   other_db::text::bloomfilter::bytea = other_db::bytea AS reads_back
+	   no_home::text IS NOT NULL AS no_home_outputs
 FROM fe_away;
 \set VERBOSITY default
 SELECT bloom_contains(other_db, 'ok'::f_mood) FROM fe_away;
@@ -547,17 +681,17 @@ SELECT bloom_contains(dropped_type, 'ok'::f_mood) FROM fe_away;
 SELECT f | no_home FROM fe_away;
 \set VERBOSITY terse
 -- at home, the filter's type must be the type that built it: another type
--- of that name has other label OIDs
-SELECT f::text AS moved_f, t::text AS moved_t FROM fe \gset
+-- of that name has other label OIDs (a filter of labels does not mind)
+SELECT fl.f::bytea AS moved_f, fe.f::text AS moved_labels FROM fe, fl \gset
 CREATE TYPE f_mood2 AS ENUM ('sad', 'ok', 'happy', 'ecstatic');
 ALTER TYPE f_mood RENAME TO f_mood_old;
 ALTER TYPE f_mood2 RENAME TO f_mood;
-SELECT (bloom_info(:'moved_f')).element_type::oid = 'f_mood'::regtype::oid AS resolved_to_new_type,
-	   bloom_contains(:'moved_t'::bloomfilter, 'ok'::text) AS text_still_works;
-SELECT bloom_contains(:'moved_f'::bloomfilter, 'ok'::f_mood);
+SELECT (bloom_info(:'moved_f'::bytea::bloomfilter)).element_type::oid = 'f_mood'::regtype::oid AS resolved_to_new_type,
+	   bloom_contains(:'moved_labels'::bloomfilter, 'ok'::f_mood) AS labels_still_work;
+SELECT bloom_contains(:'moved_f'::bytea::bloomfilter, 'ok'::f_mood);
 DROP TYPE f_mood;
 ALTER TYPE f_mood_old RENAME TO f_mood;
-SELECT bloom_contains(:'moved_f'::bloomfilter, 'ok'::f_mood) AS same_type_again;
+SELECT bloom_contains(:'moved_f'::bytea::bloomfilter, 'ok'::f_mood) AS same_type_again;
 -- malformed homes are data exceptions
 SELECT f_patch(b, 40, '\x01')::bloomfilter FROM fgood;
 SELECT f_patch(f_patch(b, 8, '\x17000000'), 40, '\x01')::bloomfilter FROM fgood;
@@ -565,9 +699,12 @@ SELECT f_patch(f_patch(b, 8, '\x17000000'), 40, '\x010000000000000001000000')::b
 SELECT f_patch(f_patch(b, 8, '\x17000000'), 40, '\x01000000000000000100000017000000')::bloomfilter IS NOT NULL AS valid_home FROM fgood;
 SELECT f_patch(f_patch(b, 8, '\x17000000'), 40, '\x01000000000000000100000014000000')::bloomfilter FROM fgood;
 SELECT f_patch(b, 40, '\x01000000000000000100000017000000')::bloomfilter FROM fgood;
--- a real second database: the filter reads there, but is refused; the same
--- values as text work there
-SELECT current_database() AS home_db, current_database() || '_other' AS other_db \gset
+-- a real second database, where the labels have other OIDs: a filter of
+-- labels answers there as at home, and has the bits one built there has;
+-- one of OIDs reads there, but is refused, and its bits are not those
+SELECT current_database() AS home_db, current_database() || '_other' AS other_db,
+	   (SELECT string_agg(oid::text, ',' ORDER BY enumsortorder) FROM pg_enum WHERE enumtypid = 'f_mood'::regtype) AS home_label_oids
+\gset
 SET client_min_messages = warning;
 DROP DATABASE IF EXISTS :"other_db";
 CREATE DATABASE :"other_db";
@@ -578,20 +715,25 @@ CREATE EXTENSION bloomidx;
 RESET client_min_messages;
 \set VERBOSITY terse
 CREATE TYPE f_mood AS ENUM ('sad', 'ok', 'happy', 'ecstatic');
-SELECT (bloom_info(:'moved_f')).element_type, (bloom_info(:'moved_f')).nbits_set > 0 AS has_bits;
-SELECT m, bloom_contains(:'moved_f'::bloomfilter, m) FROM unnest(enum_range(NULL::f_mood)) m;
-SELECT bloom_contains(:'moved_f'::bloomfilter, enum_range(NULL::f_mood));
-SELECT bloom_add(:'moved_f'::bloomfilter, 'ok'::f_mood);
-SELECT :'moved_f'::bloomfilter | :'moved_f'::bloomfilter;
-SELECT m, bloom_contains(:'moved_t'::bloomfilter, m::text) FROM unnest(enum_range(NULL::f_mood)) m;
--- the hazard is real: this database's labels set other bits
-SELECT substr(:'moved_f'::bloomfilter::bytea, 71) <>
-	   substr((SELECT bloom_agg(m) FILTER (WHERE m <> 'ecstatic') FROM unnest(enum_range(NULL::f_mood)) m)::bytea, 71)
+SELECT string_agg(oid::text, ',' ORDER BY enumsortorder) <> :'home_label_oids' AS other_label_oids
+FROM pg_enum WHERE enumtypid = 'f_mood'::regtype;
+SELECT m, bloom_contains(:'moved_labels'::bloomfilter, m) FROM unnest(enum_range(NULL::f_mood)) m;
+SELECT bloom_contains(:'moved_labels'::bloomfilter, enum_range(NULL::f_mood));
+SELECT substr(:'moved_labels'::bloomfilter::bytea, 13) =
+	   substr((SELECT bloom_agg(m) FILTER (WHERE m <> 'ecstatic') FROM unnest(enum_range(NULL::f_mood)) m)::bytea, 13)
+	   AS same_bytes_as_built_here;
+SELECT (bloom_info(:'moved_f'::bytea::bloomfilter)).element_type, (bloom_info(:'moved_f'::bytea::bloomfilter)).nbits_set > 0 AS has_bits;
+SELECT m, bloom_contains(:'moved_f'::bytea::bloomfilter, m) FROM unnest(enum_range(NULL::f_mood)) m;
+SELECT bloom_contains(:'moved_f'::bytea::bloomfilter, enum_range(NULL::f_mood));
+SELECT bloom_add(:'moved_f'::bytea::bloomfilter, 'ok'::f_mood);
+SELECT :'moved_f'::bytea::bloomfilter | :'moved_f'::bytea::bloomfilter;
+SELECT substr(:'moved_f'::bytea, 71) <>
+	   substr((SELECT bloom_agg(e.oid) FILTER (WHERE e.enumlabel <> 'ecstatic') FROM pg_enum e WHERE e.enumtypid = 'f_mood'::regtype)::bytea, 59)
 	   AS other_bits;
 \c :home_db
 \set VERBOSITY terse
 DROP DATABASE :"other_db";
-SELECT bloom_contains(:'moved_f'::bloomfilter, 'ok'::f_mood) AS back_home;
+SELECT bloom_contains(:'moved_f'::bytea::bloomfilter, 'ok'::f_mood) AS back_home;
 
 --
 -- Golden value: this filter of the integers 1 to 20 (bloom_agg(i, 20, 0.05)),
@@ -660,11 +802,11 @@ FROM (VALUES (1, (SELECT bloom_agg(i, 100, 0.001) FROM generate_series(1, 10) i)
 			 (4, (SELECT bloom_agg(i, 100, 0.001) FROM generate_series(1, 10) i), 15)) s(id, g, v)
 ORDER BY id;
 
-DROP TABLE fi, fu, fa, fp, fp_serial, ff, fb, fgood, fn, ft, ftbig, ftext, fe, fe_away, fe_par, fe_par_serial;
-DROP TYPE f_nest, f_cmood, f_rmood, f_pair;
-DROP DOMAIN f_dmood;
+DROP TABLE fi, fu, fa, fp, fp_serial, ff, fb, fgood, fn, ft, ftbig, ftext, fe, fl, fe_away, fe_par, fe_par_serial;
+DROP TYPE f_nest, f_cmood, f_coid, f_rmood, f_pair;
+DROP DOMAIN f_dmood, f_amood;
 DROP TYPE f_mood;
 DROP COLLATION f_ci;
 DROP DOMAIN posint;
 DROP FUNCTION f_shape(bloomfilter), f_patch(bytea, int, bytea), f_sqlstate(text), f_le(bytea, int, int),
-	f_names(bytea), f_out(bloomfilter);
+	f_names(bytea), f_out(bloomfilter), f_cells(bytea), f_legacy(bloomfilter, regtype), f_le_bytes(bigint, int);

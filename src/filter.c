@@ -11,11 +11,14 @@
  * set and tested with salt 0 by the routines of signature.h that the index
  * uses too.
  *
- * A filter whose element type hashes by OIDs local to a database (enums,
- * reg* types, and whatever contains them) records its home database and
- * is refused everywhere else, since it would answer every value as absent
- * there (see filter_format.h).  The output writes the element type's
- * current name, so that a dump taken after the type was renamed restores.
+ * No new filter is bound to one database: a filter of an enum hashes its
+ * labels (hash scheme 2, filter_hash.c), and one of any other type whose
+ * hash goes through OIDs local to a database is refused.  A filter built
+ * before that, which records its home database, is refused everywhere else
+ * (it would answer every value as absent there), and refused by the output
+ * functions, so that no dump carries it (see filter_format.h).  The output
+ * writes the element type's current name, so that a dump taken after the
+ * type was renamed restores.
  *
  *-------------------------------------------------------------------------
  */
@@ -165,119 +168,6 @@ BloomHeaderInit(BloomFilterHeader *hdr, uint64 nbits, int nhashes,
 }
 
 /*
- * Does the extended hash of values of typid depend on OIDs that differ
- * from one database to another?  True for enums (their labels' OIDs), reg*
- * types and aclitem (the OIDs of what they name), anonymous records (whose
- * columns may be any of these, should they become hashable), and arrays,
- * ranges, multiranges, domains and composite types whose hash goes
- * through such a type.
- */
-bool
-BloomTypeHashesOids(Oid typid)
-{
-	Oid			elemtype;
-
-	check_stack_depth();
-	typid = getBaseType(typid);
-	/*
-	 * Types whose values are OIDs of database objects; and anonymous
-	 * records, which PostgreSQL 15 cannot hash, in case a later release can.
-	 */
-	switch (typid)
-	{
-		case RECORDOID:
-		case RECORDARRAYOID:
-		case ACLITEMOID:
-		case REGPROCOID:
-		case REGPROCEDUREOID:
-		case REGOPEROID:
-		case REGOPERATOROID:
-		case REGCLASSOID:
-		case REGCOLLATIONOID:
-		case REGTYPEOID:
-		case REGROLEOID:
-		case REGNAMESPACEOID:
-		case REGCONFIGOID:
-		case REGDICTIONARYOID:
-			return true;
-		default:
-			break;
-	}
-
-	switch (get_typtype(typid))
-	{
-		case TYPTYPE_ENUM:
-			return true;
-		case TYPTYPE_RANGE:
-			return BloomTypeHashesOids(get_range_subtype(typid));
-		case TYPTYPE_MULTIRANGE:
-			return BloomTypeHashesOids(get_multirange_range(typid));
-		case TYPTYPE_COMPOSITE:
-			{
-				TupleDesc	tupdesc = lookup_rowtype_tupdesc(typid, -1);
-				bool		result = false;
-				int			i;
-
-				for (i = 0; i < tupdesc->natts && !result; i++)
-				{
-					Form_pg_attribute att = TupleDescAttr(tupdesc, i);
-
-					if (!att->attisdropped)
-						result = BloomTypeHashesOids(att->atttypid);
-				}
-				ReleaseTupleDesc(tupdesc);
-				return result;
-			}
-		default:
-			break;
-	}
-
-	elemtype = get_element_type(typid);
-	return OidIsValid(elemtype) && BloomTypeHashesOids(elemtype);
-}
-
-/*
- * Record the element type in a header: by OID, for a type that is not
- * built in also by schema and name (allocated in the current context),
- * and, if its values hash by OIDs (oid_hashed), this database as the
- * filter's home.
- */
-void
-BloomHeaderSetType(BloomFilterHeader *hdr, Oid typid, bool oid_hashed)
-{
-	hdr->elemtype = typid;
-	hdr->nspname = hdr->typname = NULL;
-	hdr->nspname_len = hdr->typname_len = 0;
-	hdr->home_sysid = 0;
-	hdr->home_dbid = hdr->home_typid = 0;
-	if (oid_hashed)
-	{
-		hdr->home_sysid = GetSystemIdentifier();
-		hdr->home_dbid = MyDatabaseId;
-		hdr->home_typid = typid;
-	}
-	if (typid >= FirstGenbkiObjectId)
-	{
-		HeapTuple	tup = SearchSysCache1(TYPEOID, ObjectIdGetDatum(typid));
-		Form_pg_type typ;
-		char	   *nspname;
-
-		if (!HeapTupleIsValid(tup))
-			elog(ERROR, "cache lookup failed for type %u", typid);
-		typ = (Form_pg_type) GETSTRUCT(tup);
-		nspname = get_namespace_name(typ->typnamespace);
-		if (nspname == NULL)
-			elog(ERROR, "cache lookup failed for namespace %u",
-				 typ->typnamespace);
-		hdr->nspname = nspname;
-		hdr->nspname_len = strlen(nspname);
-		hdr->typname = pstrdup(NameStr(typ->typname));
-		hdr->typname_len = strlen(hdr->typname);
-		ReleaseSysCache(tup);
-	}
-}
-
-/*
  * The current schema and name of type typid, allocated in the current
  * context; false if the type no longer exists.
  */
@@ -298,6 +188,37 @@ BloomTypeNames(Oid typid, char **nspname, char **typname)
 	if (*nspname == NULL)
 		elog(ERROR, "cache lookup failed for namespace %u", nspid);
 	return true;
+}
+
+/*
+ * Record the element type of a new filter in a header: by OID, for a type
+ * that is not built in also by schema and name (allocated in the current
+ * context), with the hash scheme for a type that hashes as hashing says.
+ * A type whose values hash by database-local OIDs with no portable form is
+ * refused; no home database is recorded.
+ */
+void
+BloomHeaderSetType(BloomFilterHeader *hdr, Oid typid, BloomTypeHashing hashing)
+{
+	BloomCheckNewType(typid, hashing);
+	hdr->elemtype = typid;
+	hdr->hash_scheme = BloomSchemeFor(hashing);
+	hdr->nspname = hdr->typname = NULL;
+	hdr->nspname_len = hdr->typname_len = 0;
+	hdr->home_sysid = 0;
+	hdr->home_dbid = hdr->home_typid = 0;
+	if (typid >= FirstGenbkiObjectId)
+	{
+		char	   *nspname;
+		char	   *typname;
+
+		if (!BloomTypeNames(typid, &nspname, &typname))
+			elog(ERROR, "cache lookup failed for type %u", typid);
+		hdr->nspname = nspname;
+		hdr->nspname_len = strlen(nspname);
+		hdr->typname = typname;
+		hdr->typname_len = strlen(typname);
+	}
 }
 
 /*
@@ -614,7 +535,7 @@ BloomGetFnCache(FunctionCallInfo fcinfo, int argno, bool is_array)
 		cache->elemtype = basetype;
 		cache->typentry = BloomLookupHash(basetype);
 		/* an array hashes by OIDs exactly when its elements do */
-		cache->oid_hashed = BloomTypeHashesOids(basetype);
+		cache->hashing = BloomTypeHashingOf(basetype);
 		cache->argtype = argtype;
 		cache->inputcollation = InvalidOid;
 		cache->collation = BloomHashCollation(basetype, InvalidOid);
@@ -919,21 +840,37 @@ BloomCheckValueType(Oid elemtype, Oid valuetype, bool adding)
 
 /*
  * Error out unless a filter may be probed, extended or combined in this
- * database.  A filter with a home database may be used only there, and
- * only while its element type is the type it was built with.  A filter
- * without one may not be used if its element type hashes by OIDs
- * (oid_hashed, which the caller knows if it hashes values): it was made
- * elsewhere, or for another type of that name.
+ * database, given how its element type hashes (hashing, which the caller
+ * knows if it hashes values, else BLOOM_HASH_PORTABLE).  A filter of hash
+ * scheme 2 hashes enums by label and may be used anywhere, unless its type
+ * (found by name) hashes by OIDs in a way that has no such form.  A filter
+ * of scheme 1 with a home database may be used only there, and only while
+ * its element type is the type it was built with.  One without may not be
+ * used if its element type hashes by OIDs: it was made elsewhere, or for
+ * another type of that name.
  */
 void
-BloomCheckHome(const BloomFilterHeader *hdr, bool oid_hashed)
+BloomCheckHome(const BloomFilterHeader *hdr, BloomTypeHashing hashing)
 {
 	if (hdr->elemtype == 0)
 		return;
 
+	if (hdr->hash_scheme == BLOOM_FILTER_HASH_SCHEME_LABELS)
+	{
+		if (hashing == BLOOM_HASH_OIDS)
+			ereport(ERROR,
+					(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+					 errmsg("cannot use a bloom filter of type %s that hashes enum values by label",
+							BloomTypeName(hdr->elemtype)),
+					 errdetail("Values of type %s hash by object identifiers (OIDs), which differ from one database to another, and not only through enum values.",
+							   BloomTypeName(hdr->elemtype)),
+					 errhint("Build the filter from the values cast to text, for example bloom_agg(col::text).")));
+		return;
+	}
+
 	if (hdr->home_dbid == 0)
 	{
-		if (oid_hashed)
+		if (hashing != BLOOM_HASH_PORTABLE)
 			ereport(ERROR,
 					(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
 					 errmsg("cannot use a bloom filter of type %s that does not record the database that built it",
@@ -984,13 +921,18 @@ BloomCheckCompatible(const BloomFilterHeader *a, const BloomFilterHeader *b,
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 				 errmsg("cannot combine keyed bloom filters built with different keys"),
 				 errhint("Combine filters built with the same key.")));
-	if (a->hash_scheme != b->hash_scheme)
+	/* an untyped filter has scheme 1 until it gets its type */
+	if (a->elemtype != 0 && b->elemtype != 0 && a->hash_scheme != b->hash_scheme)
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 				 errmsg("cannot combine a bloom filter of hash scheme %u with a bloom filter of hash scheme %u",
-						a->hash_scheme, b->hash_scheme)));
-	BloomCheckHome(a, false);
-	BloomCheckHome(b, false);
+						a->hash_scheme, b->hash_scheme),
+				 errdetail("A filter of hash scheme %u hashes enum values by their labels, one of hash scheme %u by their OIDs.",
+						   BLOOM_FILTER_HASH_SCHEME_LABELS, BLOOM_FILTER_HASH_SCHEME),
+				 errhint("Build the filter of hash scheme %u again: a new filter of type %s hashes enum values by their labels.",
+						 BLOOM_FILTER_HASH_SCHEME, BloomTypeName(a->elemtype))));
+	BloomCheckHome(a, BLOOM_HASH_PORTABLE);
+	BloomCheckHome(b, BLOOM_HASH_PORTABLE);
 	/* both usable here, so a difference is one with a home and one without */
 	if (a->elemtype != 0 && b->elemtype != 0 &&
 		(a->home_sysid != b->home_sysid || a->home_dbid != b->home_dbid ||
@@ -1061,16 +1003,6 @@ BloomCombineInto(MemoryContext cxt, bytea *a, bytea *b, bool intersect)
 }
 
 /*
- * The 64-bit hash of a value of the call site's element type.
- */
-uint64
-BloomValueHash(BloomFnCache *cache, Datum value)
-{
-	return BloomHashDatum(&cache->typentry->hash_extended_proc_finfo,
-						  cache->collation, value);
-}
-
-/*
  * A writable copy in cxt of the filter in f that has the call site's
  * element type: an untyped filter gets it (and its names) in its header.
  */
@@ -1086,7 +1018,7 @@ BloomFilterTyped(MemoryContext cxt, const BloomFilterData *f,
 
 	/* an untyped filter has one layer, all clear */
 	hdr = f->hdr;
-	BloomHeaderSetType(&hdr, cache->elemtype, cache->oid_hashed);
+	BloomHeaderSetType(&hdr, cache->elemtype, cache->hashing);
 	out = BloomFilterAllocate(cxt, &hdr);
 	return out;
 }
@@ -1127,6 +1059,8 @@ bloomfilter_in(PG_FUNCTION_ARGS)
  * where they differ from the stored ones (those the type had when the
  * filter got it), so that a dump taken after the type or its schema was
  * renamed reads back; a type that no longer exists keeps its stored names.
+ * A filter bound to the database that built it is refused, so that no dump
+ * carries a filter that answers wrong wherever it is restored.
  */
 static const uint8 *
 BloomFilterOutputBytes(bytea *datum, size_t *len)
@@ -1140,6 +1074,14 @@ BloomFilterOutputBytes(bytea *datum, size_t *len)
 
 	BloomFilterOpen(datum, &f);
 	*len = VARSIZE_ANY_EXHDR(datum);
+	if (f.hdr.home_dbid != 0)
+		ereport(ERROR,
+				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+				 errmsg("cannot output a bloom filter of type %s that is bound to the database that built it",
+						BloomTypeName(f.hdr.elemtype)),
+				 errdetail("The filter hashes values of type %s by object identifiers (OIDs), which differ from one database to another, and would answer wrong in any other.",
+						   BloomTypeName(f.hdr.elemtype)),
+				 errhint("Build the filter again, from the values cast to text (bloom_agg(col::text)) or, for an enum, from the values themselves, which a new filter hashes by label; the bytes of this one remain readable here as f::bytea.")));
 	if (f.hdr.elemtype < FirstGenbkiObjectId ||
 		!BloomTypeNames(f.hdr.elemtype, &nspname, &typname) ||
 		(strlen(nspname) == f.hdr.nspname_len &&
@@ -1285,11 +1227,11 @@ bloom_add(PG_FUNCTION_ARGS)
 	BloomFilterOpen(in, &f);
 	BloomCheckKey(&f.hdr, NULL);
 	BloomCheckValueType(f.hdr.elemtype, cache->elemtype, true);
-	BloomCheckHome(&f.hdr, cache->oid_hashed);
+	BloomCheckHome(&f.hdr, cache->hashing);
 
 	out = BloomFilterTyped(CurrentMemoryContext, &f, cache);
 	BloomFilterOpen(out, &f);
-	hash = BloomValueHash(cache, PG_GETARG_DATUM(1));
+	hash = BloomValueHash(cache, f.hdr.hash_scheme, PG_GETARG_DATUM(1));
 	out = BloomFilterAddHash(CurrentMemoryContext, &f, hash);
 	PG_RETURN_BYTEA_P(out);
 }
@@ -1308,11 +1250,11 @@ bloom_contains(PG_FUNCTION_ARGS)
 	f = BloomOpenFilterArg(fcinfo, 0, cache, &local);
 	BloomCheckKey(&f->hdr, NULL);
 	BloomCheckValueType(f->hdr.elemtype, cache->elemtype, false);
-	BloomCheckHome(&f->hdr, cache->oid_hashed);
+	BloomCheckHome(&f->hdr, cache->hashing);
 	if (f->hdr.elemtype == 0)
 		PG_RETURN_BOOL(false);
 
-	hash = BloomValueHash(cache, PG_GETARG_DATUM(1));
+	hash = BloomValueHash(cache, f->hdr.hash_scheme, PG_GETARG_DATUM(1));
 	PG_RETURN_BOOL(BloomFilterTestHash(f, hash));
 }
 
@@ -1350,7 +1292,8 @@ BloomArrayHashKind(const BloomFnCache *cache)
 }
 
 static inline uint64
-BloomArrayElemHash(BloomFnCache *cache, BloomArrayHash kind, Datum value)
+BloomArrayElemHash(BloomFnCache *cache, BloomArrayHash kind, uint16 scheme,
+				   Datum value)
 {
 	switch (kind)
 	{
@@ -1369,7 +1312,7 @@ BloomArrayElemHash(BloomFnCache *cache, BloomArrayHash kind, Datum value)
 		case BLOOM_ARRAY_HASH_FMGR:
 			break;
 	}
-	return BloomValueHash(cache, value);
+	return BloomValueHash(cache, scheme, value);
 }
 
 /*
@@ -1422,11 +1365,17 @@ BloomContainsArray(FunctionCallInfo fcinfo, BloomArrayProbe mode,
 		bool		found;
 		uint64		hash;
 
-		BloomCheckHome(&f.hdr, cache->oid_hashed);
-		if (cache->arrayentry == NULL)
-			cache->arrayentry = BloomLookupHash(cache->arraytype);
-		hash = BloomHashDatum(&cache->arrayentry->hash_extended_proc_finfo,
-							  cache->collation, PointerGetDatum(array));
+		BloomCheckHome(&f.hdr, cache->hashing);
+		if (f.hdr.hash_scheme == BLOOM_FILTER_HASH_SCHEME_LABELS &&
+			cache->hashing == BLOOM_HASH_LABELS)
+			hash = BloomLabelHash(cache->arraytype, PointerGetDatum(array));
+		else
+		{
+			if (cache->arrayentry == NULL)
+				cache->arrayentry = BloomLookupHash(cache->arraytype);
+			hash = BloomHashDatum(&cache->arrayentry->hash_extended_proc_finfo,
+								  cache->collation, PointerGetDatum(array));
+		}
 		if (key != NULL)
 			hash = BloomKeyedHash(key, hash);
 		found = BloomFilterTestHash(&f, hash);
@@ -1440,7 +1389,7 @@ BloomContainsArray(FunctionCallInfo fcinfo, BloomArrayProbe mode,
 		PG_RETURN_BOOL(found);
 	}
 	BloomCheckValueType(f.hdr.elemtype, cache->elemtype, false);
-	BloomCheckHome(&f.hdr, cache->oid_hashed);
+	BloomCheckHome(&f.hdr, cache->hashing);
 
 	/*
 	 * Walk the array with an iterator, and build the array of answers
@@ -1520,7 +1469,7 @@ BloomContainsArray(FunctionCallInfo fcinfo, BloomArrayProbe mode,
 			if (bitmap != NULL)
 				bitmap[i / 8] |= 1 << (i % 8);
 			hashes[nbatch] = f.hdr.elemtype != 0 ?
-				BloomArrayElemHash(cache, hashkind, value) : 0;
+				BloomArrayElemHash(cache, hashkind, f.hdr.hash_scheme, value) : 0;
 			if (key != NULL)
 				hashes[nbatch] = BloomKeyedHash(key, hashes[nbatch]);
 			nbatch++;

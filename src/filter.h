@@ -4,8 +4,8 @@
  *	  Declarations shared by the files of the bloomfilter SQL type.
  *
  * filter.c holds the type's input and output, constructors, probes and
- * combination; filter_agg.c its aggregates.  The byte format is in
- * filter_format.h.
+ * combination; filter_hash.c how values are hashed; filter_agg.c the
+ * aggregates.  The byte format is in filter_format.h.
  *
  *-------------------------------------------------------------------------
  */
@@ -54,6 +54,25 @@ typedef struct BloomFilterData
 	uint8	   *bits;			/* the cells of the first layer */
 } BloomFilterData;
 
+/*
+ * How values of a type hash, as far as databases differ: the same in every
+ * database; by OIDs local to one, with a portable form by enum label
+ * (enums, domains over them and arrays of those: hash scheme 2); or by
+ * such OIDs with none (reg* types, aclitem, and any composite, range or
+ * multirange containing those or an enum)
+ */
+typedef enum BloomTypeHashing
+{
+	BLOOM_HASH_PORTABLE,
+	BLOOM_HASH_LABELS,
+	BLOOM_HASH_OIDS
+} BloomTypeHashing;
+
+/* Hash scheme of a new filter of a type that hashes so */
+#define BloomSchemeFor(hashing) \
+	((hashing) == BLOOM_HASH_LABELS ? BLOOM_FILTER_HASH_SCHEME_LABELS : \
+	 BLOOM_FILTER_HASH_SCHEME)
+
 /* Per-call-site cache of how to hash a value argument (fn_extra) */
 typedef struct BloomFnCache
 {
@@ -62,7 +81,7 @@ typedef struct BloomFnCache
 	Oid			elemtype;		/* base type of the values probed */
 	Oid			collation;		/* collation to hash with */
 	TypeCacheEntry *typentry;	/* hash function of elemtype */
-	bool		oid_hashed;		/* elemtype hashes by database-local OIDs */
+	BloomTypeHashing hashing;	/* whether elemtype hashes by local OIDs */
 	/* for the array forms: the array itself as one value */
 	Oid			arraytype;		/* base type of the array argument */
 	TypeCacheEntry *arrayentry; /* its hash function, looked up on demand */
@@ -88,6 +107,12 @@ typedef struct BloomFnCache
 /* Bytes of a key */
 #define BLOOM_KEY_LEN			16
 
+/* filter_hash.c */
+extern BloomTypeHashing BloomTypeHashingOf(Oid typid);
+extern void BloomCheckNewType(Oid typid, BloomTypeHashing hashing);
+extern uint64 BloomValueHash(BloomFnCache *cache, uint16 scheme, Datum value);
+extern uint64 BloomLabelHash(Oid typid, Datum value);
+
 /* filter_keyed.c */
 extern void BloomKeyFromBytea(bytea *key, BloomKey *out);
 extern void BloomCheckKey(const BloomFilterHeader *hdr, const BloomKey *key);
@@ -100,8 +125,8 @@ extern bytea *BloomFilterAllocate(MemoryContext cxt, const BloomFilterHeader *hd
 extern bytea *BloomFilterCopy(MemoryContext cxt, const bytea *datum);
 extern void BloomHeaderInit(BloomFilterHeader *hdr, uint64 nbits, int nhashes,
 							uint64 capacity, double fpr);
-extern bool BloomTypeHashesOids(Oid typid);
-extern void BloomHeaderSetType(BloomFilterHeader *hdr, Oid typid, bool oid_hashed);
+extern void BloomHeaderSetType(BloomFilterHeader *hdr, Oid typid,
+							   BloomTypeHashing hashing);
 extern bool BloomTypeNames(Oid typid, char **nspname, char **typname);
 extern void BloomChooseSize(int64 capacity, double fpr, uint64 *nbits, int *nhashes);
 extern void BloomChooseSizeFor(int64 capacity, double fpr, uint16 flags,
@@ -111,9 +136,8 @@ extern const BloomFilterData *BloomOpenFilterArg(FunctionCallInfo fcinfo, int ar
 												BloomFnCache *cache,
 												BloomFilterData *local);
 extern void BloomCheckValueType(Oid elemtype, Oid valuetype, bool adding);
-extern void BloomCheckHome(const BloomFilterHeader *hdr, bool oid_hashed);
+extern void BloomCheckHome(const BloomFilterHeader *hdr, BloomTypeHashing hashing);
 extern bytea *BloomCombineInto(MemoryContext cxt, bytea *a, bytea *b, bool intersect);
-extern uint64 BloomValueHash(BloomFnCache *cache, Datum value);
 extern bytea *BloomFilterTyped(MemoryContext cxt, const BloomFilterData *f,
 							   BloomFnCache *cache);
 

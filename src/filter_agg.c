@@ -235,7 +235,7 @@ BloomSetToFilter(BloomAggState *state)
 						   BLOOM_DEFAULT_FPR, BLOOM_SET_OVERFLOW_GROWTH,
 						   false, false);
 	BloomHeaderSetType(&hdr, state->elemtype,
-					   BloomTypeHashesOids(state->elemtype));
+					   BloomTypeHashingOf(state->elemtype));
 	state->sized = true;
 	state->slots = NULL;
 	state->nslots = state->nused = 0;
@@ -333,6 +333,7 @@ bloom_agg_transfn(PG_FUNCTION_ARGS)
 	MemoryContext aggcxt = BloomAggContext(fcinfo, "bloom_agg_transfn");
 	BloomAggState *state = PG_ARGISNULL(0) ? NULL : (BloomAggState *) PG_GETARG_POINTER(0);
 	BloomFnCache *cache;
+	uint64		hash;
 
 	if (PG_ARGISNULL(1))
 	{
@@ -343,12 +344,18 @@ bloom_agg_transfn(PG_FUNCTION_ARGS)
 
 	cache = BloomGetFnCache(fcinfo, 1, false);
 	if (state == NULL)
+	{
+		/* refuse the type at the first value, not when the set is done */
+		BloomCheckNewType(cache->elemtype, cache->hashing);
 		state = BloomAggStateCreate(aggcxt, cache->elemtype, cache->collation,
 									NULL);
+	}
+	hash = BloomValueHash(cache, BloomSchemeFor(cache->hashing),
+						  PG_GETARG_DATUM(1));
 	if (state->sized)
-		BloomAggAddToFilter(state, BloomValueHash(cache, PG_GETARG_DATUM(1)));
+		BloomAggAddToFilter(state, hash);
 	else
-		BloomSetAdd(state, BloomValueHash(cache, PG_GETARG_DATUM(1)));
+		BloomSetAdd(state, hash);
 	PG_RETURN_POINTER(state);
 }
 
@@ -386,14 +393,15 @@ bloom_agg_sized_transfn(PG_FUNCTION_ARGS)
 						&nbits, &nhashes);
 		BloomHeaderInit(&hdr, nbits, nhashes, PG_GETARG_INT64(2),
 						PG_GETARG_FLOAT8(3));
-		BloomHeaderSetType(&hdr, cache->elemtype, cache->oid_hashed);
+		BloomHeaderSetType(&hdr, cache->elemtype, cache->hashing);
 		state = BloomAggStateCreate(aggcxt, cache->elemtype, cache->collation,
 									BloomFilterAllocate(aggcxt, &hdr));
 	}
 
+	/* the state is a filter this function built, of the type's scheme */
 	BloomSetBits(state->bits, state->nbits,
-				 BloomHashDatum(&cache->typentry->hash_extended_proc_finfo,
-								cache->collation, PG_GETARG_DATUM(1)),
+				 BloomValueHash(cache, BloomSchemeFor(cache->hashing),
+								PG_GETARG_DATUM(1)),
 				 BLOOM_FILTER_SALT, state->nhashes);
 	PG_RETURN_POINTER(state);
 }
@@ -462,7 +470,7 @@ bloom_agg_finalfn(PG_FUNCTION_ARGS)
 	BloomChooseSize((int64) ndistinct, BLOOM_DEFAULT_FPR, &nbits, &nhashes);
 	BloomHeaderInit(&hdr, nbits, nhashes, ndistinct, BLOOM_DEFAULT_FPR);
 	BloomHeaderSetType(&hdr, state->elemtype,
-					   BloomTypeHashesOids(state->elemtype));
+					   BloomTypeHashingOf(state->elemtype));
 	result = BloomFilterAllocate(CurrentMemoryContext, &hdr);
 	BloomFilterOpen(result, &f);
 
@@ -745,7 +753,7 @@ bloom_agg_filter_transfn(PG_FUNCTION_ARGS)
 						&sizeBits, &sizeHashes);
 		BloomHeaderInit(&hdr, sizeBits, sizeHashes, PG_GETARG_INT64(2),
 						PG_GETARG_FLOAT8(3));
-		BloomHeaderSetType(&hdr, cache->elemtype, cache->oid_hashed);
+		BloomHeaderSetType(&hdr, cache->elemtype, cache->hashing);
 		state = BloomFilterAllocate(CurrentMemoryContext, &hdr);
 	}
 	else
@@ -765,7 +773,9 @@ bloom_agg_filter_transfn(PG_FUNCTION_ARGS)
 	for (i = 7; i >= 0; i--)
 		nbits = (nbits << 8) | data[16 + i];
 	BloomSetBits((uint8 *) data + BLOOM_FILTER_FIXED_HEADER_SIZE + data[56] + data[57],
-				 nbits, BloomValueHash(cache, PG_GETARG_DATUM(1)),
+				 nbits,
+				 BloomValueHash(cache, (uint16) (data[6] | (data[7] << 8)),
+								PG_GETARG_DATUM(1)),
 				 BLOOM_FILTER_SALT, (int) nhashes);
 	PG_RETURN_BYTEA_P(state);
 }
@@ -822,7 +832,7 @@ BloomAggAddValue(FunctionCallInfo fcinfo, bytea *(*make) (FunctionCallInfo, Bloo
 	else
 		state = BloomAggWritableState(fcinfo, 0);
 	BloomFilterOpen(state, &f);
-	hash = BloomValueHash(cache, PG_GETARG_DATUM(1));
+	hash = BloomValueHash(cache, f.hdr.hash_scheme, PG_GETARG_DATUM(1));
 	if (keyed)
 	{
 		BloomCheckKey(&f.hdr, &cache->key);
@@ -842,7 +852,7 @@ BloomAggMakeGrowing(FunctionCallInfo fcinfo, BloomFnCache *cache)
 
 	BloomHeaderInitVariant(&hdr, PG_GETARG_INT64(2), PG_GETARG_FLOAT8(3),
 						   PG_GETARG_INT32(4), false, false);
-	BloomHeaderSetType(&hdr, cache->elemtype, cache->oid_hashed);
+	BloomHeaderSetType(&hdr, cache->elemtype, cache->hashing);
 	return BloomFilterAllocate(CurrentMemoryContext, &hdr);
 }
 

@@ -224,7 +224,8 @@ BloomFilterDecodeHeader(const uint8 *data, size_t len, BloomFilterHeader *hdr,
 		return BLOOM_FORMAT_UNKNOWN_VERSION;
 
 	hdr->hash_scheme = ReadLE16(data + 6);
-	if (hdr->hash_scheme != BLOOM_FILTER_HASH_SCHEME)
+	if (hdr->hash_scheme != BLOOM_FILTER_HASH_SCHEME &&
+		hdr->hash_scheme != BLOOM_FILTER_HASH_SCHEME_LABELS)
 		return BLOOM_FORMAT_UNKNOWN_HASH_SCHEME;
 
 	hdr->elemtype = ReadLE32(data + 8);
@@ -268,6 +269,15 @@ BloomFilterDecodeHeader(const uint8 *data, size_t len, BloomFilterHeader *hdr,
 			hdr->home_typid != hdr->elemtype)
 			return BLOOM_FORMAT_BAD_HOME;
 	}
+
+	/*
+	 * Hashing by label is given with a type, never a built-in one (no enum
+	 * is), and makes the filter the same in every database: no home.
+	 */
+	if (hdr->hash_scheme == BLOOM_FILTER_HASH_SCHEME_LABELS &&
+		(hdr->elemtype < BLOOM_FILTER_FIRST_UNFIXED_OID ||
+		 hdr->home_sysid != 0 || hdr->home_dbid != 0 || hdr->home_typid != 0))
+		return BLOOM_FORMAT_BAD_SCHEME;
 
 	/* built-in and unset types go by OID alone, others also by name */
 	if (hdr->elemtype < BLOOM_FILTER_FIRST_UNFIXED_OID)
@@ -435,6 +445,8 @@ BloomFilterFormatErrorMessage(BloomFilterFormatError err)
 			return "the variant part is inconsistent";
 		case BLOOM_FORMAT_BAD_LAYERS:
 			return "the layers are inconsistent";
+		case BLOOM_FORMAT_BAD_SCHEME:
+			return "the hash scheme does not fit the element type or the home database";
 	}
 	return "unknown error";
 }

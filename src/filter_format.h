@@ -9,7 +9,8 @@
  *	offset	size	field
  *	0		4		magic "BLMF"
  *	4		2		format version (2)
- *	6		2		hash scheme (BLOOM_HASH_SCHEME of signature.h)
+ *	6		2		hash scheme: 1 (BLOOM_HASH_SCHEME of signature.h), or 2,
+ *					scheme 1 with enum values hashed by their labels
  *	8		4		element type OID, 0 while no value was added
  *	12		4		number of hash functions k, 1 .. BLOOM_FILTER_MAX_NHASHES
  *	16		8		number of bits m, 1 .. BLOOM_FILTER_MAX_NBITS
@@ -34,15 +35,25 @@
  * (looked up by the OID at offset 8), so that a filter dumped after the
  * type or its schema was renamed reads back where the dump is restored.
  *
- * The home database is recorded only for element types whose hash depends
- * on OIDs local to a database: enums hash their labels' OIDs, reg* types
- * and aclitem the OIDs of the objects they name, and arrays, ranges,
- * multiranges, domains and composite types containing any of these hash
- * through them.  Such a filter answers right only in the database that
- * built it, and only while its element type is the type it was built with
- * (reading a filter rewrites the OID at offset 8 to the local type of that
- * name, never the one at offset 52).  The server reads such a filter
- * anywhere, but refuses to probe, extend or combine it elsewhere.  The
+ * Hash scheme 2 is scheme 1 but for enums: a value of an enum, of a domain
+ * over one, or of an array of those, is hashed by its label, as text with a
+ * deterministic collation would hash the label, where scheme 1 hashes the
+ * label's OID (local to a database).  A filter of scheme 2 has an element
+ * type that is not built in (enums never are) and no home database.  New
+ * filters of enums are of scheme 2, all others of scheme 1, as untyped
+ * filters are until they get their type.
+ *
+ * The home database is recorded only by filters of scheme 1 built before
+ * scheme 2 existed, for element types whose hash depends on OIDs local to a
+ * database: enums hash their labels' OIDs, reg* types and aclitem the OIDs
+ * of the objects they name, and arrays, ranges, multiranges, domains and
+ * composite types containing any of these hash through them.  (No new
+ * filter of such a type is built, but those of enums, of scheme 2.)  Such a
+ * filter answers right only in the database that built it, and only while
+ * its element type is the type it was built with (reading a filter
+ * rewrites the OID at offset 8 to the local type of that name, never the
+ * one at offset 52).  The server reads such a filter anywhere, but refuses
+ * to probe, extend or combine it elsewhere, and to output it at all.  The
  * three fields are all zero (no home: the filter answers the same in every
  * database) or all nonzero.
  *
@@ -82,6 +93,7 @@
 #define BLOOM_FILTER_MAGIC				"BLMF"
 #define BLOOM_FILTER_FORMAT_VERSION		2
 #define BLOOM_FILTER_HASH_SCHEME		1	/* must equal BLOOM_HASH_SCHEME */
+#define BLOOM_FILTER_HASH_SCHEME_LABELS	2	/* scheme 1, enums by label */
 #define BLOOM_FILTER_FIXED_HEADER_SIZE	58
 #define BLOOM_FILTER_MAX_NAME_LEN		63	/* NAMEDATALEN - 1 */
 #define BLOOM_FILTER_FORMAT_VARIANT		3	/* format 2 and a variant part */
@@ -167,7 +179,8 @@ typedef enum BloomFilterFormatError
 	BLOOM_FORMAT_BITS_BEYOND_NBITS,
 	BLOOM_FORMAT_UNTYPED_WITH_BITS,
 	BLOOM_FORMAT_BAD_VARIANT,
-	BLOOM_FORMAT_BAD_LAYERS
+	BLOOM_FORMAT_BAD_LAYERS,
+	BLOOM_FORMAT_BAD_SCHEME
 } BloomFilterFormatError;
 
 /* Byte length of the bit array of a filter of nbits bits */

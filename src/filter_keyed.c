@@ -123,13 +123,14 @@ bloom_add_keyed(PG_FUNCTION_ARGS)
 	BloomFilterOpen(PG_GETARG_BYTEA_PP(0), &f);
 	BloomCheckKey(&f.hdr, &key);
 	BloomCheckValueType(f.hdr.elemtype, cache->elemtype, true);
-	BloomCheckHome(&f.hdr, cache->oid_hashed);
+	BloomCheckHome(&f.hdr, cache->hashing);
 
 	out = BloomFilterTyped(CurrentMemoryContext, &f, cache);
 	BloomFilterOpen(out, &f);
 	PG_RETURN_BYTEA_P(BloomFilterAddHash(CurrentMemoryContext, &f,
 										 BloomKeyedHash(&key,
-														BloomValueHash(cache, PG_GETARG_DATUM(1)))));
+														BloomValueHash(cache, f.hdr.hash_scheme,
+																	   PG_GETARG_DATUM(1)))));
 }
 
 /*
@@ -147,10 +148,11 @@ bloom_contains_keyed(PG_FUNCTION_ARGS)
 	BloomFilterOpen(PG_GETARG_BYTEA_PP(0), &f);
 	BloomCheckKey(&f.hdr, &key);
 	BloomCheckValueType(f.hdr.elemtype, cache->elemtype, false);
-	BloomCheckHome(&f.hdr, cache->oid_hashed);
+	BloomCheckHome(&f.hdr, cache->hashing);
 	if (f.hdr.elemtype == 0)
 		PG_RETURN_BOOL(false);
 	PG_RETURN_BOOL(BloomFilterTestHash(&f,
 									   BloomKeyedHash(&key,
-													  BloomValueHash(cache, PG_GETARG_DATUM(1)))));
+													  BloomValueHash(cache, f.hdr.hash_scheme,
+																	 PG_GETARG_DATUM(1)))));
 }

@@ -104,7 +104,7 @@ bloom_remove(PG_FUNCTION_ARGS)
 						BloomVariantName(f.hdr.flags)),
 				 errhint("Only counting filters, created with bloom_empty(..., counting => true), can forget values.")));
 	BloomCheckValueType(f.hdr.elemtype, cache->elemtype, false);
-	BloomCheckHome(&f.hdr, cache->oid_hashed);
+	BloomCheckHome(&f.hdr, cache->hashing);
 	if (f.hdr.elemtype == 0)
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
@@ -114,7 +114,8 @@ bloom_remove(PG_FUNCTION_ARGS)
 
 	out = BloomFilterCopy(CurrentMemoryContext, f.datum);
 	BloomFilterOpen(out, &f);
-	BloomFilterRemoveHash(&f, BloomValueHash(cache, PG_GETARG_DATUM(1)));
+	BloomFilterRemoveHash(&f, BloomValueHash(cache, f.hdr.hash_scheme,
+										  PG_GETARG_DATUM(1)));
 	PG_RETURN_BYTEA_P(out);
 }
 
