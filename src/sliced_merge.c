@@ -394,14 +394,22 @@ BloomSlicedMergeOnce(Relation index, BloomMergeMode mode)
 	s = (uint32) (pos / BLOOMIDX_STRIPE_ROWS);
 	Assert(s <= nStripes);
 	Assert(pos % BLOOMIDX_STRIPE_ROWS + batch.nrows <= BLOOMIDX_STRIPE_ROWS);
-	stripebuf = BloomMergeLockStripe(index, state, snap, s, &allocated);
-	stripeBlkno = BufferGetBlockNumber(stripebuf);
-	if (s >= nStripes)
-		nStripes++;
-	BloomWriteStripe(index, state, stripebuf, s, &batch, 0, batch.nrows,
-					 (int) (pos % BLOOMIDX_STRIPE_ROWS), sliceWords);
-	UnlockReleaseBuffer(stripebuf);
-	pos += batch.nrows;
+	/*
+	 * Pages whose rows were all deleted give none: then no stripe is written
+	 * (nor begun), and the record below only drops the pages from the list.
+	 */
+	stripeBlkno = InvalidBlockNumber;
+	if (batch.nrows > 0)
+	{
+		stripebuf = BloomMergeLockStripe(index, state, snap, s, &allocated);
+		stripeBlkno = BufferGetBlockNumber(stripebuf);
+		if (s >= nStripes)
+			nStripes++;
+		BloomWriteStripe(index, state, stripebuf, s, &batch, 0, batch.nrows,
+						 (int) (pos % BLOOMIDX_STRIPE_ROWS), sliceWords);
+		UnlockReleaseBuffer(stripebuf);
+		pos += batch.nrows;
+	}
 
 	/*
 	 * Publish: advance mergedRows and drop the pages from the list, and in
@@ -416,12 +424,16 @@ BloomSlicedMergeOnce(Relation index, BloomMergeMode mode)
 	BloomCheckMeta(index, BufferGetPage(metabuf));
 	xlogState = GenericXLogStart(index);
 	meta = BloomPageGetMeta(GenericXLogRegisterBuffer(xlogState, metabuf, 0));
-	stripebuf = ReadBuffer(index, stripeBlkno);
-	LockBuffer(stripebuf, BUFFER_LOCK_EXCLUSIVE);
-	if (!BloomPageIsSliced(BufferGetPage(stripebuf), BLOOMIDX_STRIPE, s))
-		BloomSlicedCorrupted(index, stripeBlkno, "stripe page");
-	BloomStripeAddLive(GenericXLogRegisterBuffer(xlogState, stripebuf, 0),
-					   (uint32) batch.nrows);
+	stripebuf = InvalidBuffer;
+	if (BlockNumberIsValid(stripeBlkno))
+	{
+		stripebuf = ReadBuffer(index, stripeBlkno);
+		LockBuffer(stripebuf, BUFFER_LOCK_EXCLUSIVE);
+		if (!BloomPageIsSliced(BufferGetPage(stripebuf), BLOOMIDX_STRIPE, s))
+			BloomSlicedCorrupted(index, stripeBlkno, "stripe page");
+		BloomStripeAddLive(GenericXLogRegisterBuffer(xlogState, stripebuf, 0),
+						   (uint32) batch.nrows);
+	}
 	meta->mergedRows = pos;
 	meta->nStripes = nStripes;
 	meta->statTuples += batch.nrows;
@@ -459,7 +471,8 @@ BloomSlicedMergeOnce(Relation index, BloomMergeMode mode)
 	GenericXLogFinish(xlogState);
 	if (BufferIsValid(splitbuf))
 		UnlockReleaseBuffer(splitbuf);
-	UnlockReleaseBuffer(stripebuf);
+	if (BufferIsValid(stripebuf))
+		UnlockReleaseBuffer(stripebuf);
 	UnlockReleaseBuffer(metabuf);
 
 	/*
