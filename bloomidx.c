@@ -12,6 +12,7 @@
 #include "commands/vacuum.h"
 
 #include "bloomidx.h"
+#include "layout.h"
 
 PG_MODULE_MAGIC;
 
@@ -20,15 +21,14 @@ extern PGDLLEXPORT void _PG_init(void);
 PG_FUNCTION_INFO_V1(bloomidx_handler);
 
 /*
- * Module load: register the index options and settings; install the hooks
- * that write the rows inserts gather (src/sliced_batch.c).
+ * Module load: register the index options, then each layout's settings and
+ * hooks (src/layout.c).
  */
 void
 _PG_init(void)
 {
 	BloomInitOptions();
-	BloomMergeDefineSettings();
-	BloomBatchInit();
+	BloomInitLayouts();
 }
 
 /*

@@ -38,5 +38,5 @@ bloomidx_insert(Relation index, Datum *values, bool *isnull,
 void
 bloomidx_insertcleanup(Relation index, IndexInfo *indexInfo)
 {
-	BloomBatchFlush(index);
+	BloomFlushGathered(index);
 }

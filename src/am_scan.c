@@ -48,37 +48,6 @@ bloomidx_beginscan(Relation r, int nkeys, int norderbys)
 }
 
 /*
- * Hash function to use for a key compared with a column of the index: the
- * column's own, or for a cross-type key (int4 column = int8 value) the
- * function the operator family has for the key's type.  Within a family
- * the hashes of equal values agree, as in hash operator families.  With
- * missing_ok, NULL if the family has none (the cost model then guesses).
- */
-FmgrInfo *
-BloomKeyHashFunction(Relation index, BloomState state, int col, Oid keytype,
-					 FmgrInfo *flinfo, bool missing_ok)
-{
-	Oid			opfamily = index->rd_opfamily[col];
-	Oid			proc;
-
-	if (!OidIsValid(keytype) || keytype == index->rd_opcintype[col])
-		return &state->hashFn[col];
-
-	proc = get_opfamily_proc(opfamily, keytype, keytype, BLOOMIDX_HASH_PROC);
-	if (!OidIsValid(proc) && missing_ok)
-		return NULL;
-	if (!OidIsValid(proc))
-		ereport(ERROR,
-				(errcode(ERRCODE_UNDEFINED_FUNCTION),
-				 errmsg("operator family of index \"%s\" has no hash function for type %s",
-						RelationGetRelationName(index), format_type_be(keytype)),
-				 errhint("Add FUNCTION %d for the type to the operator family.",
-						 BLOOMIDX_HASH_PROC)));
-	fmgr_info_cxt(proc, flinfo, CurrentMemoryContext);
-	return flinfo;
-}
-
-/*
  * Turn the scan keys into the query tested against each signature.
  */
 static void
@@ -105,15 +74,18 @@ BloomPrepareQuery(IndexScanDesc scan)
 	{
 		ScanKey		key = &scan->keyData[i];
 		int			col = key->sk_attno - 1;
-		int			k = shape->bitsPerColumn[col];
 		FmgrInfo	flinfo;
 		FmgrInfo   *hashFn;
+		BloomMaskList list;
+		Datum	   *values = &key->sk_argument;
+		int			nvalues = 1;
+		int			j;
 
 		if (key->sk_flags & SK_SEARCHNOTNULL)
 			continue;			/* every row may match: left to the recheck */
 		if (key->sk_flags & SK_SEARCHNULL)
 		{
-			BloomSetMaskBits(so->mask, shape->sigBits, BLOOM_NULL_HASH, col, k);
+			BloomValueMask(state, col, (Datum) 0, true, so->mask);
 			continue;
 		}
 		if (key->sk_flags & SK_ISNULL)
@@ -125,6 +97,8 @@ BloomPrepareQuery(IndexScanDesc scan)
 
 		hashFn = BloomKeyHashFunction(index, state, col, key->sk_subtype, &flinfo,
 									  false);
+		BloomInitMaskList(&list, index, shape);
+		list.priorBytes = maskBytes;
 
 		if (key->sk_flags & SK_SEARCHARRAY)
 		{
@@ -133,62 +107,42 @@ BloomPrepareQuery(IndexScanDesc scan)
 			int16		elmlen;
 			bool		elmbyval;
 			char		elmalign;
-			Datum	   *elems;
 			bool	   *nulls;
 			int			nelems;
-			int			j;
-			BloomAlternatives *alt = &so->alternatives[so->nalternatives];
 
 			get_typlenbyvalalign(elemtype, &elmlen, &elmbyval, &elmalign);
 			deconstruct_array(array, elemtype, elmlen, elmbyval, elmalign,
-							  &elems, &nulls, &nelems);
+							  &values, &nulls, &nelems);
 
 			/* One mask per element, all of them within work_mem */
-			maskBytes += sizeof(uint64) * sigWords * (Size) Max(nelems, 1);
-			if (maskBytes > (Size) work_mem * 1024)
-				ereport(ERROR,
-						(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
-						 errmsg("scan keys of index \"%s\" need %zu kB, more than work_mem (%d kB)",
-								RelationGetRelationName(index),
-								(maskBytes + 1023) / 1024, work_mem),
-						 errdetail_plural("Each of the %d value searched for takes %d bytes.",
-										  "Each of the %d values searched for takes %d bytes.",
-										  nelems, nelems,
-										  (int) (sizeof(uint64) * sigWords)),
-						 errhint("Raise work_mem, or use fewer elements in the array.")));
+			BloomMaskListReserve(&list, Max(nelems, 1));
 
-			alt->nmasks = 0;
-			alt->masks = palloc0(sizeof(uint64) * sigWords * Max(nelems, 1));
+			/* NULL equals nothing */
+			nvalues = 0;
 			for (j = 0; j < nelems; j++)
-			{
-				uint64		hash;
+				if (!nulls[j])
+					values[nvalues++] = values[j];
+		}
 
-				CHECK_FOR_INTERRUPTS();
-				if (nulls[j])
-					continue;	/* NULL equals nothing */
-				hash = BloomHashDatum(hashFn, state->collations[col], elems[j]);
-				BloomSetMaskBits(alt->masks + (Size) alt->nmasks * sigWords,
-								 shape->sigBits, hash, col, k);
-				alt->nmasks++;
-			}
+		if (!BloomKeyAlternatives(state, col, hashFn, key->sk_strategy,
+								  values, nvalues, &list))
+			continue;			/* every row may match */
+		if ((key->sk_flags & SK_SEARCHARRAY) || list.nmasks > 1)
+			maskBytes += sizeof(uint64) * sigWords * (Size) list.maxmasks;
 
-			if (alt->nmasks == 0)
-				so->noMatch = true;
-			else if (alt->nmasks == 1)
-			{
-				/* A single alternative is just one more required mask */
-				for (j = 0; j < sigWords; j++)
-					so->mask[j] |= alt->masks[j];
-			}
-			else
-				so->nalternatives++;
+		if (list.nmasks == 0)
+			so->noMatch = true;
+		else if (list.nmasks == 1)
+		{
+			/* A single alternative is just one more required mask */
+			for (j = 0; j < sigWords; j++)
+				so->mask[j] |= list.masks[j];
 		}
 		else
 		{
-			uint64		hash = BloomHashDatum(hashFn, state->collations[col],
-											  key->sk_argument);
-
-			BloomSetMaskBits(so->mask, shape->sigBits, hash, col, k);
+			so->alternatives[so->nalternatives].nmasks = list.nmasks;
+			so->alternatives[so->nalternatives].masks = list.masks;
+			so->nalternatives++;
 		}
 	}
 
@@ -233,7 +187,7 @@ bloomidx_getbitmap(IndexScanDesc scan, TIDBitmap *tbm)
 		return 0;
 
 	/* Rows this backend's statement inserted are read from the index */
-	BloomBatchFlush(index);
+	BloomFlushGathered(index);
 	pgstat_count_index_scan(index);
 	BloomCountIndexSearch(scan);
 
@@ -252,15 +206,3 @@ bloomidx_endscan(IndexScanDesc scan)
 	pfree(so);
 }
 
-/*
- * The buffer access strategy of a scan that reads about this many index
- * pages.  As for a sequential scan of a table, one reading more than a
- * quarter of shared buffers goes through a small ring, so as not to push
- * out what other queries use; a smaller one leaves its pages in shared
- * buffers for the next query.
- */
-BufferAccessStrategy
-BloomScanStrategy(double pages)
-{
-	return pages > NBuffers / 4 ? GetAccessStrategy(BAS_BULKREAD) : NULL;
-}

@@ -32,7 +32,7 @@ bloomidx_bulkdelete(IndexVacuumInfo *info, IndexBulkDeleteResult *stats,
 {
 	BloomState	state = BloomGetState(info->index);
 
-	BloomBatchFlush(info->index);
+	BloomFlushGathered(info->index);
 	return BloomGetLayout(&state->shape)->bulkdelete(info, stats, callback,
 													 callback_state);
 }
@@ -49,7 +49,7 @@ bloomidx_vacuumcleanup(IndexVacuumInfo *info, IndexBulkDeleteResult *stats)
 		return stats;
 
 	state = BloomGetState(info->index);
-	BloomBatchFlush(info->index);
+	BloomFlushGathered(info->index);
 	stats = BloomGetLayout(&state->shape)->vacuumcleanup(info, stats);
 	IndexFreeSpaceMapVacuum(info->index);
 	return stats;
@@ -106,7 +106,7 @@ bloomidx_merge(PG_FUNCTION_ARGS)
 	/* Under the lock, for an index dropped and its OID reused meanwhile */
 	BloomCheckOwner(indexoid);
 
-	BloomBatchFlush(index);
+	BloomFlushGathered(index);
 	layout = BloomGetLayout(&BloomGetState(index)->shape);
 	if (layout->merge == NULL)
 		ereport(ERROR,

@@ -31,10 +31,6 @@
 #define BLOOMIDX_MAX_DERIVED_BITS	16	/* k derived from length alone */
 #define BLOOMIDX_MIN_FPR			1e-6	/* false_positive_rate */
 #define BLOOMIDX_MAX_FPR			0.5
-#define BLOOMIDX_DEFAULT_FPR		0.01	/* row layout */
-#define BLOOMIDX_SLICED_DEFAULT_FPR	0.00035	/* sliced layout */
-#define BLOOMIDX_SLICED_FILL		0.4	/* of a derived sliced shape */
-#define BLOOMIDX_DEFAULT_LAYOUT		BLOOMIDX_LAYOUT_SLICED	/* of a new index */
 #define BLOOMIDX_RECENT_BUFFERS		16384	/* BloomReadBufferRecent, at most */
 
 /* Operator strategy and support function numbers */
@@ -42,6 +38,9 @@
 #define BLOOMIDX_NSTRATEGIES		1
 #define BLOOMIDX_HASH_PROC			1
 #define BLOOMIDX_NPROC				1
+/* Optional, for values that are sets of elements (elements.c) */
+#define BLOOMIDX_EXTRACT_PROC		2
+#define BLOOMIDX_EXTRACT_QUERY_PROC	3
 
 /*
  * Reloptions as parsed from WITH (...).  Zero means "not given" (no user can
@@ -53,7 +52,7 @@ typedef struct BloomOptions
 	int			length;			/* signature length in bits, or 0 */
 	double		falsePositiveRate;	/* target for one column, or 0 */
 	int			bitsPerColumn[BLOOMIDX_MAX_COLUMNS];	/* bits per column, or 0 */
-	int			layout;			/* BLOOMIDX_LAYOUT_ROW or _SLICED, or 0 */
+	int			layout;			/* a layout (page.h), or 0 */
 } BloomOptions;
 
 /*
@@ -68,7 +67,7 @@ typedef struct BloomShape
 	int			sigWords;		/* 64-bit words covering a signature */
 	int			bitsPerColumn[BLOOMIDX_MAX_COLUMNS];	/* k of each column */
 	double		targetFpr;		/* rate asked for (0 if length/colN given) */
-	int			layout;			/* BLOOMIDX_LAYOUT_ROW or _SLICED */
+	int			layout;			/* its layout (page.h, layout.h) */
 } BloomShape;
 
 /* Where a block of the index was last found in shared buffers */
@@ -87,6 +86,9 @@ typedef struct BloomStateData
 	BloomShape	shape;
 	int			tuplesPerPage;	/* signature slots on a data page */
 	FmgrInfo	hashFn[BLOOMIDX_MAX_COLUMNS];
+	FmgrInfo	extractFn[BLOOMIDX_MAX_COLUMNS];	/* fn_oid 0 if none */
+	FmgrInfo	extractQueryFn[BLOOMIDX_MAX_COLUMNS];	/* fn_oid 0 if none */
+	bool		hasSets;		/* a column has an extract function */
 	Oid			collations[BLOOMIDX_MAX_COLUMNS];
 	BlockNumber knownBlocks;	/* a length the index had (BloomBlocksCovering) */
 	BloomRecentBuffer *recent;	/* by block number modulo a power of two, or
@@ -95,6 +97,44 @@ typedef struct BloomStateData
 } BloomStateData;
 
 typedef BloomStateData *BloomState;
+
+/*
+ * Where an operator class's extract functions put a value's or a key's
+ * elements (elements.c): BloomAddElement for each element's hash.  A
+ * query's extraction says first whether a match has all of them or any.
+ */
+typedef enum BloomElementMode
+{
+	BLOOM_ELEMENTS_ALL,
+	BLOOM_ELEMENTS_ANY
+} BloomElementMode;
+
+typedef struct BloomElementSink BloomElementSink;
+
+struct BloomElementSink
+{
+	void		(*add) (BloomElementSink *sink, uint64 hash);
+	BloomElementMode mode;
+	int64		nelements;		/* elements added so far */
+};
+
+static inline void
+BloomAddElement(BloomElementSink *sink, uint64 hash)
+{
+	sink->add(sink, hash);
+	sink->nelements++;
+}
+
+/* Masks of a query key, within work_mem (elements.c) */
+typedef struct BloomMaskList
+{
+	Relation	index;			/* for messages */
+	Size		priorBytes;		/* taken by the query's other keys */
+	int			sigWords;
+	int			nmasks;
+	int			maxmasks;
+	uint64	   *masks;			/* maxmasks * sigWords words */
+} BloomMaskList;
 
 /* A set of masks of which a signature must contain at least one */
 typedef struct BloomAlternatives
@@ -122,18 +162,6 @@ typedef struct BloomScanOpaqueData
 } BloomScanOpaqueData;
 
 typedef BloomScanOpaqueData *BloomScanOpaque;
-
-/*
- * What a layout says of its size, for the cost model and bloomidx_stats
- * (the sliced layout: stripes and pending pages).
- */
-typedef struct BloomLayoutSizesData
-{
-	double		stripes;		/* stripes listed and not emptied */
-	double		pendingPages;
-	uint64		firstRow;		/* rows firstRow .. nextRow - 1 are in the */
-	uint64		nextRow;		/* stripes still listed */
-} BloomLayoutSizesData;
 
 
 /* options.c */
@@ -168,10 +196,6 @@ extern void bloomidx_rescan(IndexScanDesc scan, ScanKey scankey, int nscankeys,
 							ScanKey orderbys, int norderbys);
 extern int64 bloomidx_getbitmap(IndexScanDesc scan, TIDBitmap *tbm);
 extern void bloomidx_endscan(IndexScanDesc scan);
-extern FmgrInfo *BloomKeyHashFunction(Relation index, BloomState state,
-									  int col, Oid keytype, FmgrInfo *flinfo,
-									  bool missing_ok);
-extern BufferAccessStrategy BloomScanStrategy(double pages);
 
 /* am_vacuum.c */
 extern IndexBulkDeleteResult *bloomidx_bulkdelete(IndexVacuumInfo *info,
@@ -197,16 +221,34 @@ extern double BloomEqualityFpr(const BloomShape *shape, double fill, int ncols,
 /* validate.c */
 extern bool bloomidx_validate(Oid opclassoid);
 
-/* sliced_batch.c (rows gathered by inserts into sliced indexes) */
-extern void BloomBatchInit(void);
-extern void BloomMergeDefineSettings(void);
-extern void BloomBatchFlush(Relation index);
+/* elements.c */
+extern bool BloomInitOptionalProcs(Relation index, int nColumns,
+								   uint16 procnum, FmgrInfo *fns);
+extern void BloomValueElements(BloomState state, int col, Datum value,
+							   bool isnull, BloomElementSink *sink);
+extern int64 BloomValueMask(BloomState state, int col, Datum value,
+							bool isnull, uint64 *mask);
+extern void BloomKeyElements(BloomState state, int col, FmgrInfo *hashFn,
+							 int strategy, Datum value, BloomElementSink *sink);
+extern int64 BloomKeyMask(BloomState state, int col, FmgrInfo *hashFn,
+						  int strategy, Datum value, uint64 *mask,
+						  BloomElementMode *mode);
+extern void BloomInitMaskList(BloomMaskList *list, Relation index,
+							  const BloomShape *shape);
+extern void BloomMaskListReserve(BloomMaskList *list, int n);
+extern bool BloomKeyAlternatives(BloomState state, int col, FmgrInfo *hashFn,
+								 int strategy, const Datum *values,
+								 int nvalues, BloomMaskList *list);
 
 /* state.c */
 extern BloomState BloomGetState(Relation index);
 extern BlockNumber BloomBlocksCovering(Relation index, BlockNumber blkno);
 extern Buffer BloomReadBufferRecent(Relation index, BlockNumber blkno,
 									BufferAccessStrategy bas);
+extern BufferAccessStrategy BloomScanStrategy(double pages);
+extern FmgrInfo *BloomKeyHashFunction(Relation index, BloomState state,
+									  int col, Oid keytype, FmgrInfo *flinfo,
+									  bool missing_ok);
 extern void BloomInitState(BloomState state, Relation index,
 						   const BloomShape *shape);
 extern void BloomCheckIndexRelation(Relation rel);

@@ -175,17 +175,18 @@ BloomCostHashFunction(Relation index, BloomState state, int col, Oid opno,
 }
 
 /*
- * The mask of one value's bits in column col.
+ * The mask of the bits an equality with one value tests in column col.
  */
 static void
 BloomCostValueMask(BloomState state, int col, FmgrInfo *hashFn, Datum value,
 				   uint64 *mask)
 {
-	const BloomShape *shape = &state->shape;
-	uint64		hash = BloomHashDatum(hashFn, state->collations[col], value);
+	BloomElementMode mode;
 
-	memset(mask, 0, sizeof(uint64) * shape->sigWords);
-	BloomSetMaskBits(mask, shape->sigBits, hash, col, shape->bitsPerColumn[col]);
+	memset(mask, 0, sizeof(uint64) * state->shape.sigWords);
+	BloomKeyMask(state, col, hashFn, BLOOMIDX_EQUAL_STRATEGY, value, mask,
+				 &mode);
+	Assert(mode == BLOOM_ELEMENTS_ALL);
 }
 
 /*
@@ -232,8 +233,7 @@ BloomGetFrequentValues(Relation index, BloomState state, int col,
 
 	if (((Form_pg_statistic) GETSTRUCT(statsTuple))->stanullfrac >= BLOOM_MODEL_FREQUENT_MIN)
 	{
-		BloomSetMaskBits(fv->masks, shape->sigBits, BLOOM_NULL_HASH, col,
-						 shape->bitsPerColumn[col]);
+		BloomValueMask(state, col, (Datum) 0, true, fv->masks);
 		fv->freqs[0] = ((Form_pg_statistic) GETSTRUCT(statsTuple))->stanullfrac;
 		fv->nvalues = 1;
 	}
@@ -247,8 +247,8 @@ BloomGetFrequentValues(Relation index, BloomState state, int col,
 		{
 			if (sslot.numbers[j] < BLOOM_MODEL_FREQUENT_MIN)
 				break;
-			BloomCostValueMask(state, col, &state->hashFn[col], sslot.values[j],
-							   fv->masks + (Size) fv->nvalues * nwords);
+			BloomValueMask(state, col, sslot.values[j], false,
+						   fv->masks + (Size) fv->nvalues * nwords);
 			fv->freqs[fv->nvalues++] = sslot.numbers[j];
 		}
 		free_attstatsslot(&sslot);
@@ -281,8 +281,7 @@ BloomCostDescribeQual(PlannerInfo *root, Relation index, BloomState state,
 			return false;
 		clause->nknown = 1;
 		clause->masks = palloc0(sizeof(uint64) * nwords);
-		BloomSetMaskBits(clause->masks, shape->sigBits, BLOOM_NULL_HASH, col,
-						 shape->bitsPerColumn[col]);
+		BloomValueMask(state, col, (Datum) 0, true, clause->masks);
 		return true;
 	}
 
@@ -372,7 +371,7 @@ BloomCostDescribeQual(PlannerInfo *root, Relation index, BloomState state,
  * Index pages a scan reads (pagesFetched) and signature words it tests
  * (wordsTested), for the query and its candidates: the one part of the
  * cost that depends on the layout, which the layout's scanpages routine
- * gives.
+ * gives from the query as the false-positive model sees it.
  */
 static void
 BloomCostScanPages(PlannerInfo *root, IndexOptInfo *index, Relation indexRel,
@@ -392,8 +391,8 @@ BloomCostScanPages(PlannerInfo *root, IndexOptInfo *index, Relation indexRel,
 	in.heapPages = index->rel->pages;
 	in.heapTuples = index->rel->tuples;
 	in.selectivity = selectivity;
-	in.querySlices = BloomQuerySlices(&mshape, query);
-	in.nclauses = query->nclauses;
+	in.shape = &mshape;
+	in.query = query;
 	in.wordsPerRow = est->wordsTested;
 	BloomGetLayout(&state->shape)->scanpages(indexRel, state, &in, &out);
 	*pagesFetched = out.pagesFetched;

@@ -92,9 +92,9 @@ typedef struct BloomWalkData
 	bloom_filter *keys;
 	uint64		nkeys;
 
-	/* Sliced layout: the pending pages the metapage lists, sorted */
-	BlockNumber *pending;
-	int			npending;
+	/* The row pages whose rows are live, sorted, or NULL for all */
+	BlockNumber *liveRowPages;
+	int			nliveRowPages;
 } BloomWalkData;
 
 /* State of the heapallindexed pass over the table */
@@ -213,31 +213,19 @@ BloomWalkIndex(BloomWalkData *walk)
 	walk->metaVersion = meta->version;
 
 	/*
-	 * Rows are reachable from the metapage: in the row layout on every data
-	 * page, in the sliced layout on the pending pages it lists and in the
-	 * stripes (walked by the layout below).  Only those are collected, so
-	 * that a row on a page the index no longer reaches is reported missing.
+	 * Rows are reachable from the metapage: on the row pages the layout
+	 * says are live (in the row layout every data page, in the sliced
+	 * layout the pending pages it lists) and in the layout's own pages
+	 * (walked by the layout below).  Only those are collected, so that a
+	 * row on a page the index no longer reaches is reported missing.
 	 */
-	if (meta->layout == BLOOMIDX_LAYOUT_SLICED)
-	{
-		walk->npending = meta->nPending;
-		walk->pending = palloc(sizeof(BlockNumber) * Max(meta->nPending, 1));
-		memcpy(walk->pending, meta->pendingPages,
-			   sizeof(BlockNumber) * meta->nPending);
-		qsort(walk->pending, walk->npending, sizeof(BlockNumber),
-			  BloomCompareBlocks);
-	}
+	if (layout->liverowpages != NULL)
+		walk->liveRowPages = layout->liverowpages(meta, &walk->nliveRowPages);
 	if (walk->collectKeys)
 	{
 		double		total = Max(walk->index->rd_rel->reltuples, 0);
 
-		if (meta->layout == BLOOMIDX_LAYOUT_SLICED)
-			total = Max(total, (double) (meta->mergedRows -
-										 (uint64) meta->firstStripe * BLOOMIDX_STRIPE_ROWS) +
-						(double) meta->nPending * meta->tuplesPerPage);
-		else
-			total = Max(total, (double) RelationGetNumberOfBlocks(index) *
-						meta->tuplesPerPage);
+		total = Max(total, layout->maxrows(meta, RelationGetNumberOfBlocks(index)));
 		walk->keys = bloom_create((int64) Min(total, (double) PG_INT64_MAX / 2),
 								  maintenance_work_mem, (uint64) random());
 	}
@@ -283,12 +271,13 @@ BloomWalkIndex(BloomWalkData *walk)
 			continue;
 		}
 		walk->dataPages++;
-		if (BloomPageHasFlag(page, BLOOMIDX_SLICED_FLAGS))
-			continue;			/* rows of the slices: read below */
-		if (walk->pending != NULL &&
-			bsearch(&blkno, walk->pending, walk->npending, sizeof(BlockNumber),
+		if (BloomPageHasFlag(page, layout->pageKinds))
+			continue;			/* the layout's own pages: read below */
+		if (walk->liveRowPages != NULL &&
+			bsearch(&blkno, walk->liveRowPages, walk->nliveRowPages,
+					sizeof(BlockNumber),
 					BloomCompareBlocks) == NULL)
-			continue;			/* a pending page no longer listed */
+			continue;			/* a row page no longer live */
 
 		ntuples = BloomPageGetNTuples(page);
 		for (i = 0; i < ntuples; i++)
@@ -425,7 +414,7 @@ bloomidx_stats(PG_FUNCTION_ARGS)
 		PG_RETURN_DATUM(HeapTupleGetDatum(heap_form_tuple(tupdesc, values, nulls)));
 	}
 	BloomCheckIndexRelation(walk.index);
-	BloomBatchFlush(walk.index);
+	BloomFlushGathered(walk.index);
 	if (!exact)
 		BloomStatsFromMeta(walk.index, values, nulls, &walk.shape);
 	else
@@ -651,7 +640,7 @@ bloomidx_check(PG_FUNCTION_ARGS)
 				 errmsg("could not open table of index \"%s\"",
 						RelationGetRelationName(index))));
 	BloomCheckIndexRelation(index);
-	BloomBatchFlush(index);
+	BloomFlushGathered(index);
 	if (!index->rd_index->indisvalid)
 		ereport(ERROR,
 				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),

@@ -1,7 +1,10 @@
 /*-------------------------------------------------------------------------
  *
  * layout.c
- *	  The one place that picks the routines of an index's layout.
+ *	  The one place that knows the layouts: it maps an index's layout to
+ *	  the layout's routines, and names the layouts for the layout option.
+ *
+ * Portions Copyright (c) 2026, the bloomidx developers
  *
  *-------------------------------------------------------------------------
  */
@@ -10,19 +13,71 @@
 #include "layout.h"
 #include "page.h"
 
+/* Every layout, for the routines that run for all of them */
+static const BloomLayoutRoutine *const BloomLayouts[] = {
+	&BloomRowLayout,
+	&BloomSlicedLayout,
+};
+
+/* Values of the layout option (options.c) */
+relopt_enum_elt_def BloomLayoutOptionValues[] =
+{
+	{"row", BLOOMIDX_LAYOUT_ROW},
+	{"sliced", BLOOMIDX_LAYOUT_SLICED},
+	{(const char *) NULL}
+};
+
 /*
- * The routines of the layout frozen in an index's shape (its metapage).
+ * The routines of a layout, by the number the metapage and the options
+ * record.
  */
 const BloomLayoutRoutine *
-BloomGetLayout(const BloomShape *shape)
+BloomLayoutById(int layout)
 {
-	switch (shape->layout)
+	switch (layout)
 	{
 		case BLOOMIDX_LAYOUT_ROW:
 			return &BloomRowLayout;
 		case BLOOMIDX_LAYOUT_SLICED:
 			return &BloomSlicedLayout;
 	}
-	elog(ERROR, "unrecognized bloomidx layout %d", shape->layout);
+	elog(ERROR, "unrecognized bloomidx layout %d", layout);
 	return NULL;				/* keep compiler quiet */
+}
+
+/*
+ * The routines of the layout frozen in an index's shape (its metapage).
+ */
+const BloomLayoutRoutine *
+BloomGetLayout(const BloomShape *shape)
+{
+	return BloomLayoutById(shape->layout);
+}
+
+/*
+ * Module load: each layout registers its settings and hooks.
+ */
+void
+BloomInitLayouts(void)
+{
+	int			i;
+
+	for (i = 0; i < lengthof(BloomLayouts); i++)
+		if (BloomLayouts[i]->init != NULL)
+			BloomLayouts[i]->init();
+}
+
+/*
+ * Write out the rows of the index that any layout gathered in this backend
+ * and has not yet written to the index's pages.  Needs no metapage read: a
+ * layout that gathered nothing for the index returns at once.
+ */
+void
+BloomFlushGathered(Relation index)
+{
+	int			i;
+
+	for (i = 0; i < lengthof(BloomLayouts); i++)
+		if (BloomLayouts[i]->flush != NULL)
+			BloomLayouts[i]->flush(index);
 }

@@ -21,6 +21,7 @@
 #define BLOOMIDX_LAYOUT_H
 
 #include "access/genam.h"
+#include "access/reloptions.h"
 #include "access/relscan.h"
 #include "access/tableam.h"
 #include "commands/progress.h"
@@ -30,6 +31,11 @@
 #include "nodes/tidbitmap.h"
 
 #include "bloomidx.h"
+
+/* Declared in page.h and fpmodel.h */
+struct BloomMetaPageData;
+struct BloomModelShape;
+struct BloomCostQuery;
 
 /* Most participants of a parallel build, leader included */
 #define BLOOMIDX_MAX_PARTICIPANTS	64
@@ -75,6 +81,19 @@ BloomBuildProgressAdd(BloomBuildProgress *progress, uint64 nrows)
 									 (int64) done);
 }
 
+/*
+ * What a layout says of its size, for the cost model and bloomidx_stats
+ * (whose stripes, pending_pages, first_row and next_row columns these are;
+ * the sliced layout fills them).
+ */
+typedef struct BloomLayoutSizesData
+{
+	double		stripes;		/* stripes listed and not emptied */
+	double		pendingPages;
+	uint64		firstRow;		/* rows firstRow .. nextRow - 1 are in the */
+	uint64		nextRow;		/* stripes still listed */
+} BloomLayoutSizesData;
+
 /* Called for each row of an index with its TID, signature and block */
 typedef void (*BloomRowCallback) (ItemPointer tid, const uint8 *sig,
 								  BlockNumber blkno, void *arg);
@@ -89,8 +108,8 @@ typedef struct BloomScanPagesInput
 	double		heapPages;		/* pages of the table */
 	double		heapTuples;		/* rows of the table */
 	double		selectivity;	/* share of the table's rows that are candidates */
-	double		querySlices;	/* signature bits the query reads (sliced) */
-	int			nclauses;		/* clauses the index tests */
+	const struct BloomModelShape *shape;	/* the index's, for the model */
+	const struct BloomCostQuery *query; /* its clauses, as the model sees them */
 	double		wordsPerRow;	/* signature words tested per row */
 } BloomScanPagesInput;
 
@@ -109,6 +128,33 @@ typedef struct BloomLayoutRoutine
 {
 	const char *name;			/* the value of the layout option */
 	uint16		pageKinds;		/* page flags of its own (page.h), for checks */
+
+	/*
+	 * Shaping (options.c).  A shape derived from a false-positive rate aims
+	 * at defaultFpr when the options give neither a rate nor a length; each
+	 * column then sets columnbits(rate) bits, in a signature of
+	 * derivedlength(m, rate, shape) bits, m being the bits the rate asks
+	 * for by the textbook formula and rate 0 if the shape was not derived
+	 * from one.  A layout takes signatures of at most maxSigBits bits; a
+	 * longer one gets the layout fallback names (0: none), shaped by that
+	 * layout's rules.
+	 */
+	double		defaultFpr;
+	int			maxSigBits;
+	int			fallback;
+	int			(*columnbits) (double fpr);
+	int			(*derivedlength) (double m, double fpr, const BloomShape *shape);
+
+	/*
+	 * Module load: register the layout's settings and hooks (NULL: none).
+	 * flush writes out what the layout gathered of the index's rows in
+	 * this backend and not yet wrote to its pages (NULL: it gathers none);
+	 * the shells call it (through BloomFlushGathered) before anything that
+	 * must see every row inserted so far: a scan, VACUUM, a merge, the
+	 * inspection functions, the end of an insert statement.
+	 */
+	void		(*init) (void);
+	void		(*flush) (Relation index);
 
 	/*
 	 * ambuild, after the metapage is written.  build scans the whole heap
@@ -162,6 +208,17 @@ typedef struct BloomLayoutRoutine
 							 BloomRowCallback fn, void *arg);
 	bool		(*sizes) (Relation index, BloomLayoutSizesData *sizes);
 
+	/*
+	 * The walk of bloomidx_stats and bloomidx_check: the row pages whose
+	 * rows are live, sorted, in a palloc'd array of *npages blocks (NULL:
+	 * every row page), and a bound on the rows the index holds, from its
+	 * metapage and length.
+	 */
+	BlockNumber *(*liverowpages) (const struct BloomMetaPageData *meta,
+								  int *npages);
+	double		(*maxrows) (const struct BloomMetaPageData *meta,
+							BlockNumber nblocks);
+
 	/* The cost model: pages and words a bitmap scan reads */
 	void		(*scanpages) (Relation index, BloomState state,
 							  const BloomScanPagesInput *in,
@@ -169,22 +226,14 @@ typedef struct BloomLayoutRoutine
 } BloomLayoutRoutine;
 
 /* layout.c */
+extern relopt_enum_elt_def BloomLayoutOptionValues[];
+extern const BloomLayoutRoutine *BloomLayoutById(int layout);
 extern const BloomLayoutRoutine *BloomGetLayout(const BloomShape *shape);
+extern void BloomInitLayouts(void);
+extern void BloomFlushGathered(Relation index);
 
 /* row.c, sliced.c */
 extern const BloomLayoutRoutine BloomRowLayout;
 extern const BloomLayoutRoutine BloomSlicedLayout;
-
-/* rowpage.c */
-extern int	BloomScanRowPage(BloomScanOpaque so, Page page, int sigBytes,
-							 int sigWords, ItemPointerData *tids);
-extern int	BloomScanRowPageBuffer(BloomScanOpaque so, Buffer buffer,
-								   int sigBytes, int sigWords,
-								   ItemPointerData *tids, char *copy);
-extern GenericXLogState *BloomPageRemoveDead(Relation index, Buffer buffer,
-											 Page *page, int sigBytes,
-											 IndexBulkDeleteCallback callback,
-											 void *callback_state,
-											 IndexBulkDeleteResult *stats);
 
 #endif							/* BLOOMIDX_LAYOUT_H */

@@ -15,23 +15,14 @@
 #include "utils/rel.h"
 
 #include "bloomidx.h"
-#include "fpmodel.h"
+#include "layout.h"
 #include "page.h"
-#include "signature.h"
 
 /* Kind of relation options for bloomidx indexes */
 static relopt_kind bloomidx_relopt_kind;
 
 /* Parse table for the options, filled in by BloomInitOptions */
 static relopt_parse_elt bloomidx_relopt_tab[BLOOMIDX_MAX_COLUMNS + 3];
-
-/* Values of the layout option */
-static relopt_enum_elt_def bloomidx_layout_values[] =
-{
-	{"row", BLOOMIDX_LAYOUT_ROW},
-	{"sliced", BLOOMIDX_LAYOUT_SLICED},
-	{(const char *) NULL}
-};
 
 /*
  * Register the index options (at module load).
@@ -66,7 +57,7 @@ BloomInitOptions(void)
 
 	add_enum_reloption(bloomidx_relopt_kind, "layout",
 					   "Page layout: one signature per row, or bit-sliced",
-					   bloomidx_layout_values, 0,
+					   BloomLayoutOptionValues, 0,
 					   "Valid values are \"row\" and \"sliced\".",
 					   AccessExclusiveLock);
 	bloomidx_relopt_tab[BLOOMIDX_MAX_COLUMNS + 2].optname = "layout";
@@ -131,66 +122,6 @@ bloomidx_options(Datum reloptions, bool validate)
 	return (bytea *) opts;
 }
 
-/*
- * The signature shape's defaults for a layout: the false-positive rate
- * when neither false_positive_rate nor length is given, and the length
- * derived from m bits.  The row layout tests whole 64-bit words, so its
- * signatures are rounded up to words, and it defaults to 1%.  A sliced
- * scan reads only the slices it tests, so a longer signature costs it
- * space but no time: it defaults to a lower rate and takes any length,
- * the shortest from m up whose one-column rate, by the false-positive
- * model of the cost estimates, is at most the target fpr (0: none).
- *
- * A sliced scan reads a slice page per bit an equality tests, each of which
- * removes the rows whose bit is clear: with 40% of the bits set rather than
- * half, a column needs k = ln(1/p) / ln(2.5) bits rather than log2(1/p)
- * for the same rate (3/4 as many pages to read for a one-column query,
- * each leaving 40% of the rows rather than half), in a signature about 3%
- * longer.  Fewer bits still would cut the pages further but cost more
- * space for the rate, and a one-column query's false positives, each a
- * heap fetch, cost more than its slices.
- */
-static double
-BloomDefaultFpr(int layout)
-{
-	return layout == BLOOMIDX_LAYOUT_SLICED ?
-		BLOOMIDX_SLICED_DEFAULT_FPR : BLOOMIDX_DEFAULT_FPR;
-}
-
-static int
-BloomDerivedLength(int layout, double m, double fpr, const BloomShape *shape)
-{
-	int			bits;
-	int			fewest = 0;
-	int			i;
-
-	if (layout != BLOOMIDX_LAYOUT_SLICED)
-		return Max(64, TYPEALIGN(64, (int) ceil(m)));
-
-	bits = Max(BLOOMIDX_MIN_LENGTH, (int) ceil(m));
-	for (i = 1; i < shape->nColumns; i++)
-	{
-		if (shape->bitsPerColumn[i] < shape->bitsPerColumn[fewest])
-			fewest = i;
-	}
-	for (; fpr > 0 && bits < BLOOMIDX_SLICED_MAX_LENGTH; bits++)
-	{
-		BloomModelShape model;
-		int			totalBits = 0;
-
-		for (i = 0; i < shape->nColumns; i++)
-			totalBits += shape->bitsPerColumn[i];
-		model.sigBits = bits;
-		model.sigWords = (bits + 63) / 64;
-		model.nColumns = shape->nColumns;
-		model.bitsPerColumn = shape->bitsPerColumn;
-		if (BloomModelEqualityFpr(&model, BloomExpectedFill(bits, 1, totalBits),
-								  1, &fewest) <= fpr)
-			break;
-	}
-	return bits;
-}
-
 static void BloomResolveShape(const BloomOptions *opts, int n, int layout,
 							  BloomShape *shape);
 
@@ -203,14 +134,15 @@ static void BloomResolveShape(const BloomOptions *opts, int n, int layout,
  * signature has; colN past the index's last column is ignored.
  *
  * Whatever is not given is derived so that an equality on one column has
- * the target false-positive rate (by default 1% for the row layout, 0.035%
- * for the sliced one).  The row layout: k = round(log2(1 / p)) bits a
- * column and m = n * ln(1 / p) / ln(2)^2 bits in all, rounded up to whole
- * 64-bit words.  The sliced layout: k = round(ln(1 / p) / ln(2.5)) bits a
- * column (40% of the bits set; see BloomDerivedLength) and the
- * shortest length from m up whose modelled rate is p.  With colN
- * but no length, the signature is sized so that about half of its bits are
- * set, at most BLOOMIDX_MAX_LENGTH bits.  With length but no colN, each
+ * the target false-positive rate, by default the layout's (1% for the row
+ * layout, 0.035% for the sliced one): each column sets the bits the
+ * layout's columnbits gives for the rate (row: round(log2(1 / p)); sliced:
+ * round(ln(1 / p) / ln(2.5)), 40% of the bits set), in a signature whose
+ * length the layout's derivedlength makes of m = n * ln(1 / p) / ln(2)^2
+ * bits (row: rounded up to whole 64-bit words; sliced: the shortest length
+ * from m up whose modelled rate is p).  With colN but no length, the
+ * signature is sized so that about half of its bits are set, at most
+ * BLOOMIDX_MAX_LENGTH bits.  With length but no colN, each
  * column gets the k that is optimal for that length, up to 16 (beyond
  * which the false-positive rate is negligible and hashing just costs more).
  *
@@ -218,10 +150,10 @@ static void BloomResolveShape(const BloomOptions *opts, int n, int layout,
  * for an index being built, the layout frozen in the metapage when an
  * existing index's options are compared with its shape (an index built
  * before the default changed must not seem to ask for another layout).
- * The sliced layout takes signatures of at most BLOOMIDX_SLICED_MAX_LENGTH
- * bits; a longer one gets the row layout, shaped by the row layout's rules,
- * whether the sliced layout was given or is the default
- * (BloomReportOptions says so).
+ * A layout takes signatures of at most its maxSigBits bits (the sliced
+ * layout 1024); a longer one gets the layout's fallback (the row layout),
+ * shaped by that layout's rules, whether the layout was given or is the
+ * default (BloomReportOptions says so).
  *
  * No option set that passed bloomidx_options is refused here.
  */
@@ -231,6 +163,7 @@ BloomResolveOptions(Relation index, int unsetLayout, BloomShape *shape)
 	BloomOptions defaults;
 	BloomOptions *opts = (BloomOptions *) index->rd_options;
 	int			n = RelationGetNumberOfAttributes(index);
+	const BloomLayoutRoutine *layout;
 
 	if (n > BLOOMIDX_MAX_COLUMNS)
 		ereport(ERROR,
@@ -248,9 +181,9 @@ BloomResolveOptions(Relation index, int unsetLayout, BloomShape *shape)
 
 	BloomResolveShape(opts, n, opts->layout != 0 ? opts->layout : unsetLayout,
 					  shape);
-	if (shape->layout == BLOOMIDX_LAYOUT_SLICED &&
-		shape->sigBits > BLOOMIDX_SLICED_MAX_LENGTH)
-		BloomResolveShape(opts, n, BLOOMIDX_LAYOUT_ROW, shape);
+	layout = BloomGetLayout(shape);
+	if (shape->sigBits > layout->maxSigBits && layout->fallback != 0)
+		BloomResolveShape(opts, n, layout->fallback, shape);
 }
 
 /*
@@ -261,6 +194,7 @@ static void
 BloomResolveShape(const BloomOptions *opts, int n, int layout,
 				  BloomShape *shape)
 {
+	const BloomLayoutRoutine *routine = BloomLayoutById(layout);
 	double		fpr;
 	int			defaultBits;
 	int			totalBits = 0;
@@ -272,13 +206,10 @@ BloomResolveShape(const BloomOptions *opts, int n, int layout,
 
 	fpr = opts->falsePositiveRate;
 	if (fpr == 0 && opts->length == 0)
-		fpr = BloomDefaultFpr(layout);
+		fpr = routine->defaultFpr;
 
-	if (fpr != 0 && layout == BLOOMIDX_LAYOUT_SLICED)
-		defaultBits = Max(1, (int) rint(log(1.0 / fpr) /
-										log(1.0 / BLOOMIDX_SLICED_FILL)));
-	else if (fpr != 0)
-		defaultBits = Max(1, (int) rint(log2(1.0 / fpr)));
+	if (fpr != 0)
+		defaultBits = routine->columnbits(fpr);
 	else
 		defaultBits = Min(Max(1, (int) rint(M_LN2 * opts->length / n)),
 						  BLOOMIDX_MAX_DERIVED_BITS);
@@ -301,10 +232,10 @@ BloomResolveShape(const BloomOptions *opts, int n, int layout,
 		else
 			m = totalBits / M_LN2;
 		m = Min(m, BLOOMIDX_MAX_LENGTH);
-		shape->sigBits = BloomDerivedLength(layout, m,
-											opts->falsePositiveRate != 0 ||
-											totalBits == n * defaultBits ? fpr : 0,
-											shape);
+		shape->sigBits = routine->derivedlength(m,
+												opts->falsePositiveRate != 0 ||
+												totalBits == n * defaultBits ? fpr : 0,
+												shape);
 	}
 	shape->sigBits = Min(shape->sigBits, BLOOMIDX_MAX_LENGTH);
 	shape->sigBytes = (shape->sigBits + 7) / 8;
@@ -324,6 +255,8 @@ BloomReportOptions(Relation index, const BloomShape *shape)
 {
 	BloomOptions *opts = (BloomOptions *) index->rd_options;
 	int			n = RelationGetNumberOfAttributes(index);
+	const BloomLayoutRoutine *asked;
+	const BloomLayoutRoutine *got = BloomGetLayout(shape);
 	int			i;
 
 	if (opts == NULL)
@@ -351,24 +284,28 @@ BloomReportOptions(Relation index, const BloomShape *shape)
 							 i + 1, shape->sigBits)));
 
 	/*
-	 * The sliced layout, given or the default, falls back to the row layout
-	 * for a long signature.  Without a layout given, the hint says how to
-	 * ask for the row layout and be quiet.
+	 * A layout, given or the default, falls back to another for a long
+	 * signature.  Without a layout given, the hint says how to ask for the
+	 * layout it got and be quiet.
 	 */
-	if (opts->layout == BLOOMIDX_LAYOUT_SLICED &&
-		shape->layout != BLOOMIDX_LAYOUT_SLICED)
+	asked = BloomLayoutById(opts->layout != 0 ? opts->layout :
+							BLOOMIDX_DEFAULT_LAYOUT);
+	if (got == asked)
+		return;
+	if (opts->layout != 0)
 		ereport(NOTICE,
-				(errmsg("index \"%s\" gets the row layout because its signature of %d bits is longer than the sliced layout's maximum of %d",
-						RelationGetRelationName(index), shape->sigBits,
-						BLOOMIDX_SLICED_MAX_LENGTH),
-				 errhint("For the sliced layout, give length = %d or less, or fewer bits per column.",
-						 BLOOMIDX_SLICED_MAX_LENGTH)));
-	else if (opts->layout == 0 && shape->layout != BLOOMIDX_DEFAULT_LAYOUT)
+				(errmsg("index \"%s\" gets the %s layout because its signature of %d bits is longer than the %s layout's maximum of %d",
+						RelationGetRelationName(index), got->name,
+						shape->sigBits, asked->name, asked->maxSigBits),
+				 errhint("For the %s layout, give length = %d or less, or fewer bits per column.",
+						 asked->name, asked->maxSigBits)));
+	else
 		ereport(NOTICE,
-				(errmsg("index \"%s\" gets the row layout because its signature of %d bits is longer than the sliced layout's maximum of %d",
-						RelationGetRelationName(index), shape->sigBits,
-						BLOOMIDX_SLICED_MAX_LENGTH),
-				 errdetail("The sliced layout is the default, and signatures it cannot take get the row layout."),
-				 errhint("Give layout = 'row' to ask for the row layout, or length = %d or less, or fewer bits per column, for the sliced layout.",
-						 BLOOMIDX_SLICED_MAX_LENGTH)));
+				(errmsg("index \"%s\" gets the %s layout because its signature of %d bits is longer than the %s layout's maximum of %d",
+						RelationGetRelationName(index), got->name,
+						shape->sigBits, asked->name, asked->maxSigBits),
+				 errdetail("The %s layout is the default, and signatures it cannot take get the %s layout.",
+						   asked->name, got->name),
+				 errhint("Give layout = '%s' to ask for the %s layout, or length = %d or less, or fewer bits per column, for the %s layout.",
+						 got->name, got->name, asked->maxSigBits, asked->name)));
 }

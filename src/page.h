@@ -43,6 +43,7 @@
 #define BLOOMIDX_METAPAGE_BLKNO		0
 #define BLOOMIDX_LAYOUT_ROW			1
 #define BLOOMIDX_LAYOUT_SLICED		2
+#define BLOOMIDX_DEFAULT_LAYOUT		BLOOMIDX_LAYOUT_SLICED	/* of a new index */
 
 /* Page flags */
 #define BLOOMIDX_META				(1 << 0)
@@ -326,6 +327,19 @@ extern void BloomNewBuffers(Relation index, Buffer *buffers, int n);
 extern void BloomFreePage(Relation index, Buffer buffer);
 extern void BloomRecordFreeSpace(Relation index, BlockNumber blkno, Page page,
 								 int sigBytes);
+
+/* rowpage.c */
+extern int	BloomScanRowPage(BloomScanOpaque so, Page page, int sigBytes,
+							 int sigWords, ItemPointerData *tids);
+extern int	BloomScanRowPageBuffer(BloomScanOpaque so, Buffer buffer,
+								   int sigBytes, int sigWords,
+								   ItemPointerData *tids, char *copy);
+extern GenericXLogState *BloomPageRemoveDead(Relation index, Buffer buffer,
+											 Page *page, int sigBytes,
+											 IndexBulkDeleteCallback callback,
+											 void *callback_state,
+											 IndexBulkDeleteResult *stats);
+
 
 /* pagecheck.c */
 pg_noreturn extern void BloomReportCorruption(Relation index, BlockNumber blkno,

@@ -1,18 +1,61 @@
 /*-------------------------------------------------------------------------
  *
  * row.c
- *	  The routine table of the row layout (see row.h).
+ *	  The routine table of the row layout (see row.h) and its shaping
+ *	  rules.
+ *
+ * Portions Copyright (c) 2026, the bloomidx developers
  *
  *-------------------------------------------------------------------------
  */
 #include "postgres.h"
 
+#include <math.h>
+
 #include "layout.h"
+#include "page.h"
 #include "row.h"
+
+/*
+ * The bits a column sets in a shape derived from the false-positive rate
+ * fpr: k = round(log2(1 / p)), half of the bits set.
+ */
+static int
+BloomRowColumnBits(double fpr)
+{
+	return Max(1, (int) rint(log2(1.0 / fpr)));
+}
+
+/*
+ * The length of a derived shape, from m bits: the row layout tests whole
+ * 64-bit words, so its signatures are rounded up to words.
+ */
+static int
+BloomRowDerivedLength(double m, double fpr, const BloomShape *shape)
+{
+	return Max(64, TYPEALIGN(64, (int) ceil(m)));
+}
+
+/*
+ * A bound on the rows of a row index, for bloomidx_check: every page but
+ * the metapage full.
+ */
+static double
+BloomRowMaxRows(const BloomMetaPageData *meta, BlockNumber nblocks)
+{
+	return (double) nblocks * meta->tuplesPerPage;
+}
 
 const BloomLayoutRoutine BloomRowLayout = {
 	.name = "row",
 	.pageKinds = 0,
+	.defaultFpr = BLOOMIDX_ROW_DEFAULT_FPR,
+	.maxSigBits = BLOOMIDX_MAX_LENGTH,
+	.fallback = 0,				/* takes every length */
+	.columnbits = BloomRowColumnBits,
+	.derivedlength = BloomRowDerivedLength,
+	.init = NULL,
+	.flush = NULL,				/* inserts write their rows at once */
 	.build = BloomRowBuild,
 	.buildsharedsize = BloomRowSharedSize,
 	.buildsharedinit = BloomRowSharedInit,
@@ -26,4 +69,6 @@ const BloomLayoutRoutine BloomRowLayout = {
 	.walkrows = NULL,			/* every row is on a data page */
 	.sizes = NULL,
 	.scanpages = BloomRowScanPages,
+	.liverowpages = NULL,		/* every row page */
+	.maxrows = BloomRowMaxRows,
 };

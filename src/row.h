@@ -10,7 +10,7 @@
  *	row_scan.c		amgetbitmap, and the pages a scan reads for the
  *					cost model
  *	row_vacuum.c	ambulkdelete, amvacuumcleanup
- *	row.c			the layout's routine table
+ *	row.c			the layout's routine table and shaping rules
  * The data pages are read and changed through rowpage.c, shared with the
  * sliced layout's pending pages.
  *
@@ -21,6 +21,8 @@
 
 #include "bloomidx.h"
 #include "layout.h"
+
+#define BLOOMIDX_ROW_DEFAULT_FPR	0.01	/* of a derived shape */
 
 /* row_build.c */
 extern void BloomRowBuild(Relation heap, Relation index,

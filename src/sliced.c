@@ -1,25 +1,103 @@
 /*-------------------------------------------------------------------------
  *
  * sliced.c
- *	  The routine table of the sliced layout (see sliced.h).
+ *	  The routine table of the sliced layout (see sliced.h), its shaping
+ *	  rules and its module load.
+ *
+ * Portions Copyright (c) 2026, the bloomidx developers
  *
  *-------------------------------------------------------------------------
  */
 #include "postgres.h"
 
+#include <math.h>
+
+#include "fpmodel.h"
 #include "layout.h"
 #include "page.h"
 #include "sliced.h"
 
+/*
+ * The bits a column sets in a shape derived from the false-positive rate
+ * fpr.  A sliced scan reads a slice page per bit an equality tests, each of
+ * which removes the rows whose bit is clear: with 40% of the bits set
+ * rather than half, a column needs k = ln(1/p) / ln(2.5) bits rather than
+ * log2(1/p) for the same rate (3/4 as many pages to read for a one-column
+ * query, each leaving 40% of the rows rather than half), in a signature
+ * about 3% longer.  Fewer bits still would cut the pages further but cost
+ * more space for the rate, and a one-column query's false positives, each
+ * a heap fetch, cost more than its slices.
+ */
+static int
+BloomSlicedColumnBits(double fpr)
+{
+	return Max(1, (int) rint(log(1.0 / fpr) / log(1.0 / BLOOMIDX_SLICED_FILL)));
+}
+
+/*
+ * The length of a derived shape, from m bits.  A sliced scan reads only
+ * the slices it tests, so a longer signature costs it space but no time:
+ * it takes any length, the shortest from m up whose one-column rate, by
+ * the false-positive model of the cost estimates, is at most the target
+ * fpr (0: none).
+ */
+static int
+BloomSlicedDerivedLength(double m, double fpr, const BloomShape *shape)
+{
+	int			bits;
+	int			fewest = 0;
+	int			totalBits = 0;
+	int			i;
+
+	bits = Max(BLOOMIDX_MIN_LENGTH, (int) ceil(m));
+	for (i = 0; i < shape->nColumns; i++)
+	{
+		if (shape->bitsPerColumn[i] < shape->bitsPerColumn[fewest])
+			fewest = i;
+		totalBits += shape->bitsPerColumn[i];
+	}
+	for (; fpr > 0 && bits < BLOOMIDX_SLICED_MAX_LENGTH; bits++)
+	{
+		BloomModelShape model;
+
+		model.sigBits = bits;
+		model.sigWords = (bits + 63) / 64;
+		model.nColumns = shape->nColumns;
+		model.bitsPerColumn = shape->bitsPerColumn;
+		if (BloomModelEqualityFpr(&model, BloomExpectedFill(bits, 1, totalBits),
+								  1, &fewest) <= fpr)
+			break;
+	}
+	return bits;
+}
+
+/*
+ * Module load: the merges' debug setting, and the hooks that write the
+ * rows inserts gather.
+ */
+static void
+BloomSlicedInit(void)
+{
+	BloomMergeDefineSettings();
+	BloomBatchInit();
+}
+
 const BloomLayoutRoutine BloomSlicedLayout = {
 	.name = "sliced",
 	.pageKinds = BLOOMIDX_SLICED_FLAGS,
+	.defaultFpr = BLOOMIDX_SLICED_DEFAULT_FPR,
+	.maxSigBits = BLOOMIDX_SLICED_MAX_LENGTH,
+	.fallback = BLOOMIDX_LAYOUT_ROW,
+	.columnbits = BloomSlicedColumnBits,
+	.derivedlength = BloomSlicedDerivedLength,
+	.init = BloomSlicedInit,
+	.flush = BloomBatchFlush,
 	.build = BloomSlicedBuild,
 	.buildsharedsize = BloomSlicedSharedSize,
 	.buildsharedinit = BloomSlicedSharedInit,
 	.buildparticipant = BloomSlicedBuildParticipant,
 	.buildfinish = BloomSlicedBuildFinish,
-	.insert = BloomSlicedInsert,
+	.insert = BloomBatchAdd,
 	.getbitmap = BloomSlicedGetBitmap,
 	.bulkdelete = BloomSlicedBulkDelete,
 	.vacuumcleanup = BloomSlicedVacuumCleanup,
@@ -27,4 +105,6 @@ const BloomLayoutRoutine BloomSlicedLayout = {
 	.walkrows = BloomSlicedForEachRow,
 	.sizes = BloomSlicedLayoutSizes,
 	.scanpages = BloomSlicedScanPages,
+	.liverowpages = BloomSlicedLiveRowPages,
+	.maxrows = BloomSlicedMaxRows,
 };

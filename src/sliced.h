@@ -17,7 +17,8 @@
  *	sliced_stripe.c		writing rows into a stripe's pages, allocating them
  *	sliced_scan.c		amgetbitmap
  *	sliced_vacuum.c		ambulkdelete, amvacuumcleanup
- *	sliced.c			the layout's routine table
+ *	sliced.c			the layout's routine table, shaping rules and
+ *						module load
  *
  * Rows are numbered densely as they reach the slices.  For every stripe of
  * BLOOMIDX_STRIPE_ROWS row numbers and every signature bit there is one
@@ -88,6 +89,9 @@
 #include "layout.h"
 #include "page.h"
 
+#define BLOOMIDX_SLICED_DEFAULT_FPR	0.00035	/* of a derived shape */
+#define BLOOMIDX_SLICED_FILL		0.4	/* bits set, in a derived shape */
+
 /*
  * A copy of the metapage's lists, and of the stripe lists, taken under one
  * metapage lock.
@@ -128,6 +132,10 @@ pg_noreturn extern void BloomSlicedCorrupted(Relation index, BlockNumber blkno,
 extern void BloomTakeSnapshot(Relation index, BloomSlicedSnapshot *snap,
 							  bool stripes);
 extern void BloomFreeSnapshot(BloomSlicedSnapshot *snap);
+extern BlockNumber *BloomSlicedLiveRowPages(const BloomMetaPageData *meta,
+											int *npages);
+extern double BloomSlicedMaxRows(const BloomMetaPageData *meta,
+								 BlockNumber nblocks);
 extern bool BloomReadStripe(Relation index, uint32 s, BlockNumber blkno,
 							int sigBits, BloomStripePages *pages);
 extern Buffer BloomReadStripePage(Relation index, const BloomStripePages *pages,
@@ -191,6 +199,7 @@ typedef struct BloomRowBatch
 } BloomRowBatch;
 
 /* sliced_stripe.c */
+extern void BloomMergeDefineSettings(void);
 extern void BloomMergeRecordsReset(void);
 extern void BloomMergeXLogFinish(Relation index, GenericXLogState *xlogState);
 extern void BloomWriteStripe(Relation index, BloomState state, Buffer stripebuf, uint32 s,
@@ -208,12 +217,12 @@ extern bool BloomPendingAdd(Relation index, BloomState state, const uint8 *sig,
 extern int	BloomPendingAddRows(Relation index, BloomState state,
 								const uint64 *words, const ItemPointerData *tids,
 								int n, bool inserted);
-extern void BloomSlicedInsert(Relation index, BloomState state, const uint8 *sig,
-							  int nbitsSet, ItemPointer tid);
 extern void BloomPendingInsert(Relation index, BloomState state, const uint8 *sig,
 							   int nbitsSet, ItemPointer tid);
 
-/* sliced_batch.c */
+/* sliced_batch.c (rows gathered by inserts) */
+extern void BloomBatchInit(void);
+extern void BloomBatchFlush(Relation index);
 extern void BloomBatchAdd(Relation index, BloomState state, const uint8 *sig,
 						  int nbitsSet, ItemPointer tid);
 extern int64 BloomSlicedMergeLocked(Relation index, BloomMergeMode mode);

@@ -219,8 +219,12 @@ BloomBatchFlush(Relation index)
 }
 
 /*
- * Gather a row inserted into a sliced index; write the index's rows once
- * they fill a pending page.
+ * Insert a row into a sliced index (the layout's insert routine): gather it
+ * with the other rows its statement inserts, and write the index's rows
+ * into the pending pages once they fill one.  Each pending page started
+ * then takes one merge step, of at most BloomMergeStepRows rows, if one is
+ * due (see BloomMergeWant) and no other backend is merging: inserts never
+ * pay for a whole stripe.
  */
 void
 BloomBatchAdd(Relation index, BloomState state, const uint8 *sig,

@@ -29,7 +29,7 @@
 #include "sliced.h"
 
 /*
- * Rows one insert merges at most, when it merges (see BloomSlicedInsert):
+ * Rows one insert merges at most, when it merges (see BloomBatchAdd):
  * two pending pages' worth, so that the merges outpace the inserts and no
  * insert pays for more than a small step.
  */

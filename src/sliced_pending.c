@@ -126,7 +126,7 @@ BloomPendingAdd(Relation index, BloomState state, const uint8 *sig,
 		{
 			/*
 			 * The list is full (merge steps fell behind, see
-			 * BloomSlicedInsert): merge all of it, then start over.
+			 * BloomBatchAdd): merge all of it, then start over.
 			 */
 			UnlockReleaseBuffer(metabuf);
 			if (mergedNothing)
@@ -252,20 +252,6 @@ BloomPendingAddRows(Relation index, BloomState state, const uint64 *words,
 			started++;
 	}
 	return started;
-}
-
-/*
- * Insert a row into a sliced index: into the pending pages, with the other
- * rows its statement inserts (sliced_batch.c).  Each pending page started
- * then takes one merge step, of at most BloomMergeStepRows rows, if one is
- * due (see BloomMergeWant) and no other backend is merging: inserts never
- * pay for a whole stripe.
- */
-void
-BloomSlicedInsert(Relation index, BloomState state, const uint8 *sig,
-				  int nbitsSet, ItemPointer tid)
-{
-	BloomBatchAdd(index, state, sig, nbitsSet, tid);
 }
 
 /*

@@ -18,6 +18,7 @@
 #include "utils/rel.h"
 
 #include "bloomidx.h"
+#include "fpmodel.h"
 #include "page.h"
 #include "signature.h"
 #include "sliced.h"
@@ -451,8 +452,9 @@ BloomSlicedScanPages(Relation index, BloomState state,
 					 const BloomScanPagesInput *in, BloomScanPages *out)
 {
 	BloomLayoutSizesData sizes;
-	double		slices = Min(in->querySlices,
-							 (double) state->shape.sigBits * (1 + in->nclauses));
+	double		slices = Min(BloomQuerySlices(in->shape, in->query),
+							 (double) state->shape.sigBits *
+							 (1 + in->query->nclauses));
 	double		tidPages;
 	double		candidates = in->selectivity * in->heapTuples;
 	double		pendingRows;

@@ -2,7 +2,10 @@
  *
  * sliced_util.c
  *	  Helpers of the sliced layout: snapshots of the metapage's lists,
- *	  reading stripes and their rows back, transposition, the sizes.
+ *	  reading stripes and their rows back, transposition, the sizes and
+ *	  the live rows' pages.
+ *
+ * Portions Copyright (c) 2026, the bloomidx developers
  *
  *-------------------------------------------------------------------------
  */
@@ -399,4 +402,42 @@ BloomSlicedLayoutSizes(Relation index, BloomLayoutSizesData *sizes)
 {
 	BloomSlicedSizes(index, sizes);
 	return true;
+}
+
+/* Order of block numbers, for qsort */
+static int
+BloomBlockCmp(const void *a, const void *b)
+{
+	BlockNumber x = *(const BlockNumber *) a;
+	BlockNumber y = *(const BlockNumber *) b;
+
+	return x < y ? -1 : (x > y ? 1 : 0);
+}
+
+/*
+ * The row pages of a sliced index whose rows are live, for the walk of
+ * bloomidx_stats and bloomidx_check: the pending pages the metapage lists,
+ * sorted (a pending page no longer listed holds rows merged since).
+ */
+BlockNumber *
+BloomSlicedLiveRowPages(const BloomMetaPageData *meta, int *npages)
+{
+	BlockNumber *pages = palloc(sizeof(BlockNumber) * Max(meta->nPending, 1));
+
+	memcpy(pages, meta->pendingPages, sizeof(BlockNumber) * meta->nPending);
+	qsort(pages, meta->nPending, sizeof(BlockNumber), BloomBlockCmp);
+	*npages = meta->nPending;
+	return pages;
+}
+
+/*
+ * A bound on the rows of a sliced index, for bloomidx_check: those of the
+ * stripes still listed, and full pending pages.
+ */
+double
+BloomSlicedMaxRows(const BloomMetaPageData *meta, BlockNumber nblocks)
+{
+	return (double) (meta->mergedRows -
+					 (uint64) meta->firstStripe * BLOOMIDX_STRIPE_ROWS) +
+		(double) meta->nPending * meta->tuplesPerPage;
 }

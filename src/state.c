@@ -2,13 +2,18 @@
  *
  * state.c
  *	  Per-index state: the frozen signature shape and the hash functions,
- *	  and forming the signature of a row.
+ *	  forming the signature of a row, and the buffer reads the layouts
+ *	  share.
+ *
+ * Portions Copyright (c) 2026, the bloomidx developers
  *
  *-------------------------------------------------------------------------
  */
 #include "postgres.h"
 
 #include "catalog/pg_class.h"
+#include "utils/builtins.h"
+#include "utils/lsyscache.h"
 #include "pgstat.h"
 #include "port/pg_bitutils.h"
 #include "storage/bufmgr.h"
@@ -38,6 +43,11 @@ BloomInitState(BloomState state, Relation index, const BloomShape *shape)
 					   CurrentMemoryContext);
 		state->collations[i] = index->rd_indcollation[i];
 	}
+	state->hasSets = BloomInitOptionalProcs(index, shape->nColumns,
+											BLOOMIDX_EXTRACT_PROC,
+											state->extractFn);
+	BloomInitOptionalProcs(index, shape->nColumns, BLOOMIDX_EXTRACT_QUERY_PROC,
+						   state->extractQueryFn);
 }
 
 /*
@@ -182,11 +192,13 @@ BloomColumnHash(BloomState state, int i, Datum *values, bool *isnull)
 
 /*
  * Form the signature of one row as 64-bit words (bit i of word w is
- * signature bit 64 * w + i): every column, NULL or not, sets its k bits.
- * Returns the number of bits set.
+ * signature bit 64 * w + i): every element of every column sets its k
+ * bits (elements.c); a NULL is one element, and so is any value of an
+ * equality operator class.  Returns the number of bits set.
  *
- * The bits are gathered in a register when the signature is one word long
- * (the default up to six columns).
+ * With equality operator classes only, each column is hashed here
+ * directly, its bits gathered in a register when the signature is one word
+ * long (the default up to six columns).
  */
 int
 BloomFormSignatureWords(BloomState state, Datum *values, bool *isnull,
@@ -196,7 +208,13 @@ BloomFormSignatureWords(BloomState state, Datum *values, bool *isnull,
 	int			nbits = 0;
 	int			i;
 
-	if (shape->sigWords == 1)
+	if (state->hasSets)
+	{
+		memset(words, 0, sizeof(uint64) * shape->sigWords);
+		for (i = 0; i < shape->nColumns; i++)
+			BloomValueMask(state, i, values[i], isnull[i], words);
+	}
+	else if (shape->sigWords == 1)
 	{
 		uint64		acc = 0;
 
@@ -263,4 +281,48 @@ BloomCheckIndexRelation(Relation rel)
 		ereport(ERROR,
 				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
 				 errmsg("cannot access temporary tables of other sessions")));
+}
+
+/*
+ * The buffer access strategy of a scan that reads about this many index
+ * pages.  As for a sequential scan of a table, one reading more than a
+ * quarter of shared buffers goes through a small ring, so as not to push
+ * out what other queries use; a smaller one leaves its pages in shared
+ * buffers for the next query.
+ */
+BufferAccessStrategy
+BloomScanStrategy(double pages)
+{
+	return pages > NBuffers / 4 ? GetAccessStrategy(BAS_BULKREAD) : NULL;
+}
+
+/*
+ * Hash function to use for a key compared with a column of the index: the
+ * column's own, or for a cross-type key (int4 column = int8 value) the
+ * function the operator family has for the key's type.  Within a family
+ * the hashes of equal values agree, as in hash operator families.  With
+ * missing_ok, NULL if the family has none (the cost model then guesses).
+ */
+FmgrInfo *
+BloomKeyHashFunction(Relation index, BloomState state, int col, Oid keytype,
+					 FmgrInfo *flinfo, bool missing_ok)
+{
+	Oid			opfamily = index->rd_opfamily[col];
+	Oid			proc;
+
+	if (!OidIsValid(keytype) || keytype == index->rd_opcintype[col])
+		return &state->hashFn[col];
+
+	proc = get_opfamily_proc(opfamily, keytype, keytype, BLOOMIDX_HASH_PROC);
+	if (!OidIsValid(proc) && missing_ok)
+		return NULL;
+	if (!OidIsValid(proc))
+		ereport(ERROR,
+				(errcode(ERRCODE_UNDEFINED_FUNCTION),
+				 errmsg("operator family of index \"%s\" has no hash function for type %s",
+						RelationGetRelationName(index), format_type_be(keytype)),
+				 errhint("Add FUNCTION %d for the type to the operator family.",
+						 BLOOMIDX_HASH_PROC)));
+	fmgr_info_cxt(proc, flinfo, CurrentMemoryContext);
+	return flinfo;
 }
