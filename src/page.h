@@ -4,10 +4,13 @@
  *	  The on-disk format of a bloomidx index, both layouts: every struct
  *	  a page holds, the one place a pg_filedump author reads.
  *
- * Block 0 is the metapage: magic number, format version, the frozen
- * signature shape, fill statistics for the planner and the list of data
- * pages with free slots.  Every other block is a data page (or a deleted
- * page waiting in the free space map for reuse).
+ * Block 0 is the metapage of both layouts: magic number, format version,
+ * layout, the frozen signature shape and fill statistics for the planner,
+ * then the lists of each layout (the row layout's data pages with free
+ * slots; the sliced layout's stripe lists and pending pages).  In the row
+ * layout every other block is a data page; in the sliced layout a pending
+ * page (a data page), a stripe, slice, TID-map or stripe-list page; in
+ * both, a deleted page waiting in the free space map for reuse.
  *
  * A data page holds up to tuplesPerPage (signature, heap TID) pairs, stored
  * as two arrays so that a scan streams over the signatures alone.  The
@@ -168,7 +171,7 @@ typedef struct BloomMetaPageData
 {
 	uint32		magic;			/* BLOOMIDX_MAGIC */
 	uint16		version;		/* BLOOMIDX_FORMAT_VERSION */
-	uint16		layout;			/* BLOOMIDX_LAYOUT_ROW */
+	uint16		layout;			/* BLOOMIDX_LAYOUT_ROW or _SLICED */
 	uint16		hashScheme;		/* BLOOM_HASH_SCHEME */
 	uint16		tuplesPerPage;	/* slots on a data page */
 	uint16		nColumns;
@@ -180,12 +183,18 @@ typedef struct BloomMetaPageData
 	uint64		statTuples;
 	uint64		statBitsSet;
 
-	/* Data pages that had free slots when last seen (row layout) */
+	/*
+	 * Row layout: data pages that had free slots when last seen (the
+	 * sliced layout leaves the list empty)
+	 */
 	uint16		nFree;			/* entries in freePages */
 	uint16		freeStart;		/* first entry worth trying */
 	BlockNumber freePages[BLOOMIDX_FREELIST_SIZE];
 
-	/* Sliced layout: rows merged into stripes, stripes, pending pages */
+	/*
+	 * Sliced layout: rows merged into stripes, stripes, pending pages (the
+	 * row layout leaves them zero and the stripe lists invalid)
+	 */
 	uint64		mergedRows;		/* row numbers 0 .. mergedRows-1 are used */
 	uint32		firstStripe;	/* stripes firstStripe .. nStripes-1 are */
 	uint32		nStripes;		/* listed, ENTRIES per stripe-list page */
