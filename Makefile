@@ -3,7 +3,7 @@
 EXTENSION = bloomidx
 MODULE_big = bloomidx
 OBJS = bloomidx.o $(patsubst %.c,%.o,$(sort $(wildcard src/*.c)))
-DATA = bloomidx--1.0.sql bloomidx--1.1.sql bloomidx--1.0--1.1.sql
+DATA = bloomidx--1.0.sql bloomidx--1.1.sql bloomidx--1.0--1.1.sql bloomidx--1.1--1.2.sql
 PGFILEDESC = "bloomidx - bloom signature index access method"
 
 PG_CPPFLAGS = -I$(srcdir)/src

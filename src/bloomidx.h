@@ -16,6 +16,7 @@
 #include "access/generic_xlog.h"
 #include "access/genam.h"
 #include "access/itup.h"
+#include "access/reloptions.h"
 #include "fmgr.h"
 #include "nodes/execnodes.h"
 #include "nodes/pathnodes.h"
@@ -33,14 +34,34 @@
 #define BLOOMIDX_MAX_FPR			0.5
 #define BLOOMIDX_RECENT_BUFFERS		16384	/* BloomReadBufferRecent, at most */
 
-/* Operator strategy and support function numbers */
-#define BLOOMIDX_EQUAL_STRATEGY		1
-#define BLOOMIDX_NSTRATEGIES		1
-#define BLOOMIDX_HASH_PROC			1
-#define BLOOMIDX_NPROC				1
-/* Optional, for values that are sets of elements (elements.c) */
-#define BLOOMIDX_EXTRACT_PROC		2
-#define BLOOMIDX_EXTRACT_QUERY_PROC	3
+/*
+ * Operator strategy and support function numbers.  Equality is the
+ * strategy of every equality operator class; the others are those of the
+ * operator classes whose values are sets of elements (elements.c).
+ */
+#define BLOOMIDX_EQUAL_STRATEGY		1	/* = */
+#define BLOOMIDX_CONTAINS_STRATEGY	2	/* @> */
+#define BLOOMIDX_OVERLAP_STRATEGY	3	/* && */
+#define BLOOMIDX_LIKE_STRATEGY		4	/* ~~ */
+#define BLOOMIDX_ILIKE_STRATEGY		5	/* ~~* */
+#define BLOOMIDX_NSTRATEGIES		5
+#define BLOOMIDX_HASH_PROC			1	/* int8 hash(type, int8) */
+#define BLOOMIDX_EXTRACT_PROC		2	/* optional: a value's elements */
+#define BLOOMIDX_EXTRACT_QUERY_PROC	3	/* optional: a key's elements */
+#define BLOOMIDX_OPTIONS_PROC		4	/* optional: the class's options */
+#define BLOOMIDX_NPROC				4
+
+/*
+ * The options of an operator class whose values are sets (its support
+ * function 4 parses them): the elements a value has and a query tests, for
+ * sizing the signature (options.c).
+ */
+typedef struct BloomSetOptions
+{
+	int32		vl_len_;		/* varlena header (do not touch directly!) */
+	int			elements;
+	int			queryElements;
+} BloomSetOptions;
 
 /*
  * Reloptions as parsed from WITH (...).  Zero means "not given" (no user can
@@ -68,7 +89,41 @@ typedef struct BloomShape
 	int			bitsPerColumn[BLOOMIDX_MAX_COLUMNS];	/* k of each column */
 	double		targetFpr;		/* rate asked for (0 if length/colN given) */
 	int			layout;			/* its layout (page.h, layout.h) */
+	uint32		setColumns;		/* bit i: column i's values are sets */
+
+	/*
+	 * Not on disk, from the options of the operator classes of sets
+	 * (BloomShapeSetQueryBits): the bits a typical query of each column
+	 * tests (k, or k times query_elements for a column of sets), and while
+	 * a shape is derived, the bits a typical row sets (0: the sum of the k)
+	 */
+	int			queryBits[BLOOMIDX_MAX_COLUMNS];
+	double		rowBits;
 } BloomShape;
+
+/*
+ * Bounds of the bits a signature of this shape has set: each column sets
+ * its k bits, a column of sets k bits per element (any number, none for an
+ * empty set).
+ */
+static inline int
+BloomShapeMinBitsSet(const BloomShape *shape)
+{
+	return shape->setColumns != 0 ? 0 : 1;
+}
+
+static inline int
+BloomShapeMaxBitsSet(const BloomShape *shape)
+{
+	int			total = 0;
+	int			i;
+
+	if (shape->setColumns != 0)
+		return shape->sigBits;
+	for (i = 0; i < shape->nColumns; i++)
+		total += shape->bitsPerColumn[i];
+	return Min(total, shape->sigBits);
+}
 
 /* Where a block of the index was last found in shared buffers */
 typedef struct BloomRecentBuffer
@@ -170,6 +225,7 @@ extern bytea *bloomidx_options(Datum reloptions, bool validate);
 extern void BloomResolveOptions(Relation index, int unsetLayout,
 								BloomShape *shape);
 extern void BloomReportOptions(Relation index, const BloomShape *shape);
+extern void BloomShapeSetQueryBits(Relation index, BloomShape *shape);
 
 /* am_build.c */
 extern IndexBuildResult *bloomidx_build(Relation heap, Relation index,
@@ -233,6 +289,8 @@ extern void BloomKeyElements(BloomState state, int col, FmgrInfo *hashFn,
 extern int64 BloomKeyMask(BloomState state, int col, FmgrInfo *hashFn,
 						  int strategy, Datum value, uint64 *mask,
 						  BloomElementMode *mode);
+extern void BloomSetOptionsInit(local_relopts *relopts, int elements,
+								int queryElements);
 extern void BloomInitMaskList(BloomMaskList *list, Relation index,
 							  const BloomShape *shape);
 extern void BloomMaskListReserve(BloomMaskList *list, int n);

@@ -152,7 +152,7 @@ BloomModelShapeOf(const BloomShape *shape)
 	result.sigBits = shape->sigBits;
 	result.sigWords = shape->sigWords;
 	result.nColumns = shape->nColumns;
-	result.bitsPerColumn = shape->bitsPerColumn;
+	result.bitsPerColumn = shape->queryBits;
 	return result;
 }
 
@@ -163,15 +163,40 @@ BloomModelShapeOf(const BloomShape *shape)
  */
 static FmgrInfo *
 BloomCostHashFunction(Relation index, BloomState state, int col, Oid opno,
-					  FmgrInfo *flinfo)
+					  FmgrInfo *flinfo, int *strategy)
 {
-	int			strategy;
 	Oid			lefttype;
 	Oid			righttype;
 
 	get_op_opfamily_properties(opno, index->rd_opfamily[col], false,
-							   &strategy, &lefttype, &righttype);
+							   strategy, &lefttype, &righttype);
 	return BloomKeyHashFunction(index, state, col, righttype, flinfo, true);
+}
+
+/*
+ * Describe a clause whose key is a set of elements (an operator of a set
+ * operator class): the masks of its elements, one if a match has all of
+ * them, one per element if it has any (tested as the elements of an
+ * "= ANY" are).  Returns false if the key tests no bit.
+ */
+static bool
+BloomCostSetClause(Relation index, BloomState state, int col,
+				   FmgrInfo *hashFn, int strategy, Datum value,
+				   BloomCostQuery *query, BloomCostClause *clause)
+{
+	BloomMaskList list;
+
+	BloomInitMaskList(&list, index, &state->shape);
+	if (!BloomKeyAlternatives(state, col, hashFn, strategy, &value, 1, &list))
+		return false;
+	if (list.nmasks == 0)
+		query->noMatch = true;
+	clause->masks = list.masks;
+	clause->nknown = list.nmasks;
+	clause->isArray = list.nmasks > 1;
+	clause->knownWeight = 1;
+	query->valuesHashed += Max(list.nmasks, 1);
+	return true;
 }
 
 /*
@@ -289,10 +314,19 @@ BloomCostDescribeQual(PlannerInfo *root, Relation index, BloomState state,
 	{
 		OpExpr	   *op = (OpExpr *) qual;
 
+		int			strategy;
+
 		value = estimate_expression_value(root, (Node *) lsecond(op->args));
-		hashFn = BloomCostHashFunction(index, state, col, op->opno, &flinfo);
+		hashFn = BloomCostHashFunction(index, state, col, op->opno, &flinfo,
+									   &strategy);
 		if (IsA(value, Const) && ((Const *) value)->constisnull)
 			query->noMatch = true;	/* "col = NULL" matches nothing */
+		else if (IsA(value, Const) && hashFn != NULL &&
+				 (strategy != BLOOMIDX_EQUAL_STRATEGY ||
+				  OidIsValid(state->extractQueryFn[col].fn_oid)))
+			return BloomCostSetClause(index, state, col, hashFn, strategy,
+									  ((Const *) value)->constvalue, query,
+									  clause);
 		else if (IsA(value, Const) && hashFn != NULL)
 		{
 			clause->nknown = 1;
@@ -311,12 +345,17 @@ BloomCostDescribeQual(PlannerInfo *root, Relation index, BloomState state,
 		ScalarArrayOpExpr *saop = (ScalarArrayOpExpr *) qual;
 		Node	   *arrayexpr = (Node *) lsecond(saop->args);
 
+		int			strategy;
+
 		clause->isArray = true;
 		value = estimate_expression_value(root, arrayexpr);
-		hashFn = BloomCostHashFunction(index, state, col, saop->opno, &flinfo);
+		hashFn = BloomCostHashFunction(index, state, col, saop->opno, &flinfo,
+									   &strategy);
 		if (IsA(value, Const) && ((Const *) value)->constisnull)
 			query->noMatch = true;
-		else if (IsA(value, Const) && hashFn != NULL)
+		else if (IsA(value, Const) && hashFn != NULL &&
+				 strategy == BLOOMIDX_EQUAL_STRATEGY &&
+				 !OidIsValid(state->extractQueryFn[col].fn_oid))
 		{
 			ArrayType  *array = DatumGetArrayTypeP(((Const *) value)->constvalue);
 			int16		elmlen;

@@ -75,6 +75,25 @@ BloomInitMaskSink(BloomMaskSink *ms, const BloomShape *shape, int col,
 }
 
 /*
+ * Declare the options of an operator class of sets (its support function
+ * 4 calls this with its defaults): elements, the elements a value has, for
+ * sizing, and query_elements, the elements a typical query tests.
+ */
+void
+BloomSetOptionsInit(local_relopts *relopts, int elements, int queryElements)
+{
+	init_local_reloptions(relopts, sizeof(BloomSetOptions));
+	add_local_int_reloption(relopts, "elements",
+							"Elements a value has, for sizing the signature",
+							elements, 1, 1000000,
+							offsetof(BloomSetOptions, elements));
+	add_local_int_reloption(relopts, "query_elements",
+							"Elements a typical query tests: each element sets 1/query_elements of a column's bits",
+							queryElements, 1, 64,
+							offsetof(BloomSetOptions, queryElements));
+}
+
+/*
  * Look up optional support function procnum of every column into fns[]
  * (fn_oid InvalidOid where a column's operator class has none).
  * Returns true if any column has one.

@@ -444,6 +444,7 @@ bloomidx_stats(PG_FUNCTION_ARGS)
 	values[7] = PointerGetDatum(construct_array(bits, walk.shape.nColumns, INT4OID,
 												sizeof(int32), true, TYPALIGN_INT));
 
+	BloomShapeSetQueryBits(walk.index, &walk.shape);
 	if (!nulls[8])
 		fill = DatumGetFloat8(values[8]);
 	else

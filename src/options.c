@@ -10,6 +10,7 @@
 
 #include <math.h>
 
+#include "access/genam.h"
 #include "access/reloptions.h"
 #include "utils/memutils.h"
 #include "utils/rel.h"
@@ -122,7 +123,56 @@ bloomidx_options(Datum reloptions, bool validate)
 	return (bytea *) opts;
 }
 
+/*
+ * How a column's values and queries count for the shape: a value of an
+ * equality operator class is one element, and a query tests one; a set
+ * operator class's options (BloomSetOptions) say how many elements a value
+ * has and a query tests.
+ */
+typedef struct BloomColumnElements
+{
+	double		elements[BLOOMIDX_MAX_COLUMNS];
+	double		queryElements[BLOOMIDX_MAX_COLUMNS];
+	uint32		setColumns;		/* bit i: column i has an extract function */
+} BloomColumnElements;
+
+static void
+BloomGetColumnElements(Relation index, int n, BloomColumnElements *ce)
+{
+	bytea	  **attoptions = RelationGetIndexAttOptions(index, false);
+	int			i;
+
+	ce->setColumns = 0;
+	for (i = 0; i < n; i++)
+	{
+		const BloomSetOptions *so = (const BloomSetOptions *) attoptions[i];
+		bool		isSet = OidIsValid(index_getprocid(index, i + 1,
+													   BLOOMIDX_EXTRACT_PROC));
+
+		ce->elements[i] = isSet && so != NULL ? so->elements : 1;
+		ce->queryElements[i] = isSet && so != NULL ? so->queryElements : 1;
+		if (isSet)
+			ce->setColumns |= 1U << i;
+	}
+}
+
+/*
+ * Fill in the bits a typical query of each column tests, for the cost
+ * model: k, or for a column of sets k times its query_elements.
+ */
+void
+BloomShapeSetQueryBits(Relation index, BloomShape *shape)
+{
+	BloomColumnElements ce;
+	int			i;
+
+	BloomGetColumnElements(index, shape->nColumns, &ce);
+	for (i = 0; i < shape->nColumns; i++)
+		shape->queryBits[i] = (int) (shape->bitsPerColumn[i] * ce.queryElements[i]);
+}
+
 static void BloomResolveShape(const BloomOptions *opts, int n, int layout,
+							  const BloomColumnElements *ce,
 							  BloomShape *shape);
 
 /*
@@ -164,6 +214,7 @@ BloomResolveOptions(Relation index, int unsetLayout, BloomShape *shape)
 	BloomOptions *opts = (BloomOptions *) index->rd_options;
 	int			n = RelationGetNumberOfAttributes(index);
 	const BloomLayoutRoutine *layout;
+	BloomColumnElements ce;
 
 	if (n > BLOOMIDX_MAX_COLUMNS)
 		ereport(ERROR,
@@ -178,31 +229,46 @@ BloomResolveOptions(Relation index, int unsetLayout, BloomShape *shape)
 		opts = &defaults;
 	}
 	BloomCheckOptions(opts);
+	BloomGetColumnElements(index, n, &ce);
 
 	BloomResolveShape(opts, n, opts->layout != 0 ? opts->layout : unsetLayout,
-					  shape);
+					  &ce, shape);
 	layout = BloomGetLayout(shape);
 	if (shape->sigBits > layout->maxSigBits && layout->fallback != 0)
-		BloomResolveShape(opts, n, layout->fallback, shape);
+		BloomResolveShape(opts, n, layout->fallback, &ce, shape);
 }
 
 /*
  * The shape that the options give an index of n columns in the given
  * layout (see BloomResolveOptions).
+ *
+ * A column of a set operator class counts as elements / queryElements
+ * columns of equality (n is their sum, neff below), and each of its
+ * elements sets 1 / queryElements of the bits an equality column's value
+ * sets: a query that tests queryElements elements then sets as many bits
+ * as an equality, and the row as many as elements / queryElements equality
+ * columns.  With equality columns only, neff is the number of columns.
  */
 static void
 BloomResolveShape(const BloomOptions *opts, int n, int layout,
-				  BloomShape *shape)
+				  const BloomColumnElements *ce, BloomShape *shape)
 {
 	const BloomLayoutRoutine *routine = BloomLayoutById(layout);
 	double		fpr;
+	double		neff = 0;
 	int			defaultBits;
-	int			totalBits = 0;
+	double		totalBits = 0;
+	double		defaultTotal = 0;
+	bool		anyColumn;
 	int			i;
+
+	for (i = 0; i < n; i++)
+		neff += ce->elements[i] / ce->queryElements[i];
 
 	memset(shape, 0, sizeof(BloomShape));
 	shape->nColumns = n;
 	shape->layout = layout;
+	shape->setColumns = ce->setColumns;
 
 	fpr = opts->falsePositiveRate;
 	if (fpr == 0 && opts->length == 0)
@@ -211,15 +277,23 @@ BloomResolveShape(const BloomOptions *opts, int n, int layout,
 	if (fpr != 0)
 		defaultBits = routine->columnbits(fpr);
 	else
-		defaultBits = Min(Max(1, (int) rint(M_LN2 * opts->length / n)),
+		defaultBits = Min(Max(1, (int) rint(M_LN2 * opts->length / neff)),
 						  BLOOMIDX_MAX_DERIVED_BITS);
 
 	for (i = 0; i < n; i++)
 	{
+		int			derived = Max(1, (int) rint(defaultBits /
+												ce->queryElements[i]));
+
 		shape->bitsPerColumn[i] = opts->bitsPerColumn[i] != 0 ?
-			opts->bitsPerColumn[i] : defaultBits;
-		totalBits += shape->bitsPerColumn[i];
+			opts->bitsPerColumn[i] : derived;
+		shape->queryBits[i] = (int) (shape->bitsPerColumn[i] * ce->queryElements[i]);
+		totalBits += shape->bitsPerColumn[i] * ce->elements[i];
+		defaultTotal += derived * ce->elements[i];
 	}
+	/* colN that add up to the derived bits shape the index as without them */
+	anyColumn = totalBits != defaultTotal;
+	shape->rowBits = shape->setColumns != 0 ? totalBits : 0;
 
 	if (opts->length != 0)
 		shape->sigBits = TYPEALIGN(16, opts->length);
@@ -227,20 +301,20 @@ BloomResolveShape(const BloomOptions *opts, int n, int layout,
 	{
 		double		m;
 
-		if (opts->falsePositiveRate != 0 || totalBits == n * defaultBits)
-			m = n * log(1.0 / fpr) / (M_LN2 * M_LN2);
+		if (opts->falsePositiveRate != 0 || !anyColumn)
+			m = neff * log(1.0 / fpr) / (M_LN2 * M_LN2);
 		else
 			m = totalBits / M_LN2;
 		m = Min(m, BLOOMIDX_MAX_LENGTH);
 		shape->sigBits = routine->derivedlength(m,
 												opts->falsePositiveRate != 0 ||
-												totalBits == n * defaultBits ? fpr : 0,
+												!anyColumn ? fpr : 0,
 												shape);
 	}
 	shape->sigBits = Min(shape->sigBits, BLOOMIDX_MAX_LENGTH);
 	shape->sigBytes = (shape->sigBits + 7) / 8;
 	shape->sigWords = (shape->sigBits + 63) / 64;
-	shape->targetFpr = opts->length == 0 && totalBits == n * defaultBits ? fpr : 0;
+	shape->targetFpr = opts->length == 0 && !anyColumn ? fpr : 0;
 }
 
 /*

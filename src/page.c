@@ -100,14 +100,16 @@ BloomInitMetaPage(Page page, const BloomShape *shape)
 	meta = BloomPageGetMeta(page);
 	memset(meta, 0, sizeof(BloomMetaPageData));
 	meta->magic = BLOOMIDX_MAGIC;
-	meta->version = BLOOMIDX_FORMAT_VERSION;
+	meta->version = shape->setColumns != 0 ?
+		BLOOMIDX_FORMAT_SETS : BLOOMIDX_FORMAT_VERSION;
 	meta->layout = shape->layout;
 	meta->hashScheme = BLOOM_HASH_SCHEME;
 	meta->tuplesPerPage = BloomTuplesPerPage(shape->sigBytes);
 	meta->nColumns = shape->nColumns;
 	meta->sigBits = shape->sigBits;
 	for (i = 0; i < shape->nColumns; i++)
-		meta->bitsPerColumn[i] = shape->bitsPerColumn[i];
+		meta->bitsPerColumn[i] = shape->bitsPerColumn[i] |
+			((shape->setColumns & (1U << i)) ? BLOOMIDX_COLUMN_SETS : 0);
 	meta->targetFpr = shape->targetFpr;
 	for (i = 0; i < lengthof(meta->stripeLists); i++)
 		meta->stripeLists[i] = InvalidBlockNumber;
@@ -128,7 +130,16 @@ BloomMetaGetShape(BloomMetaPage meta, BloomShape *shape)
 	shape->sigBytes = (meta->sigBits + 7) / 8;
 	shape->sigWords = (meta->sigBits + 63) / 64;
 	for (i = 0; i < meta->nColumns; i++)
+	{
 		shape->bitsPerColumn[i] = meta->bitsPerColumn[i];
+		shape->queryBits[i] = meta->bitsPerColumn[i] & ~BLOOMIDX_COLUMN_SETS;
+		if (meta->version >= BLOOMIDX_FORMAT_SETS &&
+			(meta->bitsPerColumn[i] & BLOOMIDX_COLUMN_SETS))
+		{
+			shape->bitsPerColumn[i] &= ~BLOOMIDX_COLUMN_SETS;
+			shape->setColumns |= 1U << i;
+		}
+	}
 	shape->targetFpr = meta->targetFpr;
 	shape->layout = meta->layout;
 }

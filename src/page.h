@@ -42,6 +42,9 @@
 
 #define BLOOMIDX_MAGIC				0x58494c42	/* "BLIX" */
 #define BLOOMIDX_FORMAT_VERSION		1
+#define BLOOMIDX_FORMAT_SETS		2	/* has a column of sets (below) */
+#define BLOOMIDX_COLUMN_SETS		0x8000	/* in bitsPerColumn, version 2: the
+											 * column's values are sets */
 #define BLOOMIDX_PAGE_ID			0xFF8B	/* for pg_filedump */
 #define BLOOMIDX_METAPAGE_BLKNO		0
 #define BLOOMIDX_LAYOUT_ROW			1
@@ -176,7 +179,8 @@ typedef struct BloomMetaPageData
 	uint16		tuplesPerPage;	/* slots on a data page */
 	uint16		nColumns;
 	uint16		sigBits;
-	uint16		bitsPerColumn[BLOOMIDX_MAX_COLUMNS];
+	uint16		bitsPerColumn[BLOOMIDX_MAX_COLUMNS];	/* k, per element of a
+														 * column of sets */
 	float8		targetFpr;		/* rate asked for, 0 if length/colN given */
 
 	/* Fill statistics: signature bits set over signatures counted */

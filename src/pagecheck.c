@@ -64,14 +64,16 @@ BloomCheckMetaPage(Relation index, Page page)
 		meta->magic != BLOOMIDX_MAGIC)
 		BloomReportCorruption(index, BLOOMIDX_METAPAGE_BLKNO,
 							  "Block 0 holds no bloomidx metapage.");
-	if (meta->version != BLOOMIDX_FORMAT_VERSION ||
+	if ((meta->version != BLOOMIDX_FORMAT_VERSION &&
+		 meta->version != BLOOMIDX_FORMAT_SETS) ||
 		(meta->layout != BLOOMIDX_LAYOUT_ROW && meta->layout != BLOOMIDX_LAYOUT_SLICED) ||
 		meta->hashScheme != BLOOM_HASH_SCHEME)
 		BloomReportUnsupported(index,
-							   psprintf("Format version %u, layout %u and hash scheme %u; this build reads version %u, layouts %u and %u and hash scheme %u.",
+							   psprintf("Format version %u, layout %u and hash scheme %u; this build reads versions %u and %u, layouts %u and %u and hash scheme %u.",
 										meta->version, meta->layout,
 										meta->hashScheme,
 										BLOOMIDX_FORMAT_VERSION,
+										BLOOMIDX_FORMAT_SETS,
 										BLOOMIDX_LAYOUT_ROW,
 										BLOOMIDX_LAYOUT_SLICED,
 										BLOOM_HASH_SCHEME));
@@ -135,6 +137,7 @@ BloomMetaPageProblem(Page page, bool *unsupported, BlockNumber *needBlocks)
 	BloomMetaPage meta = BloomPageGetMeta(page);
 	char	   *problem;
 	uint64		totalBits = 0;
+	bool		anySets = false;
 	int			i;
 
 	*unsupported = false;
@@ -151,15 +154,17 @@ BloomMetaPageProblem(Page page, bool *unsupported, BlockNumber *needBlocks)
 	if (meta->magic != BLOOMIDX_MAGIC)
 		return psprintf("Magic number is 0x%08X, not 0x%08X.",
 						meta->magic, BLOOMIDX_MAGIC);
-	if (meta->version != BLOOMIDX_FORMAT_VERSION ||
+	if ((meta->version != BLOOMIDX_FORMAT_VERSION &&
+		 meta->version != BLOOMIDX_FORMAT_SETS) ||
 		(meta->layout != BLOOMIDX_LAYOUT_ROW && meta->layout != BLOOMIDX_LAYOUT_SLICED) ||
 		meta->hashScheme != BLOOM_HASH_SCHEME)
 	{
 		*unsupported = true;
-		return psprintf("Format version %u, layout %u and hash scheme %u; this build reads version %u, layouts %u and %u and hash scheme %u.",
+		return psprintf("Format version %u, layout %u and hash scheme %u; this build reads versions %u and %u, layouts %u and %u and hash scheme %u.",
 						meta->version, meta->layout, meta->hashScheme,
-						BLOOMIDX_FORMAT_VERSION, BLOOMIDX_LAYOUT_ROW,
-						BLOOMIDX_LAYOUT_SLICED, BLOOM_HASH_SCHEME);
+						BLOOMIDX_FORMAT_VERSION, BLOOMIDX_FORMAT_SETS,
+						BLOOMIDX_LAYOUT_ROW, BLOOMIDX_LAYOUT_SLICED,
+						BLOOM_HASH_SCHEME);
 	}
 	if (meta->nColumns < 1 || meta->nColumns > BLOOMIDX_MAX_COLUMNS)
 		return psprintf("Column count %u is not between 1 and %d.",
@@ -179,15 +184,26 @@ BloomMetaPageProblem(Page page, bool *unsupported, BlockNumber *needBlocks)
 						meta->tuplesPerPage, BloomTuplesPerPage((meta->sigBits + 7) / 8));
 	for (i = 0; i < BLOOMIDX_MAX_COLUMNS; i++)
 	{
+		unsigned	bits = meta->bitsPerColumn[i];
+
+		/* Version 2 marks the columns of sets, whose rows set any number */
+		if (meta->version >= BLOOMIDX_FORMAT_SETS && i < meta->nColumns &&
+			(bits & BLOOMIDX_COLUMN_SETS))
+		{
+			bits &= ~BLOOMIDX_COLUMN_SETS;
+			anySets = true;
+		}
 		if (i < meta->nColumns &&
-			(meta->bitsPerColumn[i] < 1 || meta->bitsPerColumn[i] > BLOOMIDX_MAX_COLUMN_BITS))
+			(bits < 1 || bits > BLOOMIDX_MAX_COLUMN_BITS))
 			return psprintf("Column %d has %u bits, not between 1 and %d.",
-							i + 1, meta->bitsPerColumn[i], BLOOMIDX_MAX_COLUMN_BITS);
-		if (i >= meta->nColumns && meta->bitsPerColumn[i] != 0)
+							i + 1, bits, BLOOMIDX_MAX_COLUMN_BITS);
+		if (i >= meta->nColumns && bits != 0)
 			return psprintf("Column %d of %u has %u bits.",
-							i + 1, meta->nColumns, meta->bitsPerColumn[i]);
-		totalBits += meta->bitsPerColumn[i];
+							i + 1, meta->nColumns, bits);
+		totalBits += bits;
 	}
+	if (anySets)
+		totalBits = meta->sigBits;
 	if (!(meta->targetFpr == 0 ||
 		  (meta->targetFpr >= BLOOMIDX_MIN_FPR && meta->targetFpr <= BLOOMIDX_MAX_FPR)))
 		return psprintf("Target false-positive rate %g is out of range.",
@@ -599,7 +615,8 @@ BloomPageProblem(Page page, const BloomShape *shape, uint16 pageKinds)
 {
 	BloomPageOpaque opaque = BloomPageGetOpaque(page);
 	int			sigBytes = shape->sigBytes;
-	int			maxBitsSet = 0;
+	int			maxBitsSet;
+	int			minBitsSet;
 	char	   *problem;
 	int			i;
 
@@ -643,9 +660,8 @@ BloomPageProblem(Page page, const BloomShape *shape, uint16 pageKinds)
 						(unsigned) ((PageHeader) page)->pd_upper,
 						(unsigned) opaque->ntuples);
 
-	for (i = 0; i < shape->nColumns; i++)
-		maxBitsSet += shape->bitsPerColumn[i];
-	maxBitsSet = Min(maxBitsSet, shape->sigBits);
+	maxBitsSet = BloomShapeMaxBitsSet(shape);
+	minBitsSet = BloomShapeMinBitsSet(shape);
 
 	for (i = 0; i < opaque->ntuples; i++)
 	{
@@ -658,9 +674,9 @@ BloomPageProblem(Page page, const BloomShape *shape, uint16 pageKinds)
 			return psprintf("Tuple %d points to invalid heap TID (%u,%u).",
 							i, ItemPointerGetBlockNumberNoCheck(tid), offnum);
 		bitsSet = BloomCountBits(BloomPageGetSignature(page, sigBytes, i), sigBytes);
-		if (bitsSet < 1 || bitsSet > maxBitsSet)
-			return psprintf("Tuple %d has " UINT64_FORMAT " bits set, not between 1 and %d.",
-							i, bitsSet, maxBitsSet);
+		if (bitsSet < minBitsSet || bitsSet > maxBitsSet)
+			return psprintf("Tuple %d has " UINT64_FORMAT " bits set, not between %d and %d.",
+							i, bitsSet, minBitsSet, maxBitsSet);
 	}
 	return NULL;
 }

@@ -39,7 +39,9 @@ BloomSlicedColumnBits(double fpr)
  * the slices it tests, so a longer signature costs it space but no time:
  * it takes any length, the shortest from m up whose one-column rate, by
  * the false-positive model of the cost estimates, is at most the target
- * fpr (0: none).
+ * fpr (0: none): the rate of a typical query (queryBits) of the column that
+ * tests the fewest bits, at the fill of a typical row (rowBits, for a
+ * shape with columns of sets).
  */
 static int
 BloomSlicedDerivedLength(double m, double fpr, const BloomShape *shape)
@@ -52,10 +54,12 @@ BloomSlicedDerivedLength(double m, double fpr, const BloomShape *shape)
 	bits = Max(BLOOMIDX_MIN_LENGTH, (int) ceil(m));
 	for (i = 0; i < shape->nColumns; i++)
 	{
-		if (shape->bitsPerColumn[i] < shape->bitsPerColumn[fewest])
+		if (shape->queryBits[i] < shape->queryBits[fewest])
 			fewest = i;
 		totalBits += shape->bitsPerColumn[i];
 	}
+	if (shape->rowBits > 0)
+		totalBits = (int) ceil(shape->rowBits);
 	for (; fpr > 0 && bits < BLOOMIDX_SLICED_MAX_LENGTH; bits++)
 	{
 		BloomModelShape model;
@@ -63,7 +67,7 @@ BloomSlicedDerivedLength(double m, double fpr, const BloomShape *shape)
 		model.sigBits = bits;
 		model.sigWords = (bits + 63) / 64;
 		model.nColumns = shape->nColumns;
-		model.bitsPerColumn = shape->bitsPerColumn;
+		model.bitsPerColumn = shape->queryBits;
 		if (BloomModelEqualityFpr(&model, BloomExpectedFill(bits, 1, totalBits),
 								  1, &fewest) <= fpr)
 			break;

@@ -46,6 +46,8 @@ BloomInitState(BloomState state, Relation index, const BloomShape *shape)
 	state->hasSets = BloomInitOptionalProcs(index, shape->nColumns,
 											BLOOMIDX_EXTRACT_PROC,
 											state->extractFn);
+	if (state->hasSets)
+		BloomShapeSetQueryBits(index, &state->shape);
 	BloomInitOptionalProcs(index, shape->nColumns, BLOOMIDX_EXTRACT_QUERY_PROC,
 						   state->extractQueryFn);
 }

@@ -9,6 +9,14 @@
  * family, it may hold cross-type equalities (int4 = int8) as long as every
  * type involved has its hash function in the family.
  *
+ * A family whose values are sets of elements (elements.c) adds, for its
+ * type, the extract functions (support functions 2 and 3, both or
+ * neither) and an options function (4), and may hold the operators of
+ * strategies 2 to 5 (@>, &&, ~~, ~~*), whose keys its extract-query
+ * function turns into elements.
+ *
+ * Portions Copyright (c) 2026, bloomidx contributors
+ *
  *-------------------------------------------------------------------------
  */
 #include "postgres.h"
@@ -118,6 +126,50 @@ BloomFamilyHasHash(CatCList *proclist, Oid type)
 }
 
 /*
+ * Does the family have support function procnum for type?
+ */
+static bool
+BloomFamilyHasProc(CatCList *proclist, int procnum, Oid type)
+{
+	int			i;
+
+	for (i = 0; i < proclist->n_members; i++)
+	{
+		Form_pg_amproc procform =
+			(Form_pg_amproc) GETSTRUCT(&proclist->members[i]->tuple);
+
+		if (procform->amprocnum == procnum &&
+			procform->amproclefttype == type &&
+			procform->amprocrighttype == type)
+			return true;
+	}
+	return false;
+}
+
+/*
+ * Has an optional support function (2, 3 or 4) the signature its number
+ * asks for?
+ */
+static bool
+BloomCheckOptionalProc(Form_pg_amproc procform)
+{
+	Oid			type = procform->amproclefttype;
+
+	switch (procform->amprocnum)
+	{
+		case BLOOMIDX_EXTRACT_PROC:
+			return check_amproc_signature(procform->amproc, VOIDOID, true,
+										  2, 2, type, INTERNALOID);
+		case BLOOMIDX_EXTRACT_QUERY_PROC:
+			return check_amproc_signature(procform->amproc, VOIDOID, true,
+										  3, 3, type, INT2OID, INTERNALOID);
+		case BLOOMIDX_OPTIONS_PROC:
+			return check_amoptsproc_signature(procform->amproc);
+	}
+	return false;
+}
+
+/*
  * Validate an operator class of bloomidx and its family.  Problems are
  * reported as INFO messages, and the result is false if there are any.
  */
@@ -162,7 +214,8 @@ bloomidx_validate(Oid opclassoid)
 		Form_pg_amproc procform =
 			(Form_pg_amproc) GETSTRUCT(&proclist->members[i]->tuple);
 
-		if (procform->amprocnum != BLOOMIDX_HASH_PROC)
+		if (procform->amprocnum < BLOOMIDX_HASH_PROC ||
+			procform->amprocnum > BLOOMIDX_NPROC)
 		{
 			ereport(INFO,
 					(errcode(ERRCODE_INVALID_OBJECT_DEFINITION),
@@ -183,6 +236,20 @@ bloomidx_validate(Oid opclassoid)
 			result = false;
 			continue;
 		}
+		if (procform->amprocnum != BLOOMIDX_HASH_PROC)
+		{
+			if (!BloomCheckOptionalProc(procform))
+			{
+				ereport(INFO,
+						(errcode(ERRCODE_INVALID_OBJECT_DEFINITION),
+						 errmsg("bloomidx operator family \"%s\" contains function %s with wrong signature for support number %d",
+								opfamilyname,
+								format_procedure(procform->amproc),
+								procform->amprocnum)));
+				result = false;
+			}
+			continue;
+		}
 		if (!BloomCheckHashFunction(procform->amproc, procform->amproclefttype))
 		{
 			ereport(INFO,
@@ -200,13 +267,29 @@ bloomidx_validate(Oid opclassoid)
 			classHasHash = true;
 	}
 
-	/* Operators: equalities, each with hash functions for both sides */
+	/* Extract functions come in pairs */
+	if (BloomFamilyHasProc(proclist, BLOOMIDX_EXTRACT_PROC, opcintype) !=
+		BloomFamilyHasProc(proclist, BLOOMIDX_EXTRACT_QUERY_PROC, opcintype))
+	{
+		ereport(INFO,
+				(errcode(ERRCODE_INVALID_OBJECT_DEFINITION),
+				 errmsg("bloomidx operator class \"%s\" has only one of support functions %d and %d for type %s",
+						opclassname, BLOOMIDX_EXTRACT_PROC,
+						BLOOMIDX_EXTRACT_QUERY_PROC, format_type_be(opcintype))));
+		result = false;
+	}
+
+	/*
+	 * Operators: equalities, each with hash functions for both sides, and
+	 * the operators of sets, with an extract-query function for their type
+	 */
 	for (i = 0; i < oprlist->n_members; i++)
 	{
 		Form_pg_amop oprform =
 			(Form_pg_amop) GETSTRUCT(&oprlist->members[i]->tuple);
 
-		if (oprform->amopstrategy != BLOOMIDX_EQUAL_STRATEGY)
+		if (oprform->amopstrategy < BLOOMIDX_EQUAL_STRATEGY ||
+			oprform->amopstrategy > BLOOMIDX_NSTRATEGIES)
 		{
 			ereport(INFO,
 					(errcode(ERRCODE_INVALID_OBJECT_DEFINITION),
@@ -237,8 +320,21 @@ bloomidx_validate(Oid opclassoid)
 							format_operator(oprform->amopopr))));
 			result = false;
 		}
-		if (!BloomFamilyHasHash(proclist, oprform->amoplefttype) ||
-			!BloomFamilyHasHash(proclist, oprform->amoprighttype))
+		if (oprform->amopstrategy != BLOOMIDX_EQUAL_STRATEGY)
+		{
+			if (!BloomFamilyHasProc(proclist, BLOOMIDX_EXTRACT_QUERY_PROC,
+									oprform->amoplefttype))
+			{
+				ereport(INFO,
+						(errcode(ERRCODE_INVALID_OBJECT_DEFINITION),
+						 errmsg("bloomidx operator family \"%s\" lacks support function %d for operator %s",
+								opfamilyname, BLOOMIDX_EXTRACT_QUERY_PROC,
+								format_operator(oprform->amopopr))));
+				result = false;
+			}
+		}
+		else if (!BloomFamilyHasHash(proclist, oprform->amoplefttype) ||
+				 !BloomFamilyHasHash(proclist, oprform->amoprighttype))
 		{
 			ereport(INFO,
 					(errcode(ERRCODE_INVALID_OBJECT_DEFINITION),
@@ -248,15 +344,25 @@ bloomidx_validate(Oid opclassoid)
 			result = false;
 		}
 		if (oprform->amoplefttype == opcintype &&
-			oprform->amoprighttype == opcintype)
+			(oprform->amoprighttype == opcintype ||
+			 oprform->amopstrategy != BLOOMIDX_EQUAL_STRATEGY))
 			classHasOperator = true;
 	}
 
-	if (!classHasOperator)
+	if (!classHasOperator &&
+		!BloomFamilyHasProc(proclist, BLOOMIDX_EXTRACT_QUERY_PROC, opcintype))
 	{
 		ereport(INFO,
 				(errcode(ERRCODE_INVALID_OBJECT_DEFINITION),
 				 errmsg("bloomidx operator class \"%s\" has no equality operator for type %s",
+						opclassname, format_type_be(opcintype))));
+		result = false;
+	}
+	else if (!classHasOperator)
+	{
+		ereport(INFO,
+				(errcode(ERRCODE_INVALID_OBJECT_DEFINITION),
+				 errmsg("bloomidx operator class \"%s\" has no operator for type %s",
 						opclassname, format_type_be(opcintype))));
 		result = false;
 	}

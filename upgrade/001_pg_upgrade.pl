@@ -72,6 +72,29 @@ CREATE INDEX ty_row_bx ON ty USING bloomidx (fl, by, ci, da, tz, xi, x8) WITH (l
 CREATE INDEX ty_sliced_bx ON ty USING bloomidx (fl, by, ci, da, tz, xi, x8) WITH (layout = sliced);
 });
 
+# Columns of sets (1.2): substrings, array elements, jsonb paths
+my @set_conditions = (
+	q{s LIKE '%lib4%'}, q{s ILIKE '%LIB4%.so%'}, q{a @> '{3}'}, q{a && '{3,7}'},
+	q{j @> '{"k": 4}'}, q{j @> '{"o": {"p": [1]}}'});
+$old->safe_psql('bx', q{
+CREATE TABLE se (id int PRIMARY KEY, s text, a int[], j jsonb);
+INSERT INTO se SELECT i, 'usr/lib/lib' || i % 300 || '.so', ARRAY[i % 10, i % 13],
+	jsonb_build_object('k', i % 9, 'o', jsonb_build_object('p', jsonb_build_array(i % 4)))
+FROM generate_series(1, 20000) i;
+CREATE INDEX se_row_bx ON se USING bloomidx (s text_trgm_ops, a array_elem_ops, j jsonb_path_ops)
+	WITH (layout = 'row');
+CREATE INDEX se_sliced_bx ON se USING bloomidx (s text_trgm_ops (elements = 12), a array_elem_ops,
+	j jsonb_path_ops);
+});
+
+sub set_answer
+{
+	my ($node, $cond, $use_index) = @_;
+	return $node->safe_psql('bx',
+		"SELECT bx_result(\$q\$SELECT id FROM se WHERE $cond\$q\$, "
+		  . ($use_index ? 'true' : 'false') . ')');
+}
+
 # Filters of every variant (t/016_filter_dump.pl has the same ones)
 $old->safe_psql('bx', q{
 CREATE TYPE pair AS (a int, b text);
@@ -104,7 +127,8 @@ FROM pg_opclass opc JOIN pg_am am ON am.oid = opc.opcmethod AND am.amname = 'blo
 	JOIN pg_amproc amp ON amp.amprocfamily = opc.opcfamily
 		AND amp.amproclefttype = opc.opcintype AND amp.amprocrighttype = opc.opcintype
 ORDER BY 1};
-my @indexes = qw(up_row_bx up_row_tn_bx up_sliced_bx up_sliced_tn_bx ty_row_bx ty_sliced_bx);
+my @indexes = qw(up_row_bx up_row_tn_bx up_sliced_bx up_sliced_tn_bx ty_row_bx ty_sliced_bx
+  se_row_bx se_sliced_bx);
 
 # What the old cluster answers: by seq scan for the checks, through the
 # indexes as a sanity check of the old cluster itself
@@ -117,6 +141,9 @@ for my $table ('up_row', 'up_sliced')
 $before{ty} = [ map { type_answer($old, $_, 0) } @type_conditions ];
 is_deeply([ map { type_answer($old, $_, 1) } @type_conditions ], $before{ty},
 	'PostgreSQL 15: the type indexes answer as a seq scan');
+$before{se} = [ map { set_answer($old, $_, 0) } @set_conditions ];
+is_deeply([ map { set_answer($old, $_, 1) } @set_conditions ], $before{se},
+	'PostgreSQL 15: the indexes of sets answer as a seq scan');
 $before{bytes} = $old->safe_psql('bx', $filter_bytes);
 $before{filters} = $old->safe_psql('bx', $filter_answers);
 $before{functions} = $old->safe_psql('bx', $support_functions);
@@ -197,7 +224,7 @@ for my $mode ('--copy', '--link')
 	isnt($new->safe_psql('bx', 'SHOW server_version_num'), '',
 		"$label: the new cluster runs");
 	is($new->safe_psql('bx', "SELECT extversion FROM pg_extension WHERE extname = 'bloomidx'"),
-		'1.1', "$label: bloomidx 1.1");
+		'1.2', "$label: bloomidx 1.2");
 
 	for my $table ('up_row', 'up_sliced')
 	{
@@ -212,6 +239,8 @@ for my $mode ('--copy', '--link')
 	}
 	is_deeply([ map { type_answer($new, $_, 1) } @type_conditions ], $before{ty},
 		"$label: the type indexes answer as a seq scan did before");
+	is_deeply([ map { set_answer($new, $_, 1) } @set_conditions ], $before{se},
+		"$label: the indexes of sets answer as a seq scan did before");
 	for my $index (@indexes)
 	{
 		is($new->safe_psql('bx', "SELECT bloomidx_check('$index', heapallindexed => true)"),
