@@ -19,9 +19,13 @@
 use strict;
 use warnings;
 
+use FindBin;
+use lib $FindBin::RealBin;
+
 use PostgreSQL::Test::Cluster;
 use PostgreSQL::Test::Utils;
 use Test::More;
+use BloomidxTest;
 
 my $node = PostgreSQL::Test::Cluster->new('dump');
 $node->init;
@@ -30,7 +34,8 @@ my $other = PostgreSQL::Test::Cluster->new('restore');
 $other->init;
 $other->start;
 
-my $key = q{'\x000102030405060708090a0b0c0d0e0f'::bytea};
+my $key = bx_filter_key();
+my $variants = bx_filter_variants_sql(1);
 
 $node->safe_psql('postgres', 'CREATE DATABASE src');
 $node->safe_psql('src', qq{
@@ -44,13 +49,7 @@ CREATE TYPE s1.mood AS ENUM ('sad', 'ok', 'happy', 'ecstatic');
 CREATE TYPE color AS ENUM ('red', 'green', 'blue');
 CREATE TABLE f (name text PRIMARY KEY, kind text, f bloomfilter);
 INSERT INTO f VALUES
-	('plain', 'int', (SELECT bloom_agg(i, 1000, 0.01) FROM generate_series(1, 500) i)),
-	('sized for distinct', 'int', (SELECT bloom_agg(i) FROM generate_series(1, 500) i)),
-	('growing', 'int', (SELECT bloom_agg(i, 50, 0.01, 2) FROM generate_series(1, 500) i)),
-	('counting', 'int', (SELECT bloom_agg(i, bloom_empty(1000, 0.01, counting => true)) FROM generate_series(1, 500) i)),
-	('blocked', 'int', (SELECT bloom_agg(i, bloom_empty(1000, 0.01, blocked => true)) FROM generate_series(1, 500) i)),
-	('keyed', 'int keyed', (SELECT bloom_agg(i, bloom_empty(1000, 0.01, key => $key), $key) FROM generate_series(1, 500) i)),
-	('folded', 'int', bloom_fold((SELECT bloom_agg(i, bloom_empty_raw(65536, 7)) FROM generate_series(1, 500) i), 4)),
+$variants,
 	('composite renamed', 'pt', (SELECT bloom_agg((i, i * 2)::s1.pt, 1000, 0.01) FROM generate_series(1, 500) i)),
 	('composite renamed, growing', 'pt', (SELECT bloom_agg((i, i * 2)::s1.pt, 50, 0.01, 2) FROM generate_series(1, 500) i)),
 	('composite moved', 'pair', (SELECT bloom_agg((i, 'v')::s1.pair) FROM generate_series(1, 500) i)),

@@ -39,7 +39,8 @@ use Test::More;
 
 our @EXPORT = qw(bx_schema_sql bx_insert_sql bx_fill_sql bx_conditions bx_answers
   bx_answers_sql bx_parse_answers
-  bx_check_answers bx_compare_nodes bx_patched bx_corruption_case);
+  bx_check_answers bx_compare_nodes bx_patched bx_corruption_case
+  bx_filter_key bx_filter_variants_sql);
 
 # The conditions every check runs, on table columns i, t, u, n, b, d
 my @conditions = (
@@ -340,6 +341,49 @@ sub bx_corruption_case
 
 	$node->stop;
 	return;
+}
+
+=pod
+
+=over
+
+=item bx_filter_key()
+
+The SipHash key of the keyed filters of bx_filter_variants_sql, as SQL.
+
+=item bx_filter_variants_sql(@kinds)
+
+The filters of every variant over the integers 1 to 500, for the tests
+that carry filters across a dump or an upgrade (t/016_filter_dump.pl,
+upgrade/001_pg_upgrade.pl): a list of VALUES rows, each ('name',
+[ 'kind', ] filter), with a kind column if @kinds is given ('int' for the
+plain ones, 'int keyed' for the keyed one).
+
+=back
+
+=cut
+
+my $filter_key = q{'\x000102030405060708090a0b0c0d0e0f'::bytea};
+
+sub bx_filter_key { return $filter_key; }
+
+sub bx_filter_variants_sql
+{
+	my ($with_kind) = @_;
+	my @variants = (
+		[ 'plain', 'int', 'SELECT bloom_agg(i, 1000, 0.01) FROM generate_series(1, 500) i' ],
+		[ 'sized for distinct', 'int', 'SELECT bloom_agg(i) FROM generate_series(1, 500) i' ],
+		[ 'growing', 'int', 'SELECT bloom_agg(i, 50, 0.01, 2) FROM generate_series(1, 500) i' ],
+		[ 'counting', 'int',
+		  'SELECT bloom_agg(i, bloom_empty(1000, 0.01, counting => true)) FROM generate_series(1, 500) i' ],
+		[ 'blocked', 'int',
+		  'SELECT bloom_agg(i, bloom_empty(1000, 0.01, blocked => true)) FROM generate_series(1, 500) i' ],
+		[ 'keyed', 'int keyed',
+		  "SELECT bloom_agg(i, bloom_empty(1000, 0.01, key => $filter_key), $filter_key) FROM generate_series(1, 500) i" ],
+		[ 'folded', 'int',
+		  'SELECT bloom_fold((SELECT bloom_agg(i, bloom_empty_raw(65536, 7)) FROM generate_series(1, 500) i), 4)' ]);
+	return join(",\n",
+		map { "\t('$_->[0]', " . ($with_kind ? "'$_->[1]', " : '') . "($_->[2]))" } @variants);
 }
 
 1;

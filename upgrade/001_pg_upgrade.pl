@@ -95,20 +95,14 @@ sub set_answer
 		  . ($use_index ? 'true' : 'false') . ')');
 }
 
-# Filters of every variant (t/016_filter_dump.pl has the same ones)
-$old->safe_psql('bx', q{
+# Filters of every variant (bx_filter_variants_sql, as t/016_filter_dump.pl)
+my $filter_key = bx_filter_key();
+$old->safe_psql('bx', qq{
 CREATE TYPE pair AS (a int, b text);
 CREATE TABLE f (name text PRIMARY KEY, f bloomfilter);
 INSERT INTO f VALUES
-	('plain', (SELECT bloom_agg(i, 1000, 0.01) FROM generate_series(1, 500) i)),
-	('sized for distinct', (SELECT bloom_agg(i) FROM generate_series(1, 500) i)),
+} . bx_filter_variants_sql() . q{,
 	('text', (SELECT bloom_agg('v' || i) FROM generate_series(1, 500) i)),
-	('growing', (SELECT bloom_agg(i, 50, 0.01, 2) FROM generate_series(1, 500) i)),
-	('counting', (SELECT bloom_agg(i, bloom_empty(1000, 0.01, counting => true)) FROM generate_series(1, 500) i)),
-	('blocked', (SELECT bloom_agg(i, bloom_empty(1000, 0.01, blocked => true)) FROM generate_series(1, 500) i)),
-	('keyed', (SELECT bloom_agg(i, bloom_empty(1000, 0.01, key => '\x000102030405060708090a0b0c0d0e0f'::bytea),
-								'\x000102030405060708090a0b0c0d0e0f'::bytea) FROM generate_series(1, 500) i)),
-	('folded', bloom_fold((SELECT bloom_agg(i, bloom_empty_raw(65536, 7)) FROM generate_series(1, 500) i), 4)),
 	('composite', (SELECT bloom_agg((i, 'v')::pair, 1000, 0.01) FROM generate_series(1, 500) i)),
 	('empty growing', bloom_empty(10, 0.1, growth => 3));
 });
@@ -116,7 +110,7 @@ INSERT INTO f VALUES
 my $filter_bytes = 'SELECT name, md5(f::bytea) FROM f ORDER BY name';
 my $filter_answers = q{
 SELECT name, (SELECT count(*) FROM generate_series(1, 2000) i WHERE
-	CASE name WHEN 'keyed' THEN bloom_contains(f, i, '\x000102030405060708090a0b0c0d0e0f'::bytea)
+	CASE name WHEN 'keyed' THEN bloom_contains(f, i, } . $filter_key . q{)
 			  WHEN 'composite' THEN bloom_contains(f, (i, 'v')::pair)
 			  WHEN 'text' THEN bloom_contains(f, 'v' || i)
 			  ELSE bloom_contains(f, i) END)
