@@ -172,7 +172,6 @@ SELECT signature_bits, bits_per_column FROM bloomidx_stats('st_opts');
 DROP INDEX st_opts;
 \set VERBOSITY default
 CREATE INDEX ON st USING bloomidx (s text_trgm_ops (elements = 0));
-CREATE INDEX ON st USING bloomidx (sec int4_ops (elements = 4));
 CREATE INDEX ON st USING bloomidx (sec array_elem_ops);
 \set VERBOSITY terse
 
