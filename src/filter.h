@@ -3,9 +3,13 @@
  * filter.h
  *	  Declarations shared by the files of the bloomfilter SQL type.
  *
- * filter.c holds the type's input and output, constructors, probes and
- * combination; filter_hash.c how values are hashed; filter_agg.c the
- * aggregates.  The byte format is in filter_format.h.
+ * The files, from the SQL functions down (each calls only files below it):
+ * filter_io.c, filter_probe.c, filter_ops.c, filter_agg.c and
+ * filter_compare.c hold the SQL-callable functions; filter_variant.c the
+ * variants and combination; filter_detoast.c how filter arguments are
+ * read; filter_core.c the datum, header and checks; filter_keyed.c keys;
+ * filter_hash.c how values are hashed.  The byte format is in
+ * filter_format.h.
  *
  *-------------------------------------------------------------------------
  */
@@ -13,6 +17,7 @@
 #define BLOOMIDX_FILTER_H
 
 #include "fmgr.h"
+#include "utils/builtins.h"
 #include "utils/typcache.h"
 
 #include "filter_format.h"
@@ -26,7 +31,7 @@
 
 /*
  * Detoasted filters at least this large are moved so that their cells are
- * line-aligned and on huge pages (BloomRehome in filter.c)
+ * line-aligned and on huge pages (BloomRehome in filter_detoast.c)
  */
 #define BLOOM_REHOME_MIN_SIZE	(4 * 1024 * 1024)
 #define BLOOM_HUGE_PAGE_SIZE	(2 * 1024 * 1024)
@@ -107,39 +112,52 @@ typedef struct BloomFnCache
 /* Bytes of a key */
 #define BLOOM_KEY_LEN			16
 
+/*
+ * Name of a type for messages, even if it no longer exists.
+ */
+static inline char *
+BloomTypeName(Oid typid)
+{
+	return format_type_extended(typid, -1, FORMAT_TYPE_ALLOW_INVALID);
+}
+
 /* filter_hash.c */
 extern BloomTypeHashing BloomTypeHashingOf(Oid typid);
 extern void BloomCheckNewType(Oid typid, BloomTypeHashing hashing);
 extern uint64 BloomValueHash(BloomFnCache *cache, uint16 scheme, Datum value);
 extern uint64 BloomLabelHash(Oid typid, Datum value);
+extern TypeCacheEntry *BloomLookupHash(Oid typid);
+extern BloomFnCache *BloomGetFnCache(FunctionCallInfo fcinfo, int argno, bool is_array);
 
 /* filter_keyed.c */
 extern void BloomKeyFromBytea(bytea *key, BloomKey *out);
 extern void BloomCheckKey(const BloomFilterHeader *hdr, const BloomKey *key);
 extern uint64 BloomKeyedHash(const BloomKey *key, uint64 hash);
 
-/* filter.c */
-extern char *BloomTypeName(Oid typid);
+/* filter_core.c */
 extern void BloomFilterOpen(bytea *datum, BloomFilterData *f);
 extern bytea *BloomFilterAllocate(MemoryContext cxt, const BloomFilterHeader *hdr);
 extern bytea *BloomFilterCopy(MemoryContext cxt, const bytea *datum);
 extern void BloomHeaderInit(BloomFilterHeader *hdr, uint64 nbits, int nhashes,
 							uint64 capacity, double fpr);
+extern bool BloomTypeNames(Oid typid, char **nspname, char **typname);
 extern void BloomHeaderSetType(BloomFilterHeader *hdr, Oid typid,
 							   BloomTypeHashing hashing);
-extern bool BloomTypeNames(Oid typid, char **nspname, char **typname);
 extern void BloomChooseSize(int64 capacity, double fpr, uint64 *nbits, int *nhashes);
 extern void BloomChooseSizeFor(int64 capacity, double fpr, uint16 flags,
 							   uint64 *nbits, int *nhashes);
-extern BloomFnCache *BloomGetFnCache(FunctionCallInfo fcinfo, int argno, bool is_array);
+extern void BloomCheckValueType(Oid elemtype, Oid valuetype, bool adding);
+extern void BloomCheckHome(const BloomFilterHeader *hdr, BloomTypeHashing hashing);
+extern bytea *BloomFilterTyped(MemoryContext cxt, const BloomFilterData *f,
+							   BloomFnCache *cache);
+
+/* filter_detoast.c */
+extern bytea *BloomGetFilterArg(FunctionCallInfo fcinfo, int argno,
+								BloomFnCache *cache);
 extern const BloomFilterData *BloomOpenFilterArg(FunctionCallInfo fcinfo, int argno,
 												BloomFnCache *cache,
 												BloomFilterData *local);
-extern void BloomCheckValueType(Oid elemtype, Oid valuetype, bool adding);
-extern void BloomCheckHome(const BloomFilterHeader *hdr, BloomTypeHashing hashing);
-extern bytea *BloomCombineInto(MemoryContext cxt, bytea *a, bytea *b, bool intersect);
-extern bytea *BloomFilterTyped(MemoryContext cxt, const BloomFilterData *f,
-							   BloomFnCache *cache);
+extern struct varlena *BloomDetoastLarge(struct varlena *raw, void **alloc);
 
 /* What bloom_info and bloom_cardinality report of a filter */
 typedef struct BloomFilterStatsData
@@ -172,5 +190,6 @@ extern void BloomCombineCells(uint8 *dst, const uint8 *src, size_t nbytes,
 							  bool counting, bool intersect);
 extern const char *BloomVariantName(uint16 flags);
 extern double BloomBlockedRate(double bits_per_value, int k);
+extern bytea *BloomCombineInto(MemoryContext cxt, bytea *a, bytea *b, bool intersect);
 
 #endif							/* BLOOMIDX_FILTER_H */

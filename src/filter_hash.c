@@ -20,6 +20,7 @@
 #include "postgres.h"
 
 #include "access/htup_details.h"
+#include "catalog/pg_collation.h"
 #include "catalog/pg_enum.h"
 #include "catalog/pg_type.h"
 #include "common/hashfn.h"
@@ -27,6 +28,7 @@
 #include "utils/array.h"
 #include "utils/builtins.h"
 #include "utils/lsyscache.h"
+#include "utils/memutils.h"
 #include "utils/syscache.h"
 #include "utils/typcache.h"
 
@@ -201,4 +203,127 @@ BloomValueHash(BloomFnCache *cache, uint16 scheme, Datum value)
 		return BloomLabelHash(cache->elemtype, value);
 	return BloomHashDatum(&cache->typentry->hash_extended_proc_finfo,
 						  cache->collation, value);
+}
+
+/*
+ * Collation to hash values of typid with, given the call's collation.
+ *
+ * Deterministic collations all hash strings by their bytes, so a filter
+ * does not depend on which one built or probes it.  Without a collation
+ * (a collation conflict) use the database default, which is deterministic.
+ * Nondeterministic collations would make the answer depend on the
+ * collation of each call, which the filter does not record: refuse them.
+ */
+static Oid
+BloomHashCollation(Oid typid, Oid collation)
+{
+	if (!OidIsValid(collation))
+		return type_is_collatable(typid) ? DEFAULT_COLLATION_OID : InvalidOid;
+	if (!get_collation_isdeterministic(collation))
+		ereport(ERROR,
+				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+				 errmsg("bloom filters do not support nondeterministic collations"),
+				 errhint("Apply a deterministic collation to the values, for example COLLATE \"C\".")));
+	return collation;
+}
+
+/*
+ * Type cache entry of typid, with its extended hash function.
+ */
+TypeCacheEntry *
+BloomLookupHash(Oid typid)
+{
+	TypeCacheEntry *typentry;
+
+	typentry = lookup_type_cache(typid, TYPECACHE_HASH_EXTENDED_PROC_FINFO);
+	if (!OidIsValid(typentry->hash_extended_proc_finfo.fn_oid))
+		ereport(ERROR,
+				(errcode(ERRCODE_UNDEFINED_FUNCTION),
+				 errmsg("could not identify an extended hash function for type %s",
+						format_type_be(typid)),
+				 errhint("Bloom filters hash values with the default hash operator class of their type; cast the values to a type that has one, such as text.")));
+	return typentry;
+}
+
+/*
+ * Type of argument argno of a call: from the call's expression, or, when
+ * the function was looked up without one, the type it declares, unless that
+ * is a pseudo-type (anyelement).  Citus' worker_partial_agg calls an
+ * aggregate's transition function so, through fmgr alone; the typed forms
+ * of bloom_agg have transition functions that declare the type.
+ */
+static Oid
+BloomCallArgType(FmgrInfo *flinfo, int argno)
+{
+	Oid			argtype = get_fn_expr_argtype(flinfo, argno);
+	Oid		   *argtypes;
+	int			nargs;
+
+	if (OidIsValid(argtype) || !OidIsValid(flinfo->fn_oid))
+		return argtype;
+	(void) get_func_signature(flinfo->fn_oid, &argtypes, &nargs);
+	if (argno < nargs && get_typtype(argtypes[argno]) != TYPTYPE_PSEUDO)
+		argtype = argtypes[argno];
+	pfree(argtypes);
+	return argtype;
+}
+
+/*
+ * The fn_extra cache of a call site whose argument argno is a value (or,
+ * with is_array, an array of values) to hash, set up on first use.
+ */
+BloomFnCache *
+BloomGetFnCache(FunctionCallInfo fcinfo, int argno, bool is_array)
+{
+	BloomFnCache *cache = (BloomFnCache *) fcinfo->flinfo->fn_extra;
+	Oid			argtype;
+	Oid			collation = PG_GET_COLLATION();
+
+	if (cache == NULL)
+	{
+		cache = MemoryContextAllocZero(fcinfo->flinfo->fn_mcxt,
+									   sizeof(BloomFnCache));
+		fcinfo->flinfo->fn_extra = cache;
+	}
+	if (argno < 0)
+		return cache;
+
+	/* the argument type and collation of a call site do not change */
+	if (OidIsValid(cache->argtype) && collation == cache->inputcollation)
+		return cache;
+
+	argtype = BloomCallArgType(fcinfo->flinfo, argno);
+	if (!OidIsValid(argtype))
+		elog(ERROR, "could not determine the data type of argument %d", argno);
+
+	if (argtype != cache->argtype)
+	{
+		Oid			basetype = getBaseType(argtype);
+
+		if (is_array)
+		{
+			Oid			elemtype = get_element_type(basetype);
+
+			if (!OidIsValid(elemtype))
+				elog(ERROR, "argument %d is not an array", argno);
+			cache->arraytype = basetype;
+			cache->arrayentry = NULL;
+			get_typlenbyvalalign(elemtype, &cache->elmlen, &cache->elmbyval,
+								 &cache->elmalign);
+			basetype = getBaseType(elemtype);
+		}
+		cache->elemtype = basetype;
+		cache->typentry = BloomLookupHash(basetype);
+		/* an array hashes by OIDs exactly when its elements do */
+		cache->hashing = BloomTypeHashingOf(basetype);
+		cache->argtype = argtype;
+		cache->inputcollation = InvalidOid;
+		cache->collation = BloomHashCollation(basetype, InvalidOid);
+	}
+	if (collation != cache->inputcollation)
+	{
+		cache->collation = BloomHashCollation(cache->elemtype, collation);
+		cache->inputcollation = collation;
+	}
+	return cache;
 }

@@ -16,14 +16,8 @@
  */
 #include "postgres.h"
 
-#include "fmgr.h"
-
 #include "filter.h"
 #include "signature.h"
-
-PG_FUNCTION_INFO_V1(bloom_empty_keyed);
-PG_FUNCTION_INFO_V1(bloom_add_keyed);
-PG_FUNCTION_INFO_V1(bloom_contains_keyed);
 
 /* Message whose SipHash under the key is the key's fingerprint: "bloomkey" */
 #define BLOOM_KEY_FINGERPRINT_MESSAGE	UINT64CONST(0x79656b6d6f6f6c62)
@@ -87,72 +81,4 @@ uint64
 BloomKeyedHash(const BloomKey *key, uint64 hash)
 {
 	return BloomSipHash64(key->k0, key->k1, hash);
-}
-
-/*
- * bloom_empty(capacity, false_positive_rate, key): an empty keyed filter.
- */
-Datum
-bloom_empty_keyed(PG_FUNCTION_ARGS)
-{
-	BloomFilterHeader hdr;
-	BloomKey	key;
-
-	BloomKeyFromBytea(PG_GETARG_BYTEA_PP(2), &key);
-	BloomHeaderInitVariant(&hdr, PG_GETARG_INT64(0), PG_GETARG_FLOAT8(1),
-						   0, false, false);
-	hdr.version = BLOOM_FILTER_FORMAT_VARIANT;
-	hdr.flags |= BLOOM_VARIANT_KEYED;
-	hdr.key_fingerprint = key.fingerprint;
-	PG_RETURN_BYTEA_P(BloomFilterAllocate(CurrentMemoryContext, &hdr));
-}
-
-/*
- * bloom_add(filter, value, key): a copy of a keyed filter with the value
- * added.
- */
-Datum
-bloom_add_keyed(PG_FUNCTION_ARGS)
-{
-	BloomFnCache *cache = BloomGetFnCache(fcinfo, 1, false);
-	BloomFilterData f;
-	BloomKey	key;
-	bytea	   *out;
-
-	BloomKeyFromBytea(PG_GETARG_BYTEA_PP(2), &key);
-	BloomFilterOpen(PG_GETARG_BYTEA_PP(0), &f);
-	BloomCheckKey(&f.hdr, &key);
-	BloomCheckValueType(f.hdr.elemtype, cache->elemtype, true);
-	BloomCheckHome(&f.hdr, cache->hashing);
-
-	out = BloomFilterTyped(CurrentMemoryContext, &f, cache);
-	BloomFilterOpen(out, &f);
-	PG_RETURN_BYTEA_P(BloomFilterAddHash(CurrentMemoryContext, &f,
-										 BloomKeyedHash(&key,
-														BloomValueHash(cache, f.hdr.hash_scheme,
-																	   PG_GETARG_DATUM(1)))));
-}
-
-/*
- * bloom_contains(filter, value, key): might a keyed filter contain the
- * value?
- */
-Datum
-bloom_contains_keyed(PG_FUNCTION_ARGS)
-{
-	BloomFnCache *cache = BloomGetFnCache(fcinfo, 1, false);
-	BloomFilterData f;
-	BloomKey	key;
-
-	BloomKeyFromBytea(PG_GETARG_BYTEA_PP(2), &key);
-	BloomFilterOpen(PG_GETARG_BYTEA_PP(0), &f);
-	BloomCheckKey(&f.hdr, &key);
-	BloomCheckValueType(f.hdr.elemtype, cache->elemtype, false);
-	BloomCheckHome(&f.hdr, cache->hashing);
-	if (f.hdr.elemtype == 0)
-		PG_RETURN_BOOL(false);
-	PG_RETURN_BOOL(BloomFilterTestHash(&f,
-									   BloomKeyedHash(&key,
-													  BloomValueHash(cache, f.hdr.hash_scheme,
-																	 PG_GETARG_DATUM(1)))));
 }

@@ -602,3 +602,104 @@ BloomFilterStats(const BloomFilterData *f, BloomFilterStatsData *st)
 	}
 	st->fpr = 1.0 - pass;
 }
+
+/*
+ * Error out unless two filters have the same element type (or one has
+ * none yet), size, number of hash functions, hash scheme and home
+ * database, and may be used in this database.
+ */
+static void
+BloomCheckCompatible(const BloomFilterHeader *a, const BloomFilterHeader *b,
+					 bool intersect)
+{
+	if (a->elemtype != 0 && b->elemtype != 0 && a->elemtype != b->elemtype)
+		ereport(ERROR,
+				(errcode(ERRCODE_DATATYPE_MISMATCH),
+				 errmsg("cannot combine a bloom filter of type %s with a bloom filter of type %s",
+						BloomTypeName(a->elemtype), BloomTypeName(b->elemtype))));
+	BloomCheckSameVariant(a, b, intersect);
+	if (a->key_fingerprint != b->key_fingerprint)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("cannot combine keyed bloom filters built with different keys"),
+				 errhint("Combine filters built with the same key.")));
+	/* an untyped filter has scheme 1 until it gets its type */
+	if (a->elemtype != 0 && b->elemtype != 0 && a->hash_scheme != b->hash_scheme)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("cannot combine a bloom filter of hash scheme %u with a bloom filter of hash scheme %u",
+						a->hash_scheme, b->hash_scheme),
+				 errdetail("A filter of hash scheme %u hashes enum values by their labels, one of hash scheme %u by their OIDs.",
+						   BLOOM_FILTER_HASH_SCHEME_LABELS, BLOOM_FILTER_HASH_SCHEME),
+				 errhint("Build the filter of hash scheme %u again: a new filter of type %s hashes enum values by their labels.",
+						 BLOOM_FILTER_HASH_SCHEME, BloomTypeName(a->elemtype))));
+	BloomCheckHome(a, BLOOM_HASH_PORTABLE);
+	BloomCheckHome(b, BLOOM_HASH_PORTABLE);
+	/* both usable here, so a difference is one with a home and one without */
+	if (a->elemtype != 0 && b->elemtype != 0 &&
+		(a->home_sysid != b->home_sysid || a->home_dbid != b->home_dbid ||
+		 a->home_typid != b->home_typid))
+		ereport(ERROR,
+				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+				 errmsg("cannot combine bloom filters of type %s built in different databases",
+						BloomTypeName(a->elemtype)),
+				 errdetail("Values of type %s hash by object identifiers (OIDs), which differ from one database to another, and only one of the filters records the database that built it.",
+						   BloomTypeName(a->elemtype)),
+				 errhint("Build the filters from the values cast to text, for example bloom_agg(col::text), or build them again in this database.")));
+}
+
+/*
+ * Combine filter b into filter a, which is writable, by OR (union) or AND
+ * (intersection); returns the result, a itself or a new filter in cxt.
+ * The result has the element type of whichever has one, and keeps the
+ * capacity and target rate only if both agree on them.
+ */
+bytea *
+BloomCombineInto(MemoryContext cxt, bytea *a, bytea *b, bool intersect)
+{
+	BloomFilterData fa;
+	BloomFilterData fb;
+	bool		counting;
+	uint32		i;
+
+	BloomFilterOpen(a, &fa);
+	BloomFilterOpen(b, &fb);
+	BloomCheckCompatible(&fa.hdr, &fb.hdr, intersect);
+	counting = (fa.hdr.flags & BLOOM_VARIANT_COUNTING) != 0;
+
+	/*
+	 * The result is a copy of b when a has no type yet (b's header has the
+	 * type and names) or when b has more layers; a is left alone, as it may
+	 * be an aggregate's state, which the executor frees.  Union and
+	 * intersection are commutative, so b's cells take a's.
+	 */
+	if ((fa.hdr.elemtype == 0 && fb.hdr.elemtype != 0) ||
+		fb.hdr.nlayers > fa.hdr.nlayers)
+	{
+		BloomFilterData tmp;
+
+		a = BloomFilterCopy(cxt, b);
+		tmp = fa;
+		BloomFilterOpen(a, &fa);
+		fb = tmp;
+	}
+	for (i = 0; i < fb.hdr.nlayers; i++)
+	{
+		CHECK_FOR_INTERRUPTS();
+		BloomCombineCells(fa.data + fa.hdr.layers[i].offset,
+						  fb.data + fb.hdr.layers[i].offset,
+						  fa.hdr.layers[i].nbytes, counting, intersect);
+		fa.hdr.layers[i].count += fb.hdr.layers[i].count;
+	}
+
+	if (fa.hdr.capacity != fb.hdr.capacity ||
+		fa.hdr.target_fpr != fb.hdr.target_fpr)
+	{
+		/* never for growing filters, which must agree on them */
+		fa.hdr.capacity = 0;
+		fa.hdr.target_fpr = 0;
+	}
+	/* the header keeps its size: only sizing and counts change */
+	BloomFilterEncodeHeader(fa.data, &fa.hdr);
+	return a;
+}
