@@ -4,12 +4,14 @@
  *	  Declarations shared by the files of the bloomfilter SQL type.
  *
  * The files, from the SQL functions down (each calls only files below it):
- * filter_io.c, filter_probe.c, filter_ops.c, filter_agg.c and
- * filter_compare.c hold the SQL-callable functions; filter_variant.c the
- * variants and combination; filter_detoast.c how filter arguments are
- * read; filter_core.c the datum, header and checks; filter_keyed.c keys;
- * filter_hash.c how values are hashed.  The byte format is in
- * filter_format.h.
+ * filter_io.c, filter_probe.c, filter_ops.c, filter_agg.c,
+ * filter_agg_combine.c and filter_compare.c hold the SQL-callable
+ * functions; filter_variant.c the table of variants, and adding, testing
+ * and combining through it (filter_variant.h); filter_plain.c,
+ * filter_growing.c, filter_counting.c, filter_blocked.c and filter_keyed.c
+ * the variants; filter_detoast.c how filter arguments are read;
+ * filter_core.c the datum, header, sizing and checks; filter_hash.c how
+ * values are hashed.  The byte format is in filter_format.h.
  *
  *-------------------------------------------------------------------------
  */
@@ -25,9 +27,6 @@
 
 /* Target rate of bloom_agg without a capacity */
 #define BLOOM_DEFAULT_FPR		0.01
-
-/* Ratio r of the rates of successive layers of a growing filter */
-#define BLOOM_GROWING_TIGHTENING	0.8
 
 /*
  * Detoasted filters at least this large are moved so that their cells are
@@ -135,6 +134,7 @@ extern void BloomCheckKey(const BloomFilterHeader *hdr, const BloomKey *key);
 extern uint64 BloomKeyedHash(const BloomKey *key, uint64 hash);
 
 /* filter_core.c */
+struct BloomVariantRoutine;
 extern void BloomFilterOpen(bytea *datum, BloomFilterData *f);
 extern bytea *BloomFilterAllocate(MemoryContext cxt, const BloomFilterHeader *hdr);
 extern bytea *BloomFilterCopy(MemoryContext cxt, const bytea *datum);
@@ -144,7 +144,8 @@ extern bool BloomTypeNames(Oid typid, char **nspname, char **typname);
 extern void BloomHeaderSetType(BloomFilterHeader *hdr, Oid typid,
 							   BloomTypeHashing hashing);
 extern void BloomChooseSize(int64 capacity, double fpr, uint64 *nbits, int *nhashes);
-extern void BloomChooseSizeFor(int64 capacity, double fpr, uint16 flags,
+extern void BloomChooseSizeFor(int64 capacity, double fpr,
+							   const struct BloomVariantRoutine *v,
 							   uint64 *nbits, int *nhashes);
 extern void BloomCheckValueType(Oid elemtype, Oid valuetype, bool adding);
 extern void BloomCheckHome(const BloomFilterHeader *hdr, BloomTypeHashing hashing);
@@ -158,38 +159,5 @@ extern const BloomFilterData *BloomOpenFilterArg(FunctionCallInfo fcinfo, int ar
 												BloomFnCache *cache,
 												BloomFilterData *local);
 extern struct varlena *BloomDetoastLarge(struct varlena *raw, void **alloc);
-
-/* What bloom_info and bloom_cardinality report of a filter */
-typedef struct BloomFilterStatsData
-{
-	uint64		ncells;			/* bits (counters) of all layers */
-	uint64		nset;			/* those set (nonzero) */
-	double		cardinality;	/* estimated distinct values added */
-	double		fpr;			/* expected false-positive rate */
-} BloomFilterStatsData;
-
-/* filter_ops.c */
-extern void BloomHeaderInitVariant(BloomFilterHeader *hdr, int64 capacity,
-								   double fpr, int32 growth, bool counting,
-								   bool blocked);
-
-/* filter_variant.c */
-extern void BloomFilterStats(const BloomFilterData *f, BloomFilterStatsData *st);
-extern bool BloomLayerTest(const BloomFilterData *f, int i, uint64 hash);
-extern bool BloomFilterTestHash(const BloomFilterData *f, uint64 hash);
-extern void BloomFilterTestHashes(const BloomFilterData *f,
-								  const uint64 *hashes, int n, bool *found);
-extern bytea *BloomFilterAddHash(MemoryContext cxt, BloomFilterData *f, uint64 hash);
-extern void BloomFilterRemoveHash(BloomFilterData *f, uint64 hash);
-extern uint64 BloomLayerCapacity(const BloomFilterHeader *hdr, int i);
-extern double BloomLayerRate(const BloomFilterHeader *hdr, int i);
-extern uint64 BloomFilterValues(const BloomFilterHeader *hdr);
-extern void BloomCheckSameVariant(const BloomFilterHeader *a,
-								  const BloomFilterHeader *b, bool intersect);
-extern void BloomCombineCells(uint8 *dst, const uint8 *src, size_t nbytes,
-							  bool counting, bool intersect);
-extern const char *BloomVariantName(uint16 flags);
-extern double BloomBlockedRate(double bits_per_value, int k);
-extern bytea *BloomCombineInto(MemoryContext cxt, bytea *a, bytea *b, bool intersect);
 
 #endif							/* BLOOMIDX_FILTER_H */

@@ -24,7 +24,7 @@
 #include "utils/builtins.h"
 #include "utils/memutils.h"
 
-#include "filter.h"
+#include "filter_variant.h"
 #include "signature.h"
 
 /* Initial number of slots of bloom_agg's hash set; a power of two */
@@ -226,14 +226,15 @@ static void
 BloomSetToFilter(BloomAggState *state)
 {
 	BloomFilterHeader hdr;
+	BloomVariantOptions opts = {0};
 	uint64	   *slots = state->slots;
 	uint64		nslots = state->nslots;
 	bool		has_zero = state->has_zero;
 	uint64		i;
 
+	opts.growth = BLOOM_SET_OVERFLOW_GROWTH;
 	BloomHeaderInitVariant(&hdr, (int64) (nslots / 2 + nslots / 4),
-						   BLOOM_DEFAULT_FPR, BLOOM_SET_OVERFLOW_GROWTH,
-						   false, false);
+						   BLOOM_DEFAULT_FPR, &opts);
 	BloomHeaderSetType(&hdr, state->elemtype,
 					   BloomTypeHashingOf(state->elemtype));
 	state->sized = true;
@@ -849,9 +850,11 @@ static bytea *
 BloomAggMakeGrowing(FunctionCallInfo fcinfo, BloomFnCache *cache)
 {
 	BloomFilterHeader hdr;
+	BloomVariantOptions opts = {0};
 
+	opts.growth = PG_GETARG_INT32(4);
 	BloomHeaderInitVariant(&hdr, PG_GETARG_INT64(2), PG_GETARG_FLOAT8(3),
-						   PG_GETARG_INT32(4), false, false);
+						   &opts);
 	BloomHeaderSetType(&hdr, cache->elemtype, cache->hashing);
 	return BloomFilterAllocate(CurrentMemoryContext, &hdr);
 }
@@ -892,7 +895,7 @@ BloomAggMakeFromTemplate(FunctionCallInfo fcinfo, BloomFnCache *cache)
 
 	BloomFilterOpen(PG_GETARG_BYTEA_PP(2), &t);
 	BloomCheckKey(&t.hdr, fcinfo->nargs == 4 ? &cache->key : NULL);
-	if (t.hdr.flags & BLOOM_VARIANT_GROWING)
+	if (t.hdr.growth != 0)		/* growing */
 		ereport(ERROR,
 				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
 				 errmsg("bloom_agg cannot fill a growing filter given as template"),

@@ -35,7 +35,7 @@
 #include "utils/memutils.h"
 #include "utils/syscache.h"
 
-#include "filter.h"
+#include "filter_variant.h"
 #include "signature.h"
 
 StaticAssertDecl(BLOOM_FILTER_HASH_SCHEME == BLOOM_HASH_SCHEME,
@@ -175,71 +175,14 @@ BloomHeaderSetType(BloomFilterHeader *hdr, Oid typid, BloomTypeHashing hashing)
 }
 
 /*
- * Bits per value and number of hash functions of a filter of the variant
- * flags at false-positive rate fpr.  A plain or counting filter takes k near
- * log2(1/p), which minimizes m, and then the m that makes (1-e^(-kn/m))^k
- * = p.  A blocked filter's rate is worse at equal size (the blocks' loads
- * vary): it takes the least bits per value, over k near that k, for which
- * BloomBlockedRate meets p.
- */
-static void
-BloomBitsPerValue(double fpr, uint16 flags, double *per_value, int *nhashes)
-{
-	double		k = rint(-log2(fpr));
-
-	k = Max(k, 1);
-	k = Min(k, BLOOM_FILTER_MAX_NHASHES);
-	*per_value = -k / log1p(-pow(fpr, 1.0 / k));
-	*nhashes = (int) k;
-
-	if (flags & BLOOM_VARIANT_BLOCKED)
-	{
-		double		best = 0;
-		int			bestk = 0;
-		int			kk;
-
-		for (kk = Max(1, (int) k - 3); kk <= Min((int) k + 2, BLOOM_FILTER_MAX_NHASHES); kk++)
-		{
-			double		lo = *per_value,
-						hi = *per_value * 4;
-			int			iter;
-
-			if (BloomBlockedRate(hi, kk) > fpr)
-				continue;
-			for (iter = 0; iter < 40; iter++)
-			{
-				double		mid = (lo + hi) / 2;
-
-				if (BloomBlockedRate(mid, kk) > fpr)
-					lo = mid;
-				else
-					hi = mid;
-			}
-			if (bestk == 0 || hi < best)
-			{
-				best = hi;
-				bestk = kk;
-			}
-		}
-		if (bestk == 0)
-			ereport(ERROR,
-					(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-					 errmsg("a blocked bloom filter cannot reach false-positive rate %g", fpr),
-					 errhint("Use a rate of at least 1e-6 for a blocked filter, or a filter that is not blocked.")));
-		*per_value = best;
-		*nhashes = bestk;
-	}
-}
-
-/*
  * Choose the number of hash functions and of bits (counters of a counting
- * filter) for capacity values at false-positive rate fpr in a filter of
- * the variant flags, after checking both; errors if the filter would
- * exceed 256 MB.
+ * filter) for capacity values at false-positive rate fpr in a layer of a
+ * filter whose routines are v, after checking both; errors if the filter
+ * would exceed 256 MB.
  */
 void
-BloomChooseSizeFor(int64 capacity, double fpr, uint16 flags, uint64 *nbits,
-				   int *nhashes)
+BloomChooseSizeFor(int64 capacity, double fpr, const BloomVariantRoutine *v,
+				   uint64 *nbits, int *nhashes)
 {
 	double		per_value;
 	double		m;
@@ -250,15 +193,10 @@ BloomChooseSizeFor(int64 capacity, double fpr, uint16 flags, uint64 *nbits,
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 				 errmsg("false_positive_rate must be between 0 and 1, exclusive"),
 				 errhint("Use a rate greater than 0 and less than 1, such as 0.01.")));
-	if ((flags & BLOOM_VARIANT_BLOCKED) && fpr < 1e-6)
-		ereport(ERROR,
-				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-				 errmsg("a blocked bloom filter cannot reach false-positive rate %g", fpr),
-				 errhint("Use a rate of at least 1e-6 for a blocked filter, or a filter that is not blocked.")));
 
-	BloomBitsPerValue(fpr, flags, &per_value, nhashes);
-	if (flags & BLOOM_VARIANT_COUNTING)
-		maxcells /= 4;			/* 4 bits a counter */
+	v->bitspervalue(fpr, &per_value, nhashes);
+	if (v->cellbits > 1)
+		maxcells /= v->cellbits;
 
 	if (capacity <= 0)
 		ereport(ERROR,
@@ -268,8 +206,8 @@ BloomChooseSizeFor(int64 capacity, double fpr, uint16 flags, uint64 *nbits,
 						 floor(maxcells / per_value), fpr)));
 
 	m = ceil(per_value * (double) capacity);
-	if (flags & BLOOM_VARIANT_BLOCKED)
-		m = ceil(m / BLOOM_BLOCK_BITS) * BLOOM_BLOCK_BITS;
+	if (v->blockbits > 1)
+		m = ceil(m / v->blockbits) * v->blockbits;
 	if (!(m <= maxcells))
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
@@ -287,7 +225,7 @@ BloomChooseSizeFor(int64 capacity, double fpr, uint16 flags, uint64 *nbits,
 void
 BloomChooseSize(int64 capacity, double fpr, uint64 *nbits, int *nhashes)
 {
-	BloomChooseSizeFor(capacity, fpr, 0, nbits, nhashes);
+	BloomChooseSizeFor(capacity, fpr, &BloomPlainVariant, nbits, nhashes);
 }
 
 /*

@@ -10,13 +10,15 @@
  * without the key.  The filter stores only a fingerprint of the key (the
  * SipHash of a constant under it), never the key: a probe, addition or
  * combination under another key, or none, is refused.  The key never
- * appears in a message.
+ * appears in a message.  Keyed is a modifier: a keyed filter's cells are
+ * those of a plain one, its values' hashes keyed (BloomKeyedHash) by the
+ * functions that take the key.
  *
  *-------------------------------------------------------------------------
  */
 #include "postgres.h"
 
-#include "filter.h"
+#include "filter_variant.h"
 #include "signature.h"
 
 /* Message whose SipHash under the key is the key's fingerprint: "bloomkey" */
@@ -82,3 +84,29 @@ BloomKeyedHash(const BloomKey *key, uint64 hash)
 {
 	return BloomSipHash64(key->k0, key->k1, hash);
 }
+
+/*
+ * Was a keyed filter asked for?
+ */
+static bool
+BloomKeyedChosen(const BloomVariantOptions *opts)
+{
+	return opts->key != NULL;
+}
+
+/*
+ * The key's fingerprint in the header of a new keyed filter.
+ */
+static void
+BloomKeyedInitHeader(BloomFilterHeader *hdr, const BloomVariantOptions *opts)
+{
+	hdr->key_fingerprint = opts->key->fingerprint;
+}
+
+const BloomVariantRoutine BloomKeyedVariant = {
+	.name = "keyed",
+	.flag = BLOOM_VARIANT_KEYED,
+	.modifier = true,
+	.chosen = BloomKeyedChosen,
+	.initheader = BloomKeyedInitHeader,
+};

@@ -15,7 +15,7 @@
 #include "miscadmin.h"
 #include "utils/builtins.h"
 
-#include "filter.h"
+#include "filter_variant.h"
 #include "signature.h"
 
 PG_FUNCTION_INFO_V1(bloom_empty);
@@ -29,54 +29,6 @@ PG_FUNCTION_INFO_V1(bloom_union);
 PG_FUNCTION_INFO_V1(bloom_intersect);
 PG_FUNCTION_INFO_V1(bloom_cardinality);
 PG_FUNCTION_INFO_V1(bloom_info);
-
-/*
- * Fill in the header of an empty filter for capacity values at rate fpr,
- * growing by growth (0: a fixed size), counting or blocked.
- */
-void
-BloomHeaderInitVariant(BloomFilterHeader *hdr, int64 capacity, double fpr,
-					   int32 growth, bool counting, bool blocked)
-{
-	uint16		flags = 0;
-	uint64		nbits;
-	int			nhashes;
-	double		layer_fpr = fpr;
-
-	if (growth < 0 || growth > BLOOM_FILTER_MAX_GROWTH)
-		ereport(ERROR,
-				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-				 errmsg("growth must be between 0 and %d", BLOOM_FILTER_MAX_GROWTH),
-				 errhint("Use 0 for a filter of a fixed size, or a growth factor between 1 and %d, such as 2.",
-						 BLOOM_FILTER_MAX_GROWTH)));
-	if (counting && (growth > 0 || blocked))
-		ereport(ERROR,
-				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
-				 errmsg("a counting bloom filter can be neither growing nor blocked"),
-				 errhint("Create a counting filter with growth 0 and blocked false.")));
-	if (growth > 0)
-		flags |= BLOOM_VARIANT_GROWING;
-	if (counting)
-		flags |= BLOOM_VARIANT_COUNTING;
-	if (blocked)
-		flags |= BLOOM_VARIANT_BLOCKED;
-
-	/* the first layer of a growing filter gets p * (1 - r) */
-	if (growth > 0 && fpr > 0.0 && fpr < 1.0)
-		layer_fpr = fpr * (1.0 - BLOOM_GROWING_TIGHTENING);
-	BloomChooseSizeFor(capacity, layer_fpr, flags, &nbits, &nhashes);
-	BloomHeaderInit(hdr, nbits, nhashes, capacity, fpr);
-	if (flags != 0)
-	{
-		hdr->version = BLOOM_FILTER_FORMAT_VARIANT;
-		hdr->flags = flags;
-	}
-	if (growth > 0)
-	{
-		hdr->growth = growth;
-		hdr->tightening = BLOOM_GROWING_TIGHTENING;
-	}
-}
 
 /*
  * bloom_empty(capacity, false_positive_rate): an empty filter sized for
@@ -134,10 +86,13 @@ Datum
 bloom_empty_variant(PG_FUNCTION_ARGS)
 {
 	BloomFilterHeader hdr;
+	BloomVariantOptions opts = {0};
 
+	opts.growth = PG_GETARG_INT32(2);
+	opts.counting = PG_GETARG_BOOL(3);
+	opts.blocked = PG_GETARG_BOOL(4);
 	BloomHeaderInitVariant(&hdr, PG_GETARG_INT64(0), PG_GETARG_FLOAT8(1),
-						   PG_GETARG_INT32(2), PG_GETARG_BOOL(3),
-						   PG_GETARG_BOOL(4));
+						   &opts);
 	PG_RETURN_BYTEA_P(BloomFilterAllocate(CurrentMemoryContext, &hdr));
 }
 
@@ -148,14 +103,13 @@ Datum
 bloom_empty_keyed(PG_FUNCTION_ARGS)
 {
 	BloomFilterHeader hdr;
+	BloomVariantOptions opts = {0};
 	BloomKey	key;
 
 	BloomKeyFromBytea(PG_GETARG_BYTEA_PP(2), &key);
+	opts.key = &key;
 	BloomHeaderInitVariant(&hdr, PG_GETARG_INT64(0), PG_GETARG_FLOAT8(1),
-						   0, false, false);
-	hdr.version = BLOOM_FILTER_FORMAT_VARIANT;
-	hdr.flags |= BLOOM_VARIANT_KEYED;
-	hdr.key_fingerprint = key.fingerprint;
+						   &opts);
 	PG_RETURN_BYTEA_P(BloomFilterAllocate(CurrentMemoryContext, &hdr));
 }
 
@@ -172,7 +126,7 @@ bloom_remove(PG_FUNCTION_ARGS)
 
 	BloomFilterOpen(PG_GETARG_BYTEA_PP(0), &f);
 	BloomCheckKey(&f.hdr, NULL);
-	if (!(f.hdr.flags & BLOOM_VARIANT_COUNTING))
+	if (!BloomVariantCanRemove(f.hdr.flags))
 		ereport(ERROR,
 				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
 				 errmsg("cannot remove a value from a %s bloom filter",
@@ -207,12 +161,13 @@ bloom_plain(PG_FUNCTION_ARGS)
 	BloomFilterData r;
 	BloomFilterHeader hdr;
 	bytea	   *out;
-	uint64		p;
+	const BloomVariantRoutine *v;
 
 	BloomFilterOpen(in, &f);
 	if (f.hdr.flags == 0)
 		PG_RETURN_BYTEA_P(in);
-	if (f.hdr.flags != BLOOM_VARIANT_COUNTING)
+	v = BloomGetVariant(f.hdr.flags);
+	if (v->toplain == NULL)
 		ereport(ERROR,
 				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
 				 errmsg("cannot convert a %s bloom filter to a plain one",
@@ -224,13 +179,7 @@ bloom_plain(PG_FUNCTION_ARGS)
 	hdr.flags = 0;
 	out = BloomFilterAllocate(CurrentMemoryContext, &hdr);
 	BloomFilterOpen(out, &r);
-	for (p = 0; p < f.hdr.nbits; p++)
-	{
-		if ((p & 0xFFFFF) == 0)
-			CHECK_FOR_INTERRUPTS();
-		if ((f.bits[p >> 1] >> ((p & 1) << 2)) & 0x0F)
-			BloomSetBit(r.bits, p);
-	}
+	v->toplain(f.data + f.hdr.layers[0].offset, &f.hdr.layers[0], r.bits);
 	PG_RETURN_BYTEA_P(out);
 }
 
@@ -380,7 +329,7 @@ bloom_info(PG_FUNCTION_ARGS)
 	values[11] = CStringGetTextDatum(BloomVariantName(f.hdr.flags));
 	values[12] = Int32GetDatum((int32) f.hdr.nlayers);
 	values[13] = Int32GetDatum((int32) f.hdr.growth);
-	nulls[13] = !(f.hdr.flags & BLOOM_VARIANT_GROWING);
+	nulls[13] = (f.hdr.growth == 0);	/* not growing */
 
 	PG_RETURN_DATUM(HeapTupleGetDatum(heap_form_tuple(tupdesc, values, nulls)));
 }

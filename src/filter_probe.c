@@ -18,7 +18,7 @@
 #include "utils/fmgroids.h"
 #include "utils/lsyscache.h"
 
-#include "filter.h"
+#include "filter_variant.h"
 #include "signature.h"
 
 PG_FUNCTION_INFO_V1(bloom_add);

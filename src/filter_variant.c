@@ -1,18 +1,16 @@
 /*-------------------------------------------------------------------------
  *
  * filter_variant.c
- *	  Adding, testing and combining values in every kind of bloomfilter:
- *	  plain, growing (scalable), counting and blocked, keyed or not.
+ *	  The table of bloomfilter variants, and adding, testing, removing,
+ *	  combining and describing values in a filter of any variant through
+ *	  it.
  *
  * A filter is a list of layers (filter_format.h); all but growing filters
  * have one.  A value is in a filter if all its positions are set in some
- * layer.  The hash given here is the value's 64-bit hash.
- *
- * Growing filters follow Almeida et al., "Scalable Bloom Filters" (2007):
- * layer i holds capacity * growth^i values at rate p0 * r^i, where p0 =
- * p * (1 - r), so that the rates of all the layers sum to at most the
- * target p however many layers are added.  A value already in the filter
- * is not added again (as RedisBloom does), so duplicates do not fill it.
+ * layer.  The hash given here is the value's 64-bit hash (keyed already, for
+ * a keyed filter).  What a layer's cells are, and how a value is added, is
+ * the variants' (filter_variant.h); BloomGetVariant is the one place that
+ * finds a filter's routines.
  *
  *-------------------------------------------------------------------------
  */
@@ -22,46 +20,183 @@
 
 #include "miscadmin.h"
 #include "utils/float.h"
-#include "utils/memutils.h"
 
-#include "filter.h"
-#include "signature.h"
+#include "filter_variant.h"
 
 /*
- * Is position pos of a layer set (a nonzero counter)?
+ * The variants, plain first.  A filter's routines are composed from those
+ * of its flags in this order (filter_variant.h); a new variant is a flag
+ * in filter_format.h, a file defining its routines, and an entry here.
+ */
+static const BloomVariantRoutine *const BloomVariants[] = {
+	&BloomPlainVariant,
+	&BloomGrowingVariant,
+	&BloomCountingVariant,
+	&BloomBlockedVariant,
+	&BloomKeyedVariant,
+};
+
+/* Longest composed name: every variant's, and the spaces between */
+#define BLOOM_COMPOSED_NAME_LEN	64
+
+/* The composed routines of each set of flags, built on first use */
+typedef struct BloomComposedVariant
+{
+	bool		valid;
+	BloomVariantRoutine routine;
+	char		name[BLOOM_COMPOSED_NAME_LEN];
+} BloomComposedVariant;
+
+static BloomComposedVariant BloomComposed[BLOOM_VARIANT_ALL + 1];
+
+/*
+ * Is variant v one of those of flags?  The plain variant is of every set:
+ * the others take from it what they do not change.
  */
 static inline bool
-BloomCellTest(const uint8 *cells, bool counting, uint64 pos)
+BloomVariantOf(const BloomVariantRoutine *v, uint16 flags)
 {
-	if (counting)
-		return ((cells[pos >> 1] >> ((pos & 1) << 2)) & 0x0F) != 0;
-	return BloomTestBit(cells, pos);
+	return v->flag == 0 || (flags & v->flag) != 0;
+}
+
+/* Take entry field of variant v in the composed routine r, if v has it */
+#define BLOOM_COMPOSE(r, v, field) \
+	do { if ((v)->field) (r)->field = (v)->field; } while (0)
+
+/*
+ * Compose the routines of flags into c (filter_variant.h).
+ */
+static void
+BloomComposeVariant(uint16 flags, BloomComposedVariant *c)
+{
+	BloomVariantRoutine *r = &c->routine;
+	bool		named = false;
+	int			pass;
+	int			i;
+
+	memset(r, 0, sizeof(*r));
+	r->flag = flags;
+	c->name[0] = '\0';
+	for (i = 0; i < lengthof(BloomVariants); i++)
+	{
+		const BloomVariantRoutine *v = BloomVariants[i];
+
+		if (!BloomVariantOf(v, flags))
+			continue;
+		BLOOM_COMPOSE(r, v, layerrate);
+		BLOOM_COMPOSE(r, v, cellbits);
+		BLOOM_COMPOSE(r, v, blockbits);
+		BLOOM_COMPOSE(r, v, bitspervalue);
+		BLOOM_COMPOSE(r, v, set);
+		BLOOM_COMPOSE(r, v, add);
+		BLOOM_COMPOSE(r, v, test);
+		BLOOM_COMPOSE(r, v, testbatch);
+		BLOOM_COMPOSE(r, v, combine);
+		BLOOM_COMPOSE(r, v, countset);
+		BLOOM_COMPOSE(r, v, rate);
+		if (v->flag == flags)
+		{
+			BLOOM_COMPOSE(r, v, remove);
+			BLOOM_COMPOSE(r, v, toplain);
+		}
+	}
+
+	/* the modifiers' names, then the others', else "plain" */
+	for (pass = 0; pass < 2; pass++)
+	{
+		for (i = 0; i < lengthof(BloomVariants); i++)
+		{
+			const BloomVariantRoutine *v = BloomVariants[i];
+
+			if (v->flag == 0 || (flags & v->flag) == 0 ||
+				v->modifier != (pass == 0))
+				continue;
+			if (c->name[0] != '\0')
+				strlcat(c->name, " ", sizeof(c->name));
+			strlcat(c->name, v->name, sizeof(c->name));
+			named |= !v->modifier;
+		}
+	}
+	if (!named)
+	{
+		if (c->name[0] != '\0')
+			strlcat(c->name, " ", sizeof(c->name));
+		strlcat(c->name, BloomPlainVariant.name, sizeof(c->name));
+	}
+	r->name = c->name;
+	c->valid = true;
 }
 
 /*
- * Is the value of hash in layer i of a filter?
+ * The routines of a filter of the variant flags.
  */
-bool
-BloomLayerTest(const BloomFilterData *f, int i, uint64 hash)
+const BloomVariantRoutine *
+BloomGetVariant(uint16 flags)
 {
-	const BloomFilterLayer *layer = &f->hdr.layers[i];
-	const uint8 *cells = f->data + layer->offset;
-	BloomProbe	probe;
-	int			k = layer->nhashes;
+	BloomComposedVariant *c;
 
-	if (f->hdr.flags & BLOOM_VARIANT_BLOCKED)
-		return BloomTestBitsBlocked(cells, layer->nbits, hash,
-									BLOOM_FILTER_SALT, k);
-	if (!(f->hdr.flags & BLOOM_VARIANT_COUNTING))
-		return BloomTestBits(cells, layer->nbits, hash, BLOOM_FILTER_SALT, k);
+	if (flags > BLOOM_VARIANT_ALL)
+		elog(ERROR, "unrecognized bloom filter variant flags 0x%x", flags);
+	c = &BloomComposed[flags];
+	if (unlikely(!c->valid))
+		BloomComposeVariant(flags, c);
+	return &c->routine;
+}
 
-	BloomProbeInit(&probe, hash, BLOOM_FILTER_SALT, layer->nbits);
-	while (k-- > 0)
+/*
+ * Short name of a filter's variant, for messages and bloom_info.
+ */
+const char *
+BloomVariantName(uint16 flags)
+{
+	return BloomGetVariant(flags)->name;
+}
+
+/*
+ * Fill in the header of an empty filter for capacity values at rate fpr,
+ * of the variant the options ask for.
+ */
+void
+BloomHeaderInitVariant(BloomFilterHeader *hdr, int64 capacity, double fpr,
+					   const BloomVariantOptions *opts)
+{
+	const BloomVariantRoutine *v;
+	uint16		flags = 0;
+	double		layer_fpr = fpr;
+	uint64		nbits;
+	int			nhashes;
+	int			i;
+
+	for (i = 0; i < lengthof(BloomVariants); i++)
 	{
-		if (!BloomCellTest(cells, true, BloomProbeNext(&probe)))
-			return false;
+		if (BloomVariants[i]->chosen != NULL && BloomVariants[i]->chosen(opts))
+			flags |= BloomVariants[i]->flag;
 	}
-	return true;
+	for (i = 0; i < lengthof(BloomVariants); i++)
+	{
+		if ((flags & BloomVariants[i]->flag) && BloomVariants[i]->checkflags)
+			BloomVariants[i]->checkflags(flags);
+	}
+	v = BloomGetVariant(flags);
+
+	BloomHeaderInit(hdr, 0, 0, capacity, fpr);
+	if (flags != 0)
+	{
+		hdr->version = BLOOM_FILTER_FORMAT_VARIANT;
+		hdr->flags = flags;
+	}
+	for (i = 0; i < lengthof(BloomVariants); i++)
+	{
+		if ((flags & BloomVariants[i]->flag) && BloomVariants[i]->initheader)
+			BloomVariants[i]->initheader(hdr, opts);
+	}
+
+	/* the first layer's rate (that of a growing filter is below the target) */
+	if (fpr > 0.0 && fpr < 1.0)
+		layer_fpr = v->layerrate(hdr, 0);
+	BloomChooseSizeFor(capacity, layer_fpr, v, &nbits, &nhashes);
+	hdr->nbits = hdr->layers[0].nbits = nbits;
+	hdr->nhashes = hdr->layers[0].nhashes = nhashes;
 }
 
 /*
@@ -70,59 +205,34 @@ BloomLayerTest(const BloomFilterData *f, int i, uint64 hash)
 bool
 BloomFilterTestHash(const BloomFilterData *f, uint64 hash)
 {
+	const BloomVariantRoutine *v;
 	uint32		i;
 
 	if (f->hdr.elemtype == 0)
 		return false;
+	v = BloomGetVariant(f->hdr.flags);
 	for (i = 0; i < f->hdr.nlayers; i++)
 	{
-		if (BloomLayerTest(f, i, hash))
+		if (v->test(f->data + f->hdr.layers[i].offset, &f->hdr.layers[i], hash))
 			return true;
 	}
 	return false;
 }
 
 /*
- * Ask for every line the probe of hash in layer i may read: the block of a
- * blocked filter, the k cells of a plain or counting one.
- *
- * Always inlined: GCC finds a function that only prefetches free of side
- * effects (const) and drops every call to it, whose result is unused,
- * before it would inline them, so that no line was ever prefetched (GCC 12,
- * -O2: no prefetch instruction in the object file).
- */
-static pg_attribute_always_inline void
-BloomLayerPrefetch(const BloomFilterData *f, int i, uint64 hash)
-{
-	const BloomFilterLayer *layer = &f->hdr.layers[i];
-	const uint8 *cells = f->data + layer->offset;
-	BloomProbe	probe;
-	int			k = layer->nhashes;
-	int			shift = (f->hdr.flags & BLOOM_VARIANT_COUNTING) ? 1 : 3;
-
-	if (f->hdr.flags & BLOOM_VARIANT_BLOCKED)
-	{
-		BloomPrefetch(cells + (BloomBlockStart(hash, BLOOM_FILTER_SALT,
-											   layer->nbits) >> 3));
-		return;
-	}
-	BloomProbeInit(&probe, hash, BLOOM_FILTER_SALT, layer->nbits);
-	while (k-- > 0)
-		BloomPrefetch(cells + (BloomProbeNext(&probe) >> shift));
-}
-
-/*
  * Might the filter contain the values of n hashes (at most
  * BLOOM_PROBE_BATCH)?  Sets found[j] for hashes[j], exactly as
- * BloomFilterTestHash would, but layer by layer for the whole batch: first
- * a prefetch of every line the probes of the values not yet found will
- * read, then the probes, so that their cache misses overlap rather than
- * follow one another (as RocksDB's MultiGet probes its filters).
+ * BloomFilterTestHash would, but layer by layer for the whole batch: the
+ * variant's testbatch asks for every line the probes of the values not yet
+ * found will read before it probes, so that their cache misses overlap
+ * rather than follow one another (as RocksDB's MultiGet probes its
+ * filters).
  */
 void
 BloomFilterTestHashes(const BloomFilterData *f, const uint64 *hashes, int n,
 					  bool *found)
 {
+	const BloomVariantRoutine *v;
 	int			todo[BLOOM_PROBE_BATCH];
 	int			ntodo;
 	int			j;
@@ -136,178 +246,11 @@ BloomFilterTestHashes(const BloomFilterData *f, const uint64 *hashes, int n,
 	}
 	if (f->hdr.elemtype == 0)
 		return;
+	v = BloomGetVariant(f->hdr.flags);
 	ntodo = n;
 	for (i = 0; i < f->hdr.nlayers && ntodo > 0; i++)
-	{
-		int			left = 0;
-
-		/*
-		 * A blocked layer: each value's block, found once, asked for, then
-		 * tested.
-		 */
-		if (f->hdr.flags & BLOOM_VARIANT_BLOCKED)
-		{
-			const BloomFilterLayer *layer = &f->hdr.layers[i];
-			const uint8 *cells = f->data + layer->offset;
-			const uint8 *blocks[BLOOM_PROBE_BATCH];
-
-			for (j = 0; j < ntodo; j++)
-			{
-				blocks[j] = cells + (BloomBlockStart(hashes[todo[j]],
-													 BLOOM_FILTER_SALT,
-													 layer->nbits) >> 3);
-				BloomPrefetch(blocks[j]);
-			}
-			for (j = 0; j < ntodo; j++)
-			{
-				if (BloomTestBlockBits(blocks[j], hashes[todo[j]],
-									   BLOOM_FILTER_SALT, layer->nhashes))
-					found[todo[j]] = true;
-				else
-					todo[left++] = todo[j];
-			}
-			ntodo = left;
-			continue;
-		}
-		for (j = 0; j < ntodo; j++)
-			BloomLayerPrefetch(f, i, hashes[todo[j]]);
-		for (j = 0; j < ntodo; j++)
-		{
-			if (BloomLayerTest(f, i, hashes[todo[j]]))
-				found[todo[j]] = true;
-			else
-				todo[left++] = todo[j];
-		}
-		ntodo = left;
-	}
-}
-
-/*
- * Set the positions of hash in layer i (increment a counting filter's
- * counters, which stick at BLOOM_COUNTER_MAX).
- */
-static void
-BloomLayerSet(BloomFilterData *f, int i, uint64 hash)
-{
-	const BloomFilterLayer *layer = &f->hdr.layers[i];
-	uint8	   *cells = f->data + layer->offset;
-	BloomProbe	probe;
-	int			k = layer->nhashes;
-
-	if (f->hdr.flags & BLOOM_VARIANT_BLOCKED)
-	{
-		BloomSetBitsBlocked(cells, layer->nbits, hash, BLOOM_FILTER_SALT, k);
-		return;
-	}
-	if (!(f->hdr.flags & BLOOM_VARIANT_COUNTING))
-	{
-		BloomSetBits(cells, layer->nbits, hash, BLOOM_FILTER_SALT, k);
-		return;
-	}
-	BloomProbeInit(&probe, hash, BLOOM_FILTER_SALT, layer->nbits);
-	while (k-- > 0)
-	{
-		uint64		pos = BloomProbeNext(&probe);
-		int			shift = (pos & 1) << 2;
-		int			c = (cells[pos >> 1] >> shift) & 0x0F;
-
-		if (c < BLOOM_COUNTER_MAX)
-			cells[pos >> 1] += (uint8) (1 << shift);
-	}
-}
-
-/*
- * Capacity of layer i of a growing filter: capacity * growth^i, capped at
- * 2^40 (more than any filter of 256 MB holds).
- */
-uint64
-BloomLayerCapacity(const BloomFilterHeader *hdr, int i)
-{
-	uint64		cap = hdr->capacity;
-
-	while (i-- > 0 && cap < (UINT64CONST(1) << 40))
-		cap *= hdr->growth;
-	return Min(cap, UINT64CONST(1) << 40);
-}
-
-/*
- * Target rate of layer i of a growing filter: p * (1 - r) * r^i.
- */
-double
-BloomLayerRate(const BloomFilterHeader *hdr, int i)
-{
-	return hdr->target_fpr * (1.0 - hdr->tightening) * pow(hdr->tightening, i);
-}
-
-/*
- * Write the count of layer i into the filter's layer table.
- */
-static void
-BloomStoreLayerCount(BloomFilterData *f, int i)
-{
-	uint8	   *p = f->data + f->hdr.bits_offset -
-		(size_t) (f->hdr.nlayers - i) * BLOOM_FILTER_LAYER_SIZE + 16;
-	uint64		v = f->hdr.layers[i].count;
-	int			b;
-
-	for (b = 0; b < 8; b++)
-		p[b] = (uint8) (v >> (8 * b));
-}
-
-/*
- * A copy of a growing filter in cxt with one more, empty layer.
- */
-static bytea *
-BloomAddLayer(MemoryContext cxt, const BloomFilterData *f)
-{
-	BloomFilterHeader hdr = f->hdr;
-	BloomFilterLayer *layer;
-	uint64		nbits;
-	int			nhashes;
-	bytea	   *result;
-	uint32		i;
-
-	if (hdr.nlayers >= BLOOM_FILTER_MAX_LAYERS)
-		ereport(ERROR,
-				(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
-				 errmsg("growing bloom filter cannot have more than %d layers",
-						BLOOM_FILTER_MAX_LAYERS),
-				 errhint("Create the filter with a larger capacity or growth factor.")));
-	BloomChooseSizeFor(BloomLayerCapacity(&hdr, hdr.nlayers),
-					   BloomLayerRate(&hdr, hdr.nlayers), hdr.flags,
-					   &nbits, &nhashes);
-	layer = &hdr.layers[hdr.nlayers++];
-	layer->nbits = nbits;
-	layer->nhashes = nhashes;
-	layer->count = 0;
-	BloomFilterLayoutLayers(&hdr);
-	if (hdr.nbytes > BLOOM_FILTER_NBYTES(BLOOM_FILTER_MAX_NBITS))
-		ereport(ERROR,
-				(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
-				 errmsg("growing bloom filter cannot grow beyond 256 MB"),
-				 errdetail("It holds " UINT64_FORMAT " values in %u layers.",
-						   BloomFilterValues(&f->hdr), f->hdr.nlayers),
-				 errhint("Create the filter with a larger false-positive rate, or split the values over several filters.")));
-
-	result = BloomFilterAllocate(cxt, &hdr);
-	for (i = 0; i < f->hdr.nlayers; i++)
-		memcpy((uint8 *) VARDATA(result) + hdr.layers[i].offset,
-			   f->data + f->hdr.layers[i].offset, f->hdr.layers[i].nbytes);
-	return result;
-}
-
-/*
- * Values added to a growing filter (the sum of its layers' counts).
- */
-uint64
-BloomFilterValues(const BloomFilterHeader *hdr)
-{
-	uint64		n = 0;
-	uint32		i;
-
-	for (i = 0; i < hdr->nlayers; i++)
-		n += hdr->layers[i].count;
-	return n;
+		ntodo = v->testbatch(f->data + f->hdr.layers[i].offset,
+							 &f->hdr.layers[i], hashes, todo, ntodo, found);
 }
 
 /*
@@ -318,224 +261,35 @@ BloomFilterValues(const BloomFilterHeader *hdr)
 bytea *
 BloomFilterAddHash(MemoryContext cxt, BloomFilterData *f, uint64 hash)
 {
-	uint32		last;
+	const BloomVariantRoutine *v = BloomGetVariant(f->hdr.flags);
 
-	if (!(f->hdr.flags & BLOOM_VARIANT_GROWING))
-	{
-		BloomLayerSet(f, 0, hash);
-		return f->datum;
-	}
-
-	/* a value already in the filter does not take room in a layer */
-	if (BloomFilterTestHash(f, hash))
-		return f->datum;
-	last = f->hdr.nlayers - 1;
-	if (f->hdr.layers[last].count >= BloomLayerCapacity(&f->hdr, last))
-	{
-		BloomFilterOpen(BloomAddLayer(cxt, f), f);
-		last++;
-	}
-	BloomLayerSet(f, last, hash);
-	f->hdr.layers[last].count++;
-	BloomStoreLayerCount(f, last);
+	if (v->add != NULL)
+		return v->add(cxt, f, v, hash);
+	v->set(f->data + f->hdr.layers[0].offset, &f->hdr.layers[0], hash);
 	return f->datum;
 }
 
 /*
- * Remove the value of hash from a counting filter in f, whose datum is
- * writable: decrement its counters, except those stuck at the maximum.
- * Errors out, changing nothing, unless every counter of the value is set.
+ * Can values be removed from a filter of the variant flags?
+ */
+bool
+BloomVariantCanRemove(uint16 flags)
+{
+	return BloomGetVariant(flags)->remove != NULL;
+}
+
+/*
+ * Remove the value of hash from the filter in f, whose datum is writable
+ * and of a variant that can remove values.  Errors out, changing nothing,
+ * unless the filter holds the value.
  */
 void
 BloomFilterRemoveHash(BloomFilterData *f, uint64 hash)
 {
-	const BloomFilterLayer *layer = &f->hdr.layers[0];
-	uint8	   *cells = f->data + layer->offset;
-	uint64		pos[BLOOM_FILTER_MAX_NHASHES];
-	BloomProbe	probe;
-	int			k = layer->nhashes;
-	int			nshort;
-	int			i;
-	int			j;
+	const BloomVariantRoutine *v = BloomGetVariant(f->hdr.flags);
 
-	Assert(f->hdr.flags & BLOOM_VARIANT_COUNTING);
-	BloomProbeInit(&probe, hash, BLOOM_FILTER_SALT, layer->nbits);
-	for (i = 0; i < k; i++)
-		pos[i] = BloomProbeNext(&probe);
-
-	/* a position probed n times was incremented n times */
-	nshort = 0;
-	for (i = 0; i < k; i++)
-	{
-		int			c = (cells[pos[i] >> 1] >> ((pos[i] & 1) << 2)) & 0x0F;
-		int			times = 0;
-
-		for (j = 0; j < k; j++)
-			times += (pos[j] == pos[i]);
-		if (c < BLOOM_COUNTER_MAX && c < times)
-			nshort++;
-	}
-	if (nshort > 0)
-		ereport(ERROR,
-				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-				 errmsg("cannot remove a value that is not in the counting bloom filter"),
-				 errdetail_plural("%d of its %d counters is too low.",
-								  "%d of its %d counters are too low.",
-								  nshort, nshort, k),
-				 errhint("Remove only values that were added, once for each time they were added.")));
-	for (i = 0; i < k; i++)
-	{
-		int			shift = (pos[i] & 1) << 2;
-		int			c = (cells[pos[i] >> 1] >> shift) & 0x0F;
-
-		if (c < BLOOM_COUNTER_MAX)
-			cells[pos[i] >> 1] -= (uint8) (1 << shift);
-	}
-}
-
-/*
- * Error out unless filters a and b are of the same variant and shape, so
- * that they can be combined layer by layer (a growing filter may have more
- * layers than the other; the layers both have must agree).
- */
-void
-BloomCheckSameVariant(const BloomFilterHeader *a, const BloomFilterHeader *b,
-					  bool intersect)
-{
-	uint32		n = Min(a->nlayers, b->nlayers);
-	uint32		i;
-
-	if (a->flags != b->flags)
-		ereport(ERROR,
-				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-				 errmsg("cannot combine a %s bloom filter with a %s bloom filter",
-						BloomVariantName(a->flags), BloomVariantName(b->flags)),
-				 errhint("Combine filters created with the same options.")));
-	if ((a->flags & BLOOM_VARIANT_GROWING) &&
-		(a->growth != b->growth || a->tightening != b->tightening ||
-		 a->capacity != b->capacity || a->target_fpr != b->target_fpr))
-		ereport(ERROR,
-				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-				 errmsg("cannot combine growing bloom filters created with different parameters"),
-				 errhint("Combine growing filters created with the same capacity, false-positive rate and growth.")));
-	if ((a->flags & BLOOM_VARIANT_GROWING) && intersect)
-		ereport(ERROR,
-				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
-				 errmsg("cannot intersect growing bloom filters"),
-				 errdetail("A value may be in different layers of the two filters."),
-				 errhint("Intersect filters of a fixed size.")));
-	for (i = 0; i < n; i++)
-	{
-		if (a->layers[i].nbits != b->layers[i].nbits ||
-			a->layers[i].nhashes != b->layers[i].nhashes)
-			ereport(ERROR,
-					(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-					 errmsg("cannot combine a bloom filter of " UINT64_FORMAT " bits and %u hash functions with a bloom filter of " UINT64_FORMAT " bits and %u hash functions",
-							a->layers[i].nbits, a->layers[i].nhashes,
-							b->layers[i].nbits, b->layers[i].nhashes),
-					 errhint("Combine filters created with the same capacity and false-positive rate, or the same nbits and nhashes.")));
-	}
-}
-
-/*
- * Combine the cells of src into dst, which have the same length: OR or AND
- * of bits; for counting filters saturating addition or minimum of counters.
- */
-void
-BloomCombineCells(uint8 *dst, const uint8 *src, size_t nbytes, bool counting,
-				  bool intersect)
-{
-	size_t		i;
-
-	if (!counting)
-	{
-		if (intersect)
-			for (i = 0; i < nbytes; i++)
-				dst[i] &= src[i];
-		else
-			for (i = 0; i < nbytes; i++)
-				dst[i] |= src[i];
-		return;
-	}
-	for (i = 0; i < nbytes; i++)
-	{
-		int			lo1 = dst[i] & 0x0F,
-					hi1 = dst[i] >> 4,
-					lo2 = src[i] & 0x0F,
-					hi2 = src[i] >> 4;
-		int			lo,
-					hi;
-
-		if ((i & 65535) == 0)
-			CHECK_FOR_INTERRUPTS();
-		if (intersect)
-		{
-			lo = Min(lo1, lo2);
-			hi = Min(hi1, hi2);
-		}
-		else
-		{
-			lo = Min(lo1 + lo2, BLOOM_COUNTER_MAX);
-			hi = Min(hi1 + hi2, BLOOM_COUNTER_MAX);
-		}
-		dst[i] = (uint8) (lo | (hi << 4));
-	}
-}
-
-/*
- * Short name of a filter's variant, for messages and bloom_info.
- */
-const char *
-BloomVariantName(uint16 flags)
-{
-	const char *name = "unknown";
-
-	switch (flags & ~BLOOM_VARIANT_KEYED)
-	{
-		case 0:
-			name = "plain";
-			break;
-		case BLOOM_VARIANT_GROWING:
-			name = "growing";
-			break;
-		case BLOOM_VARIANT_COUNTING:
-			name = "counting";
-			break;
-		case BLOOM_VARIANT_BLOCKED:
-			name = "blocked";
-			break;
-		case BLOOM_VARIANT_GROWING | BLOOM_VARIANT_BLOCKED:
-			name = "growing blocked";
-			break;
-	}
-	if (flags & BLOOM_VARIANT_KEYED)
-		return psprintf("keyed %s", name);
-	return name;
-}
-
-/*
- * Expected false-positive rate of a blocked filter of bits_per_value bits
- * per value and k positions a value: the blocks' loads are Poisson with
- * mean 512 / bits_per_value, and a block of j values answers a false
- * positive with probability (1 - (1 - 1/512)^(k j))^k.
- */
-double
-BloomBlockedRate(double bits_per_value, int k)
-{
-	double		lambda = (double) BLOOM_BLOCK_BITS / bits_per_value;
-	double		logp = -lambda;		/* log of Poisson(0) */
-	double		rate = 0.0;
-	double		q = log1p(-1.0 / BLOOM_BLOCK_BITS);
-	int			jmax = (int) (lambda + 12.0 * sqrt(lambda) + 30.0);
-	int			j;
-
-	for (j = 0; j <= jmax; j++)
-	{
-		if (j > 0)
-			logp += log(lambda) - log((double) j);
-		rate += exp(logp) * pow(-expm1(k * j * q), k);
-	}
-	return rate;
+	Assert(v->remove != NULL);
+	v->remove(f->data + f->hdr.layers[0].offset, &f->hdr.layers[0], hash);
 }
 
 /*
@@ -559,6 +313,7 @@ BloomLayerCardinality(double m, uint64 nset, int k)
 void
 BloomFilterStats(const BloomFilterData *f, BloomFilterStatsData *st)
 {
+	const BloomVariantRoutine *v = BloomGetVariant(f->hdr.flags);
 	double		pass = 1.0;		/* probability no layer answers yes */
 	uint32		i;
 
@@ -566,41 +321,60 @@ BloomFilterStats(const BloomFilterData *f, BloomFilterStatsData *st)
 	for (i = 0; i < f->hdr.nlayers; i++)
 	{
 		const BloomFilterLayer *layer = &f->hdr.layers[i];
-		const uint8 *cells = f->data + layer->offset;
-		uint64		nset = 0;
+		uint64		nset;
 		double		n;
 		double		rate;
 
-		if (f->hdr.flags & BLOOM_VARIANT_COUNTING)
-		{
-			size_t		b;
-
-			for (b = 0; b < layer->nbytes; b++)
-			{
-				if ((b & 65535) == 0)
-					CHECK_FOR_INTERRUPTS();
-				nset += ((cells[b] & 0x0F) != 0) + ((cells[b] >> 4) != 0);
-			}
-		}
-		else
-			nset = BloomCountBits(cells, layer->nbytes);
-
+		nset = v->countset(f->data + layer->offset, layer->nbytes);
 		n = BloomLayerCardinality((double) layer->nbits, nset, layer->nhashes);
 		if (nset == 0)
 			rate = 0.0;
 		else if (nset >= layer->nbits)
 			rate = 1.0;
-		else if (f->hdr.flags & BLOOM_VARIANT_BLOCKED)
-			rate = BloomBlockedRate((double) layer->nbits / n, layer->nhashes);
 		else
-			rate = BloomFalsePositiveRate((double) nset / layer->nbits,
-										  layer->nhashes);
+			rate = v->rate(layer, nset, n);
 		st->ncells += layer->nbits;
 		st->nset += nset;
 		st->cardinality += n;
 		pass *= 1.0 - Min(rate, 1.0);
 	}
 	st->fpr = 1.0 - pass;
+}
+
+/*
+ * Error out unless filters a and b are of the same variant and shape, so
+ * that they can be combined layer by layer (a growing filter may have more
+ * layers than the other; the layers both have must agree).
+ */
+static void
+BloomCheckSameVariant(const BloomFilterHeader *a, const BloomFilterHeader *b,
+					  bool intersect)
+{
+	uint32		n = Min(a->nlayers, b->nlayers);
+	uint32		i;
+
+	if (a->flags != b->flags)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("cannot combine a %s bloom filter with a %s bloom filter",
+						BloomVariantName(a->flags), BloomVariantName(b->flags)),
+				 errhint("Combine filters created with the same options.")));
+	for (i = 0; i < lengthof(BloomVariants); i++)
+	{
+		if ((a->flags & BloomVariants[i]->flag) && BloomVariants[i]->checkcombine)
+			BloomVariants[i]->checkcombine(a, b, intersect);
+	}
+	for (i = 0; i < n; i++)
+	{
+		if (a->layers[i].nbits != b->layers[i].nbits ||
+			a->layers[i].nhashes != b->layers[i].nhashes)
+			ereport(ERROR,
+					(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+					 errmsg("cannot combine a bloom filter of " UINT64_FORMAT " bits and %u hash functions with a bloom filter of " UINT64_FORMAT " bits and %u hash functions",
+							a->layers[i].nbits, a->layers[i].nhashes,
+							b->layers[i].nbits, b->layers[i].nhashes),
+					 errhint("Combine filters created with the same capacity and false-positive rate, or the same nbits and nhashes.")));
+	}
 }
 
 /*
@@ -657,15 +431,15 @@ BloomCheckCompatible(const BloomFilterHeader *a, const BloomFilterHeader *b,
 bytea *
 BloomCombineInto(MemoryContext cxt, bytea *a, bytea *b, bool intersect)
 {
+	const BloomVariantRoutine *v;
 	BloomFilterData fa;
 	BloomFilterData fb;
-	bool		counting;
 	uint32		i;
 
 	BloomFilterOpen(a, &fa);
 	BloomFilterOpen(b, &fb);
 	BloomCheckCompatible(&fa.hdr, &fb.hdr, intersect);
-	counting = (fa.hdr.flags & BLOOM_VARIANT_COUNTING) != 0;
+	v = BloomGetVariant(fa.hdr.flags);
 
 	/*
 	 * The result is a copy of b when a has no type yet (b's header has the
@@ -686,9 +460,9 @@ BloomCombineInto(MemoryContext cxt, bytea *a, bytea *b, bool intersect)
 	for (i = 0; i < fb.hdr.nlayers; i++)
 	{
 		CHECK_FOR_INTERRUPTS();
-		BloomCombineCells(fa.data + fa.hdr.layers[i].offset,
-						  fb.data + fb.hdr.layers[i].offset,
-						  fa.hdr.layers[i].nbytes, counting, intersect);
+		v->combine(fa.data + fa.hdr.layers[i].offset,
+				   fb.data + fb.hdr.layers[i].offset,
+				   fa.hdr.layers[i].nbytes, intersect);
 		fa.hdr.layers[i].count += fb.hdr.layers[i].count;
 	}
 
