@@ -6,10 +6,12 @@
  * bloom_agg without a capacity collects the distinct 64-bit hashes of its
  * input in an open-addressing hash set, and sizes the filter for their
  * number when it finishes.  A set that would outgrow work_mem becomes a
- * growing filter, which then takes the values that follow.  The sized forms, bloom_agg(value, capacity,
- * rate) and bloom_union_agg, have the filter itself as transition state,
- * updated in place, so that partial aggregation can run anywhere the type
- * can travel (parallel workers, or the shards of a distributed table).
+ * growing filter, which then takes the values that follow.  The sized
+ * forms, bloom_agg(value, capacity, rate) and bloom_union_agg, have the
+ * filter itself as transition state, updated in place, so that partial
+ * aggregation can run anywhere the type can travel (parallel workers, or
+ * the shards of a distributed table).  The combine, serial and deserial
+ * functions of the state are in filter_agg_combine.c.
  *
  *-------------------------------------------------------------------------
  */
@@ -18,65 +20,18 @@
 #include <math.h>
 
 #include "fmgr.h"
-#include "libpq/pqformat.h"
 #include "miscadmin.h"
 #include "port/pg_bitutils.h"
 #include "utils/builtins.h"
 #include "utils/memutils.h"
 
-#include "filter_variant.h"
+#include "filter_agg.h"
 #include "signature.h"
-
-/* Initial number of slots of bloom_agg's hash set; a power of two */
-#define BLOOM_SET_INITIAL_SLOTS	1024
-
-/* Most bytes of bloom_agg's hash set, whatever work_mem is (BloomSetLimit) */
-#define BLOOM_SET_MAX_BYTES		((Size) 256 * 1024 * 1024)
-
-/* Growth factor of the filter a hash set turns into beyond work_mem */
-#define BLOOM_SET_OVERFLOW_GROWTH	2
-
-/* Hashes bloom_agg buffers to insert together, prefetching their slots */
-#define BLOOM_SET_BATCH			64
-#define BLOOM_SET_PREFETCH		8
-
-/* Transition state of bloom_agg and bloom_union_agg */
-typedef struct BloomAggState
-{
-	Oid			elemtype;		/* 0 for bloom_union_agg of untyped filters */
-	Oid			collation;
-	bool		sized;			/* a filter (true) or a set of hashes */
-	/* sized: the filter, in the aggregate context, and its shape */
-	bytea	   *filter;
-	uint8	   *bits;
-	uint64		nbits;
-	int			nhashes;
-	/*
-	 * not sized: open-addressing set of nonzero hashes, and the zero hash;
-	 * after bloom_agg_deserialfn, slots is a plain list of nslots hashes
-	 */
-	uint64	   *slots;
-	uint64		nslots;
-	uint64		nused;
-	uint64		grow_at;
-	int			shift;
-	bool		has_zero;
-	int			npending;		/* hashes in pending, not yet in slots */
-	uint64		pending[BLOOM_SET_BATCH];
-	MemoryContext cxt;
-} BloomAggState;
-
-/* Kinds of serialized aggregate state */
-#define BLOOM_AGG_SERIAL_SET	1
-#define BLOOM_AGG_SERIAL_FILTER	2
 
 PG_FUNCTION_INFO_V1(bloom_agg_transfn);
 PG_FUNCTION_INFO_V1(bloom_agg_sized_transfn);
 PG_FUNCTION_INFO_V1(bloom_union_agg_transfn);
 PG_FUNCTION_INFO_V1(bloom_agg_finalfn);
-PG_FUNCTION_INFO_V1(bloom_agg_combinefn);
-PG_FUNCTION_INFO_V1(bloom_agg_serialfn);
-PG_FUNCTION_INFO_V1(bloom_agg_deserialfn);
 PG_FUNCTION_INFO_V1(bloom_agg_filter_transfn);
 PG_FUNCTION_INFO_V1(bloom_union_filter_transfn);
 PG_FUNCTION_INFO_V1(bloom_agg_growing_transfn);
@@ -86,7 +41,7 @@ PG_FUNCTION_INFO_V1(bloom_agg_template_transfn);
  * Set up the hash set of an aggregate state with room for nslots hashes
  * (a power of two).
  */
-static void
+void
 BloomSetAllocate(BloomAggState *state, uint64 nslots)
 {
 	state->slots = (uint64 *) MemoryContextAllocExtended(state->cxt,
@@ -103,7 +58,7 @@ BloomSetAllocate(BloomAggState *state, uint64 nslots)
  * and at most BLOOM_SET_MAX_BYTES, so that a parallel worker's state (8
  * bytes a hash, at most 3/4 of the slots used) serializes within 1 GB.
  */
-static Size
+Size
 BloomSetLimit(void)
 {
 	return Min((Size) work_mem * 1024, (Size) BLOOM_SET_MAX_BYTES);
@@ -119,7 +74,6 @@ BloomSetHome(const BloomAggState *state, uint64 hash)
 }
 
 static void BloomSetInsert(BloomAggState *state, uint64 hash);
-static void BloomSetToFilter(BloomAggState *state);
 
 /*
  * Double the hash set of an aggregate state, or turn it into a growing
@@ -185,7 +139,7 @@ BloomSetInsert(BloomAggState *state, uint64 hash)
 /*
  * Make filter (in the state's context) the filter of a sized state.
  */
-static void
+void
 BloomAggStateSetFilter(BloomAggState *state, bytea *filter)
 {
 	BloomFilterData f;
@@ -201,7 +155,7 @@ BloomAggStateSetFilter(BloomAggState *state, bytea *filter)
 /*
  * Add a hash to the growing filter of a state that outgrew work_mem.
  */
-static void
+void
 BloomAggAddToFilter(BloomAggState *state, uint64 hash)
 {
 	BloomFilterData f;
@@ -222,7 +176,7 @@ BloomAggAddToFilter(BloomAggState *state, uint64 hash)
  * same in every parallel worker, so that their filters combine), at the
  * default rate, growing by BLOOM_SET_OVERFLOW_GROWTH.
  */
-static void
+void
 BloomSetToFilter(BloomAggState *state)
 {
 	BloomFilterHeader hdr;
@@ -259,7 +213,7 @@ BloomSetToFilter(BloomAggState *state)
  * prefetching the slots of the hashes a few places ahead, so that the
  * cache misses of a large set overlap.
  */
-static void
+void
 BloomSetFlush(BloomAggState *state)
 {
 	int			n = state->npending;
@@ -281,21 +235,10 @@ BloomSetFlush(BloomAggState *state)
 }
 
 /*
- * Add a hash to an aggregate state's set, through the batch buffer.
- */
-static inline void
-BloomSetAdd(BloomAggState *state, uint64 hash)
-{
-	state->pending[state->npending++] = hash;
-	if (state->npending == BLOOM_SET_BATCH)
-		BloomSetFlush(state);
-}
-
-/*
  * A new aggregate state in cxt: a set of hashes, or with filter (already
  * in cxt) a sized filter.
  */
-static BloomAggState *
+BloomAggState *
 BloomAggStateCreate(MemoryContext cxt, Oid elemtype, Oid collation,
 					bytea *filter)
 {
@@ -315,7 +258,7 @@ BloomAggStateCreate(MemoryContext cxt, Oid elemtype, Oid collation,
 /*
  * The aggregate memory context of a transition or combine function.
  */
-static MemoryContext
+MemoryContext
 BloomAggContext(FunctionCallInfo fcinfo, const char *fname)
 {
 	MemoryContext aggcxt;
@@ -486,204 +429,6 @@ bloom_agg_finalfn(PG_FUNCTION_ARGS)
 						 nhashes);
 	}
 	PG_RETURN_BYTEA_P(result);
-}
-
-/*
- * Combine function of the aggregates: merge state2 into state1, creating
- * state1 in the aggregate context when it is empty.
- */
-Datum
-bloom_agg_combinefn(PG_FUNCTION_ARGS)
-{
-	MemoryContext aggcxt = BloomAggContext(fcinfo, "bloom_agg_combinefn");
-	BloomAggState *state1 = PG_ARGISNULL(0) ? NULL : (BloomAggState *) PG_GETARG_POINTER(0);
-	BloomAggState *state2 = PG_ARGISNULL(1) ? NULL : (BloomAggState *) PG_GETARG_POINTER(1);
-	uint64		i;
-
-	if (state2 == NULL)
-	{
-		if (state1 == NULL)
-			PG_RETURN_NULL();
-		PG_RETURN_POINTER(state1);
-	}
-	if (!state2->sized)
-		BloomSetFlush(state2);
-	if (state1 != NULL && !state1->sized)
-		BloomSetFlush(state1);
-
-	if (state1 == NULL)
-	{
-		state1 = BloomAggStateCreate(aggcxt, state2->elemtype,
-									 state2->collation,
-									 state2->sized ? BloomFilterCopy(aggcxt, state2->filter) : NULL);
-		if (state2->sized)
-			PG_RETURN_POINTER(state1);
-
-		/* room for state2's hashes without growing */
-		{
-			uint64		nslots = BLOOM_SET_INITIAL_SLOTS;
-
-			while (nslots / 2 + nslots / 4 < state2->nused &&
-				   nslots * 2 * sizeof(uint64) <= BloomSetLimit())
-				nslots *= 2;
-			if (nslots != state1->nslots)
-			{
-				pfree(state1->slots);
-				BloomSetAllocate(state1, nslots);
-			}
-		}
-	}
-
-	/* a set meets a filter (one that outgrew work_mem): the set joins it */
-	if (state2->sized && !state1->sized)
-		BloomSetToFilter(state1);
-
-	if (state1->sized && state2->sized)
-		BloomAggStateSetFilter(state1,
-							   BloomCombineInto(aggcxt, state1->filter,
-												state2->filter, false));
-	else if (state1->sized)
-	{
-		if (state2->has_zero)
-			BloomAggAddToFilter(state1, 0);
-		for (i = 0; i < state2->nslots; i++)
-		{
-			if ((i & 65535) == 0)
-				CHECK_FOR_INTERRUPTS();
-			if (state2->slots[i] != 0)
-				BloomAggAddToFilter(state1, state2->slots[i]);
-		}
-	}
-	else
-	{
-		if (state1->elemtype != state2->elemtype)
-			elog(ERROR, "cannot combine bloom_agg states of types %u and %u",
-				 state1->elemtype, state2->elemtype);
-		/* state2 is a set, or a list from bloom_agg_deserialfn */
-		if (state2->has_zero)
-			state1->has_zero = true;
-		for (i = 0; i < state2->nslots; i++)
-		{
-			if ((i & 65535) == 65535)
-				CHECK_FOR_INTERRUPTS();
-			if (state2->slots[i] != 0)
-				BloomSetAdd(state1, state2->slots[i]);
-		}
-		BloomSetFlush(state1);
-	}
-	PG_RETURN_POINTER(state1);
-}
-
-/*
- * Serial function of the aggregates: the state as bytea, for parallel
- * workers; a set of hashes is sent as the hashes alone.
- */
-Datum
-bloom_agg_serialfn(PG_FUNCTION_ARGS)
-{
-	BloomAggState *state = (BloomAggState *) PG_GETARG_POINTER(0);
-	StringInfoData buf;
-	uint64		i;
-
-	if (!AggCheckCallContext(fcinfo, NULL))
-		elog(ERROR, "bloom_agg_serialfn called in non-aggregate context");
-
-	if (!state->sized)
-		BloomSetFlush(state);
-	pq_begintypsend(&buf);
-	pq_sendbyte(&buf, state->sized ? BLOOM_AGG_SERIAL_FILTER : BLOOM_AGG_SERIAL_SET);
-	pq_sendint32(&buf, state->elemtype);
-	pq_sendint32(&buf, state->collation);
-	if (state->sized)
-		pq_sendbytes(&buf, VARDATA_ANY(state->filter),
-					 VARSIZE_ANY_EXHDR(state->filter));
-	else
-	{
-		uint64	   *out;
-		uint64		n = 0;
-
-		pq_sendbyte(&buf, state->has_zero);
-		pq_sendint64(&buf, state->nused);
-		enlargeStringInfo(&buf, state->nused * sizeof(uint64));
-		out = (uint64 *) (buf.data + buf.len);
-		for (i = 0; i < state->nslots; i++)
-		{
-			if ((i & 65535) == 65535)
-				CHECK_FOR_INTERRUPTS();
-			if (state->slots[i] != 0)
-				memcpy(&out[n++], &state->slots[i], sizeof(uint64));
-		}
-		Assert(n == state->nused);
-		buf.len += n * sizeof(uint64);
-	}
-	PG_RETURN_BYTEA_P(pq_endtypsend(&buf));
-}
-
-/*
- * Deserial function of the aggregates: a state from bloom_agg_serialfn's
- * bytes, in the current memory context.
- */
-Datum
-bloom_agg_deserialfn(PG_FUNCTION_ARGS)
-{
-	bytea	   *data = PG_GETARG_BYTEA_PP(0);
-	StringInfoData buf;
-	BloomAggState *state;
-	int			kind;
-	Oid			elemtype;
-	Oid			collation;
-
-	if (!AggCheckCallContext(fcinfo, NULL))
-		elog(ERROR, "bloom_agg_deserialfn called in non-aggregate context");
-
-	/* read in place */
-	buf.data = VARDATA_ANY(data);
-	buf.len = VARSIZE_ANY_EXHDR(data);
-	buf.maxlen = buf.len;
-	buf.cursor = 0;
-	kind = pq_getmsgbyte(&buf);
-	elemtype = pq_getmsgint(&buf, 4);
-	collation = pq_getmsgint(&buf, 4);
-
-	if (kind == BLOOM_AGG_SERIAL_FILTER)
-	{
-		int			len = buf.len - buf.cursor;
-		bytea	   *filter = palloc(VARHDRSZ + len);
-
-		SET_VARSIZE(filter, VARHDRSZ + len);
-		memcpy(VARDATA(filter), pq_getmsgbytes(&buf, len), len);
-		state = BloomAggStateCreate(CurrentMemoryContext, elemtype, collation,
-									filter);
-	}
-	else if (kind == BLOOM_AGG_SERIAL_SET)
-	{
-		bool		has_zero = pq_getmsgbyte(&buf) != 0;
-		uint64		n = pq_getmsgint64(&buf);
-		if (n > (uint64) (buf.len - buf.cursor) / sizeof(uint64))
-			elog(ERROR, "invalid bloom_agg state: " UINT64_FORMAT " hashes announced",
-				 n);
-
-		/*
-		 * Only bloom_agg_combinefn reads this state: leave the hashes in a
-		 * plain list, which it inserts into its own set.
-		 */
-		state = MemoryContextAllocZero(CurrentMemoryContext,
-									   sizeof(BloomAggState));
-		state->cxt = CurrentMemoryContext;
-		state->elemtype = elemtype;
-		state->collation = collation;
-		state->has_zero = has_zero;
-		state->slots = palloc(Max(n, 1) * sizeof(uint64));
-		memcpy(state->slots, pq_getmsgbytes(&buf, (int) (n * sizeof(uint64))),
-			   n * sizeof(uint64));
-		state->nslots = n;
-		state->nused = n;
-	}
-	else
-		elog(ERROR, "invalid bloom_agg state kind %d", kind);
-	pq_getmsgend(&buf);
-
-	PG_RETURN_POINTER(state);
 }
 
 /*
