@@ -260,7 +260,8 @@ ALTER OPERATOR FAMILY text_ops USING bloomidx ADD
 	OPERATOR	1	=(text, name);
 
 -------------------------------------------------------------------------------
--- Section: ad hoc bloom filters (src/filter.c)
+-- Section: ad hoc bloom filters (src/filter_io.c, src/filter_probe.c,
+-- src/filter_ops.c, src/filter_agg.c)
 -------------------------------------------------------------------------------
 
 -- The bloomfilter type: a varlena holding the portable byte format of
@@ -539,7 +540,8 @@ COMMENT ON FUNCTION bloomidx_check(regclass, boolean) IS
 REVOKE EXECUTE ON FUNCTION bloomidx_check(regclass, boolean) FROM PUBLIC;
 
 -------------------------------------------------------------------------------
--- Section: filter variants (src/filter_variant.c, src/filter_ops.c)
+-- Section: filter variants (src/filter_variant.c and the variants' files,
+-- src/filter_ops.c)
 -------------------------------------------------------------------------------
 -- Counting filters, folding, and the growing and template forms of
 -- bloom_agg; bloom_empty's options make the variants.
@@ -590,7 +592,8 @@ CREATE AGGREGATE bloom_agg(anyelement, template bloomfilter) (
 COMMENT ON AGGREGATE bloom_agg(anyelement, bloomfilter) IS 'bloom filter of the values, in a copy of an empty filter of any variant but growing';
 
 -------------------------------------------------------------------------------
--- Section: keyed filters (src/filter_keyed.c)
+-- Section: keyed filters (src/filter_keyed.c, src/filter_probe.c,
+-- src/filter_ops.c)
 -------------------------------------------------------------------------------
 -- Bit positions from SipHash-2-4, under a 16-byte secret key, of the value's
 -- hash; the filter stores only a fingerprint of the key.

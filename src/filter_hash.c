@@ -1,8 +1,9 @@
 /*-------------------------------------------------------------------------
  *
  * filter_hash.c
- *	  How the bloomfilter type hashes values, and which types it can hash
- *	  the same in every database.
+ *	  How the bloomfilter type hashes values, which types it can hash the
+ *	  same in every database, and the per-call-site cache of how to hash a
+ *	  function's value argument.
  *
  * A value is hashed with its type's extended hash function, but for enums
  * in a filter of hash scheme 2: an enum value is hashed by its label, as
