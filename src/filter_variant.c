@@ -66,7 +66,7 @@ BloomVariantOf(const BloomVariantRoutine *v, uint16 flags)
 /*
  * Compose the routines of flags into c (filter_variant.h).
  */
-static void
+static pg_noinline void
 BloomComposeVariant(uint16 flags, BloomComposedVariant *c)
 {
 	BloomVariantRoutine *r = &c->routine;
@@ -128,14 +128,15 @@ BloomComposeVariant(uint16 flags, BloomComposedVariant *c)
 }
 
 /*
- * The routines of a filter of the variant flags.
+ * The routines of a filter of the variant flags; inlined in this file's
+ * probes, which run for every value.
  */
-const BloomVariantRoutine *
-BloomGetVariant(uint16 flags)
+static inline const BloomVariantRoutine *
+BloomLookupVariant(uint16 flags)
 {
 	BloomComposedVariant *c;
 
-	if (flags > BLOOM_VARIANT_ALL)
+	if (unlikely(flags > BLOOM_VARIANT_ALL))
 		elog(ERROR, "unrecognized bloom filter variant flags 0x%x", flags);
 	c = &BloomComposed[flags];
 	if (unlikely(!c->valid))
@@ -144,12 +145,21 @@ BloomGetVariant(uint16 flags)
 }
 
 /*
+ * The routines of a filter of the variant flags.
+ */
+const BloomVariantRoutine *
+BloomGetVariant(uint16 flags)
+{
+	return BloomLookupVariant(flags);
+}
+
+/*
  * Short name of a filter's variant, for messages and bloom_info.
  */
 const char *
 BloomVariantName(uint16 flags)
 {
-	return BloomGetVariant(flags)->name;
+	return BloomLookupVariant(flags)->name;
 }
 
 /*
@@ -177,7 +187,7 @@ BloomHeaderInitVariant(BloomFilterHeader *hdr, int64 capacity, double fpr,
 		if ((flags & BloomVariants[i]->flag) && BloomVariants[i]->checkflags)
 			BloomVariants[i]->checkflags(flags);
 	}
-	v = BloomGetVariant(flags);
+	v = BloomLookupVariant(flags);
 
 	BloomHeaderInit(hdr, 0, 0, capacity, fpr);
 	if (flags != 0)
@@ -210,7 +220,7 @@ BloomFilterTestHash(const BloomFilterData *f, uint64 hash)
 
 	if (f->hdr.elemtype == 0)
 		return false;
-	v = BloomGetVariant(f->hdr.flags);
+	v = BloomLookupVariant(f->hdr.flags);
 	for (i = 0; i < f->hdr.nlayers; i++)
 	{
 		if (v->test(f->data + f->hdr.layers[i].offset, &f->hdr.layers[i], hash))
@@ -246,7 +256,7 @@ BloomFilterTestHashes(const BloomFilterData *f, const uint64 *hashes, int n,
 	}
 	if (f->hdr.elemtype == 0)
 		return;
-	v = BloomGetVariant(f->hdr.flags);
+	v = BloomLookupVariant(f->hdr.flags);
 	ntodo = n;
 	for (i = 0; i < f->hdr.nlayers && ntodo > 0; i++)
 		ntodo = v->testbatch(f->data + f->hdr.layers[i].offset,
@@ -261,7 +271,7 @@ BloomFilterTestHashes(const BloomFilterData *f, const uint64 *hashes, int n,
 bytea *
 BloomFilterAddHash(MemoryContext cxt, BloomFilterData *f, uint64 hash)
 {
-	const BloomVariantRoutine *v = BloomGetVariant(f->hdr.flags);
+	const BloomVariantRoutine *v = BloomLookupVariant(f->hdr.flags);
 
 	if (v->add != NULL)
 		return v->add(cxt, f, v, hash);
@@ -275,7 +285,7 @@ BloomFilterAddHash(MemoryContext cxt, BloomFilterData *f, uint64 hash)
 bool
 BloomVariantCanRemove(uint16 flags)
 {
-	return BloomGetVariant(flags)->remove != NULL;
+	return BloomLookupVariant(flags)->remove != NULL;
 }
 
 /*
@@ -286,7 +296,7 @@ BloomVariantCanRemove(uint16 flags)
 void
 BloomFilterRemoveHash(BloomFilterData *f, uint64 hash)
 {
-	const BloomVariantRoutine *v = BloomGetVariant(f->hdr.flags);
+	const BloomVariantRoutine *v = BloomLookupVariant(f->hdr.flags);
 
 	Assert(v->remove != NULL);
 	v->remove(f->data + f->hdr.layers[0].offset, &f->hdr.layers[0], hash);
@@ -313,7 +323,7 @@ BloomLayerCardinality(double m, uint64 nset, int k)
 void
 BloomFilterStats(const BloomFilterData *f, BloomFilterStatsData *st)
 {
-	const BloomVariantRoutine *v = BloomGetVariant(f->hdr.flags);
+	const BloomVariantRoutine *v = BloomLookupVariant(f->hdr.flags);
 	double		pass = 1.0;		/* probability no layer answers yes */
 	uint32		i;
 
@@ -439,7 +449,7 @@ BloomCombineInto(MemoryContext cxt, bytea *a, bytea *b, bool intersect)
 	BloomFilterOpen(a, &fa);
 	BloomFilterOpen(b, &fb);
 	BloomCheckCompatible(&fa.hdr, &fb.hdr, intersect);
-	v = BloomGetVariant(fa.hdr.flags);
+	v = BloomLookupVariant(fa.hdr.flags);
 
 	/*
 	 * The result is a copy of b when a has no type yet (b's header has the
