@@ -7,7 +7,11 @@ with its defaults) and every query of a grid over tbloom and tmixed, it
 times the bitmap plan on that index and the sequential scan, each forced
 with enable_* settings (median of --runs, warm cache), records the plan the
 planner picks unforced, and counts how often the pick was the faster plan or
-within 10% of it.
+within 10% of it.  The same for the operator classes of sets
+(text_trgm_ops, array_elem_ops, jsonb_path_ops) beside an equality column:
+two indexes on tsets (paths, tag arrays, jsonb documents), one a layout, and
+LIKE/ILIKE, prefix, = , @>, && and jsonb @> queries and their combinations
+(the "sets" queries).
 
 Connection: psql with PGHOST, PGPORT, PGUSER, PGDATABASE from the
 environment.  Standard library only.  Output: DIR/plan_choice.csv and
@@ -52,6 +56,73 @@ CONFIGS = [
     dict(key="bloom_default", am="bloom", opts="",
          cols={"tbloom": TBLOOM_COLS, "tmixed": ["t"]}),
 ]
+
+# The table of sets, seeded, as SQL with %d for the row count (as TABLE_SQL
+# of bench.py): sec, an int of 200 values; path, a file path of 2 to 7
+# components ("usr/share/...", "home/u<N>/...", "var/...", "etc/...",
+# "opt/...") of words from a vocabulary of 5,000 made of 2-character
+# syllables, Zipf-like (the word of rank r about 1/r as frequent), a file
+# name and an extension; tags, text[] of 1 to 5 tags "tag<r>" (Zipf-like
+# over 1,000) and one "n<N>" of 100,000; doc, a jsonb document of five
+# scalars (kind of 50 Zipf-like, lang of 7 skewed, user.id of 100,000,
+# draft, rev).  About 25 characters (26 trigrams) a path, 4 elements a tag
+# array.  No parallel workers, so that the seeded random() gives every
+# cluster the same rows.
+_ZIPF_WORD = "v.w[floor(exp(random() * ln(5001)))::int]"
+_ZIPF_TAG = "'tag' || floor(exp(random() * ln(1001)))::int"
+TSETS_SQL = """
+SET max_parallel_workers_per_gather = 0;
+SELECT setseed(0.44);
+CREATE TABLE tsets AS
+WITH v AS MATERIALIZED (
+  SELECT array_agg(w ORDER BY n) AS w FROM (
+    SELECT n, CASE WHEN n >= 400 THEN s[1 + mod(n / 400, 20)] ELSE '' END
+           || CASE WHEN n >= 20 THEN s[1 + mod(n / 20, 20)] ELSE '' END
+           || s[1 + mod(n, 20)] AS w
+    FROM generate_series(1, 5000) n,
+         (SELECT '{ka,lo,mi,ne,ru,sa,ti,ve,xo,zu,ba,de,fi,go,hu,ja,pe,qi,wy,yo}'::text[] AS s) syl) x)
+SELECT g.id, g.sec,
+  array_to_string(
+    CASE WHEN g.top < 0.5 THEN ARRAY['usr', (ARRAY['share', 'share', 'lib', 'bin'])[1 + floor(g.r1 * 4)::int]]
+         WHEN g.top < 0.7 THEN ARRAY['home', 'u' || floor(g.r1 * 20000)::int]
+         WHEN g.top < 0.85 THEN ARRAY['var', (ARRAY['log', 'cache', 'lib'])[1 + floor(g.r1 * 3)::int]]
+         WHEN g.top < 0.95 THEN ARRAY['etc']
+         ELSE ARRAY['opt', @W@] END
+    || (ARRAY[@W@, @W@, @W@])[1:floor(g.r2 * 4)::int]
+    || (@W@ || CASE WHEN g.r3 < 0.3 THEN '-' || @W@ ELSE '' END || '.'
+        || (ARRAY['txt', 'c', 'h', 'gz', 'html', 'py', 'json', 'md'])[1 + floor(g.r4 * 8)::int]),
+    '/') AS path,
+  (ARRAY[@T@, @T@, @T@, @T@, @T@])[1:g.ntags]
+    || ('n' || floor(g.r5 * 100000)::int) AS tags,
+  jsonb_build_object(
+    'kind', 'k' || floor(exp(g.r6 * ln(51)))::int,
+    'lang', (ARRAY['en', 'en', 'en', 'en', 'en', 'de', 'de', 'fr', 'es', 'ja'])[1 + floor(g.r7 * 10)::int],
+    'user', jsonb_build_object('id', floor(g.r8 * 100000)::int),
+    'draft', g.r9 < 0.1,
+    'rev', floor(g.r10 * 20)::int) AS doc
+FROM (SELECT i AS id, floor(random() * 200)::int AS sec, random() AS top,
+             random() AS r1, random() AS r2, random() AS r3, random() AS r4,
+             random() AS r5, random() AS r6, random() AS r7, random() AS r8,
+             random() AS r9, random() AS r10, 1 + floor(random() * 5)::int AS ntags
+      FROM generate_series(1, %d) i) g, v;
+VACUUM (FREEZE, ANALYZE) tsets;
+RESET max_parallel_workers_per_gather;
+""".replace("@W@", _ZIPF_WORD).replace("@T@", _ZIPF_TAG)
+
+ALL_TABLE_SQL = dict(TABLE_SQL, tsets=TSETS_SQL)
+
+# The indexes of sets: the equality column and the three operator classes
+# of sets at their defaults (elements 32, 8 and 16, about what the rows
+# hold), in each layout.  They run the tsets queries only.
+SETS_COLS = ["sec", "path text_trgm_ops", "tags array_elem_ops",
+             "doc jsonb_path_ops"]
+CONFIGS += [
+    dict(key="bloomidx_sets", am="bloomidx", opts="",
+         cols={"tsets": SETS_COLS}),
+    dict(key="bloomidx_sets_row", am="bloomidx", opts="layout = 'row'",
+         cols={"tsets": SETS_COLS}),
+]
+TABLES = ["tbloom", "tmixed", "tsets"]
 
 FORCE_INDEX = ("SET enable_seqscan = off; SET enable_indexscan = off; "
                "SET enable_indexonlyscan = off; SET enable_bitmapscan = on;")
@@ -127,12 +198,12 @@ def bitmap_index_node(doc):
 
 # --- data ---------------------------------------------------------------------
 
-def ensure_tables(pg, rows, remake):
-    """Reuse tbloom and tmixed when they hold rows rows, else make them (a
-    table of another size is dropped only with --remake).  A reused table
-    without statistics is analyzed: the planner would pick on its default
-    selectivities."""
-    for t in ("tbloom", "tmixed"):
+def ensure_tables(pg, rows, remake, tables=("tbloom", "tmixed")):
+    """Reuse the tables (tbloom, tmixed, tsets) when they hold rows rows,
+    else make them (a table of another size is dropped only with --remake).
+    A reused table without statistics is analyzed: the planner would pick on
+    its default selectivities."""
+    for t in tables:
         n = -1
         if pg.value("SELECT to_regclass('%s') IS NOT NULL" % t) == "t":
             n = int(pg.value("SELECT count(*) FROM %s" % t))
@@ -149,7 +220,7 @@ def ensure_tables(pg, rows, remake):
             raise RuntimeError("table %s has %d rows, not %d: pass --remake "
                                "to drop and remake it" % (t, n, rows))
         t0 = time.time()
-        pg.run("DROP TABLE IF EXISTS %s;\n" % t + TABLE_SQL[t] % rows)
+        pg.run("DROP TABLE IF EXISTS %s;\n" % t + ALL_TABLE_SQL[t] % rows)
         log("made table %s (%d rows) in %.0f s" % (t, rows, time.time() - t0))
 
 
@@ -278,6 +349,108 @@ def tmixed_queries(pg):
     return qs
 
 
+def tsets_queries(pg):
+    """The tsets grid (the "sets" queries): LIKE and ILIKE patterns of 1 to
+    12 characters, some with no trigram (the index tests nothing), prefixes,
+    = on the path, array @> of 1 to 3 elements and && of several, jsonb @>
+    of one and two paths, and these beside an equality on sec.  Matches at
+    200,000 rows from 0 (absent) and 0.001% to 75%; the words, tags and
+    kinds are Zipf-like, so the shares hold at any size, but the elements
+    of 20,000 (home/u<N>) or 100,000 values (n<N>, user.id) match about
+    rows/20,000 or rows/100,000 rows.  nvalues is the elements the query
+    gives: pattern characters (not counting %), array elements or jsonb
+    scalars."""
+    path = sample_rows(pg, "tsets", ["path"], [0.37])[0]["path"]
+    qs = []
+
+    def add(name, conds, present="yes", nvalues=None):
+        if nvalues is None:
+            nvalues = sum(len(v.replace("%", "")) if op in ("like", "ilike")
+                          else v for op, _, v in conds)
+        qs.append(dict(name=name, table="tsets",
+                       where=" AND ".join(w for _, w, _ in conds),
+                       ncols=len({w.split()[0] for _, w, _ in conds}),
+                       nvalues=nvalues, present=present, cols=None,
+                       check_rows=True))
+
+    def like(pat, op="LIKE"):
+        return (op.lower(), "path %s '%s'" % (op, pat), pat)
+
+    def arr(op, elems):
+        return ("arr", "tags %s '{%s}'" % (op, ",".join(elems)), len(elems))
+
+    def doc(js, n):
+        return ("doc", "doc @> '%s'" % js, n)
+
+    sec = ("eq", "sec = 17", 1)
+    # LIKE and ILIKE: no trigram (1 or 2 characters, or two separated by _)
+    add("like_a", [like("%a%")])
+    add("like_lo", [like("%lo%")])
+    add("like_zu", [like("%zu%")])
+    add("ilike_lo", [like("%LO%", "ILIKE")])
+    add("like_mi_ka", [like("%mi_ka%")], "no")
+    # one trigram and more
+    add("like_kal", [like("%kal%")])
+    add("like_py_suffix", [like("%.py")])
+    add("like_neka", [like("%neka%")])
+    add("like_slash_lo", [like("%/lo%")])
+    add("like_lone", [like("%lone%")])
+    add("like_ru_dir", [like("%/ru/%")])
+    add("like_lo_ext", [like("%-lo.%")])
+    add("like_xyzzy", [like("%xyzzy%")], "no")
+    add("like_vegode", [like("%vegode%")])
+    add("like_mizuja", [like("%mizuja%")])
+    add("like_sa_mi", [like("%sa/mi/%")])
+    add("like_rulo_neka", [like("%rulo/neka%")])
+    add("like_12", [like("%ne/loneru/zu%")])
+    add("ilike_kalo", [like("%KALO%", "ILIKE")])
+    add("ilike_share_ne", [like("%SHARE/NE%", "ILIKE")])
+    # prefixes
+    add("prefix_usr", [like("usr/%")])
+    add("prefix_usr_share", [like("usr/share/%")])
+    add("prefix_etc", [like("etc/%")])
+    add("prefix_share_lo", [like("usr/share/lo/%")])
+    add("prefix_var_log_mi", [like("var/log/mi%")])
+    add("prefix_home_user", [like("home/u4217/%")])
+    add("iprefix_usr_bin", [like("USR/BIN/%", "ILIKE")])
+    # = on the path (text_trgm_ops answers it by the value's trigrams)
+    add("path_eq", [("eq", "path = %s" % path, 1)])
+    add("path_eq_absent", [("eq", "path = 'usr/share/none/xyzzy.txt'", 1)],
+        "no")
+    # arrays: @> of 1, 2, 3 elements, && of several
+    add("tags_c1_top", [arr("@>", ["tag1"])])
+    add("tags_c1_mid", [arr("@>", ["tag30"])])
+    add("tags_c1_rare", [arr("@>", ["tag900"])])
+    add("tags_c1_id", [arr("@>", ["n4217"])])
+    add("tags_c1_absent", [arr("@>", ["nope"])], "no")
+    add("tags_c2_top", [arr("@>", ["tag1", "tag2"])])
+    add("tags_c2_mid", [arr("@>", ["tag3", "tag50"])])
+    add("tags_c3_top", [arr("@>", ["tag1", "tag2", "tag3"])])
+    add("tags_c3_rare", [arr("@>", ["tag2", "tag7", "tag100"])])
+    add("tags_ov3_top", [arr("&&", ["tag1", "tag2", "tag3"])])
+    add("tags_ov5_rare", [arr("&&", ["tag%d" % j for j in
+                                     (200, 300, 400, 500, 600)])])
+    add("tags_ov8_ids", [arr("&&", ["n%d" % j for j in range(1, 9)])])
+    # jsonb @>: one path, two paths
+    add("doc_lang", [doc('{"lang": "en"}', 1)])
+    add("doc_kind_top", [doc('{"kind": "k1"}', 1)])
+    add("doc_kind_mid", [doc('{"kind": "k30"}', 1)])
+    add("doc_user", [doc('{"user": {"id": 4217}}', 1)])
+    add("doc2_kind_lang", [doc('{"kind": "k2", "lang": "de"}', 2)])
+    add("doc2_draft_lang", [doc('{"draft": true, "lang": "ja"}', 2)])
+    add("doc2_user_draft", [doc('{"user": {"id": 777}, "draft": false}', 2)])
+    # with the equality column
+    add("sec_only", [sec])
+    add("sec_like_neka", [sec, like("%neka%")])
+    add("sec_like_lo", [sec, like("%lo%")])
+    add("sec_tags_top", [sec, arr("@>", ["tag1"])])
+    add("sec_doc_lang", [sec, doc('{"lang": "en"}', 1)])
+    add("sec_path_tags_doc", [sec, like("usr/%"), arr("@>", ["tag2"]),
+                              doc('{"kind": "k1"}', 1)])
+    add("like_tags_ov", [like("%share%"), arr("&&", ["tag1", "tag2"])])
+    return qs
+
+
 # --- one query ------------------------------------------------------------------
 
 def explain_time(doc):
@@ -309,6 +482,13 @@ def measure(pg, cfg, index, hide, q, runs):
     bis = bitmap_index_node(idx1)
     res["candidates"] = bis["Actual Rows"] if bis else None
     res["matches"] = seq1[0]["Plan"]["Actual Rows"]
+    # The sets queries check that the index plan returns the seq scan's
+    # rows (what the smoke run checks of them).
+    if q.get("check_rows") and idx1[0]["Plan"]["Actual Rows"] != res["matches"]:
+        raise RuntimeError("%s on %s: the index plan returned %s rows, the "
+                           "seq scan %s" % (q["name"], index,
+                                            idx1[0]["Plan"]["Actual Rows"],
+                                            res["matches"]))
     seq_ms, idx_ms = [explain_time(seq1)], [explain_time(idx1)]
 
     # The other runs, interleaved; a plan 5x slower than the other on its
@@ -379,15 +559,18 @@ def main():
     log("server: %s" % pg.value("SHOW server_version"))
     log("settings: %s max_parallel_workers_per_gather=0 jit=off (session)"
         % settings)
-    ensure_tables(pg, a.rows, a.remake)
-    queries = tbloom_queries(pg) + tmixed_queries(pg)
-    if a.queries:
-        keep = set(a.queries.split(","))
-        queries = [q for q in queries if q["name"] in keep]
     configs = CONFIGS
     if a.only:
         keep = set(a.only.split(","))
         configs = [c for c in CONFIGS if c["key"] in keep]
+    tables = [t for t in TABLES if any(t in c["cols"] for c in configs)]
+    ensure_tables(pg, a.rows, a.remake, tables)
+    makers = dict(tbloom=tbloom_queries, tmixed=tmixed_queries,
+                  tsets=tsets_queries)
+    queries = [q for t in tables for q in makers[t](pg)]
+    if a.queries:
+        keep = set(a.queries.split(","))
+        queries = [q for q in queries if q["name"] in keep]
 
     fields = ["am", "config", "options", "table", "query", "ncols", "nvalues",
               "present", "matches", "est_candidates", "candidates",
@@ -400,7 +583,9 @@ def main():
         w = csv.DictWriter(fh, fieldnames=fields)
         w.writeheader()
         for cfg in configs:
-            for table in ("tbloom", "tmixed"):
+            for table in TABLES:
+                if table not in cfg["cols"]:
+                    continue
                 cols = cfg["cols"][table]
                 tq = [q for q in queries if q["table"] == table and
                       (q["cols"] is None or set(q["cols"]) <= set(cols))]
@@ -467,14 +652,35 @@ def main():
         rs = [r for r in results if r["config"] == cfg["key"]]
         if rs:
             log("summary:   %-18s %s" % (cfg["key"], share(rs)))
-    ratios = [r["candidates"] / r["est_candidates"] for r in bx
-              if r["candidates"] and r["est_candidates"] and
-              r["candidates"] >= 100]
-    if len(ratios) >= 2:
+    def ratios(rs):
+        return [r["candidates"] / r["est_candidates"] for r in rs
+                if r["candidates"] and r["est_candidates"] and
+                r["candidates"] >= 100]
+
+    eq = ratios([r for r in bx if r["table"] != "tsets"])
+    if len(eq) >= 2:
         log("summary: bloomidx candidate rows, actual/estimated, median over "
             "%d queries with >= 100 candidates: %.2f (quartiles %.2f, %.2f)"
-            % (len(ratios), statistics.median(ratios),
-               *statistics.quantiles(ratios, n=4)[0::2]))
+            % (len(eq), statistics.median(eq),
+               *statistics.quantiles(eq, n=4)[0::2]))
+    # The sets queries (tsets) again on their own lines.
+    sx = [r for r in bx if r["table"] == "tsets"]
+    if sx:
+        nidx = sum(1 for r in sx if r["idx_plan"] != "index")
+        log("summary: sets: planner picked the faster plan (or within 10%%): "
+            "bloomidx %s%s" % (share(sx), " (incomplete grid)" if stopped
+                               else ""))
+        log("summary: sets: picked plans took %.2fx the time of the faster "
+            "ones (sum over %d queries); forced index plans that were no "
+            "index plan: %d"
+            % (sum(r["picked_ms"] or 0 for r in sx) /
+               sum(min(r["idx_ms"], r["seq_ms"]) for r in sx), len(sx), nidx))
+        rs = ratios(sx)
+        if len(rs) >= 2:
+            log("summary: sets: candidate rows, actual/estimated, median over "
+                "%d queries with >= 100 candidates: %.2f (quartiles %.2f, "
+                "%.2f)" % (len(rs), statistics.median(rs),
+                           *statistics.quantiles(rs, n=4)[0::2]))
     bad = [r for r in results if not r["ok"]]
     for r in bad:
         log("  missed: %s %s %s: picked %s, index %.1f ms, seq %.1f ms"

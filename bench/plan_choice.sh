@@ -2,7 +2,9 @@
 #
 # bench/plan_choice.sh: the plan-choice grid.  Does the planner pick
 # the faster of the index plan and the sequential scan, for bloomidx (four
-# option sets) and contrib/bloom (its defaults)?
+# option sets) and contrib/bloom (its defaults)?  And for bloomidx's
+# operator classes of sets (LIKE, ILIKE, array @> and &&, jsonb @>, beside
+# an equality column; both layouts), on a table of their own (tsets)?
 #
 #   bash bench/plan_choice.sh                     # throwaway cluster, 10M rows
 #   bash bench/plan_choice.sh --rows 1000000      # development size
@@ -17,8 +19,10 @@
 # and contrib bloom and pg_prewarm extensions available (bench/run.sh calls
 # it so).  It reuses the tables tbloom and tmixed if they have --rows rows (as
 # bench/bench.py makes them, same seeds; one without statistics is
-# analyzed), else creates them; a table of another size is dropped and
-# remade only with --remake.  It creates one index at a time (pc_*), hides
+# analyzed), else creates them, and so tsets (seeded, made here only); a
+# table of another size is dropped and remade only with --remake.  --only
+# makes only the tables its configurations use (bloomidx_sets and
+# bloomidx_sets_row: tsets alone).  It creates one index at a time (pc_*), hides
 # the table's other indexes inside a transaction that it rolls back, and
 # drops its own at the end.
 #
@@ -38,6 +42,8 @@
 # (also DIR/plan_choice.txt when run by itself), lines beginning "summary:",
 # the first being
 #   summary: planner picked the faster plan (or within 10%): bloomidx X/Y (Z%), contrib/bloom X/Y (Z%)
+# (bloomidx counting the sets queries too), and, for those alone,
+#   summary: sets: planner picked the faster plan (or within 10%): bloomidx X/Y (Z%)
 # DIR defaults to bench/results/plan_choice (where bench/run.sh puts the
 # same two files) for a full default run by itself, else
 # bench/work/plan_choice-ROWS (ignored by git).
@@ -52,7 +58,7 @@ source "$REPO/bench/lib.sh"
 PYTHON=/usr/bin/python3
 
 usage() {
-    sed -n '3,14p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'
+    sed -n '3,16p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'
 }
 
 rows=10000000
