@@ -204,7 +204,6 @@ extern void BloomBatchFlush(Relation index);
 
 /* state.c */
 extern BloomState BloomGetState(Relation index);
-extern BlockNumber BloomBlocksCovering(Relation index, BlockNumber blkno);
 extern Buffer BloomReadBufferRecent(Relation index, BlockNumber blkno,
 									BufferAccessStrategy bas);
 extern void BloomInitState(BloomState state, Relation index,

@@ -230,11 +230,11 @@ BloomWalkIndex(BloomWalkData *walk)
 	if (walk->collectKeys)
 	{
 		double		total = Max(walk->index->rd_rel->reltuples, 0);
+		BloomLayoutSizesData sizes;
 
-		if (meta->layout == BLOOMIDX_LAYOUT_SLICED)
-			total = Max(total, (double) (meta->mergedRows -
-										 (uint64) meta->firstStripe * BLOOMIDX_STRIPE_ROWS) +
-						(double) meta->nPending * meta->tuplesPerPage);
+		if (layout->sizes != NULL && layout->sizes(index, &sizes))
+			total = Max(total, (double) (sizes.nextRow - sizes.firstRow) +
+						sizes.pendingPages * meta->tuplesPerPage);
 		else
 			total = Max(total, (double) RelationGetNumberOfBlocks(index) *
 						meta->tuplesPerPage);
@@ -273,7 +273,7 @@ BloomWalkIndex(BloomWalkData *walk)
 		memcpy(copy.data, BufferGetPage(buffer), BLCKSZ);
 		UnlockReleaseBuffer(buffer);
 
-		problem = BloomPageProblem(page, shape, layout->pageKinds);
+		problem = BloomPageProblem(page, shape);
 		if (problem != NULL)
 			BloomReportCorruption(index, blkno, problem);
 
@@ -283,7 +283,7 @@ BloomWalkIndex(BloomWalkData *walk)
 			continue;
 		}
 		walk->dataPages++;
-		if (BloomPageHasFlag(page, BLOOMIDX_SLICED_FLAGS))
+		if (BloomPageHasFlag(page, layout->pageKinds))
 			continue;			/* rows of the slices: read below */
 		if (walk->pending != NULL &&
 			bsearch(&blkno, walk->pending, walk->npending, sizeof(BlockNumber),

@@ -28,6 +28,7 @@
 #include "port/atomics.h"
 #include "nodes/pathnodes.h"
 #include "nodes/tidbitmap.h"
+#include "storage/bufpage.h"
 
 #include "bloomidx.h"
 
@@ -101,6 +102,8 @@ typedef struct BloomScanPages
 	double		wordsTested;	/* 64-bit words tested */
 } BloomScanPages;
 
+struct BloomMetaPageData;		/* page.h */
+
 /*
  * The routines of a layout.  Entries a layout does not need are NULL, as
  * the comments say.
@@ -166,6 +169,25 @@ typedef struct BloomLayoutRoutine
 	void		(*scanpages) (Relation index, BloomState state,
 							  const BloomScanPagesInput *in,
 							  BloomScanPages *out);
+
+	/*
+	 * The checks of the layout's own fields of the metapage and of its
+	 * pages (row_check.c, sliced_check.c), which pagecheck.c calls once
+	 * what every layout shares is sound; each describes what is wrong, or
+	 * returns NULL.  metaproblem: the signature length and the layout's
+	 * fields, raising *needBlocks to one past the highest block readers
+	 * read from them.  metablocksproblem: those blocks against the index's
+	 * length nblocks, and metaspareproblem the entries readers do not read
+	 * (bloomidx_check); NULL if the layout lists no blocks there.
+	 * pageproblem: a page other than the metapage, not new or deleted.
+	 */
+	char	   *(*metaproblem) (struct BloomMetaPageData *meta,
+								BlockNumber *needBlocks);
+	char	   *(*metablocksproblem) (struct BloomMetaPageData *meta,
+									  BlockNumber nblocks);
+	char	   *(*metaspareproblem) (struct BloomMetaPageData *meta,
+									 BlockNumber nblocks);
+	char	   *(*pageproblem) (Page page, const BloomShape *shape);
 } BloomLayoutRoutine;
 
 /* layout.c */

@@ -109,7 +109,7 @@ BloomInitMetaPage(Page page, const BloomShape *shape)
 	for (i = 0; i < shape->nColumns; i++)
 		meta->bitsPerColumn[i] = shape->bitsPerColumn[i];
 	meta->targetFpr = shape->targetFpr;
-	for (i = 0; i < BLOOMIDX_MAX_STRIPELISTS; i++)
+	for (i = 0; i < lengthof(meta->stripeLists); i++)
 		meta->stripeLists[i] = InvalidBlockNumber;
 	((PageHeader) page)->pd_lower += sizeof(BloomMetaPageData);
 }

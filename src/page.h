@@ -22,7 +22,8 @@
  * sig[i] is sigBytes bytes, bit p of the signature in byte p / 8 at bit
  * p % 8.  Slots 0 .. ntuples-1 are in use; deleting a tuple moves the last
  * one into its slot.  Only the page layer (page.c, pagecheck.c and
- * sliced_format.c) knows these offsets: the rest of the code goes through
+ * sliced_format.c) and the layouts' checks (row_check.c, sliced_check.c)
+ * know these offsets: the rest of the code goes through
  * the functions and inline accessors below.
  *
  *-------------------------------------------------------------------------
@@ -55,6 +56,9 @@
 #define BLOOMIDX_ALL_FLAGS			0x7F
 #define BLOOMIDX_SLICED_FLAGS \
 	(BLOOMIDX_SLICE | BLOOMIDX_TIDMAP | BLOOMIDX_STRIPE | BLOOMIDX_STRIPELIST)
+/* The flags of a layout's own kinds of page: all but those a data page has */
+#define BLOOMIDX_KIND_FLAGS \
+	(BLOOMIDX_ALL_FLAGS & ~(BLOOMIDX_META | BLOOMIDX_DELETED | BLOOMIDX_FROZEN))
 
 /* Special space of every page; page_id last, as pg_filedump expects */
 typedef struct BloomPageOpaqueData
@@ -332,6 +336,7 @@ pg_noreturn extern void BloomReportCorruption(Relation index, BlockNumber blkno,
 								  const char *problem);
 pg_noreturn extern void BloomReportUnsupported(Relation index,
 								   const char *detail);
+extern BlockNumber BloomBlocksCovering(Relation index, BlockNumber blkno);
 extern void BloomCheckMetaPage(Relation index, Page page);
 extern bool BloomPageIsData(Relation index, Page page, BlockNumber blkno,
 							int tuplesPerPage);
@@ -339,15 +344,11 @@ extern bool BloomPageIsRowPage(Page page, int tuplesPerPage);
 extern char *BloomMetaPageProblem(Page page, bool *unsupported,
 								  BlockNumber *needBlocks);
 extern char *BloomMetaSpareListsProblem(BloomMetaPage meta, BlockNumber nblocks);
-extern char *BloomPageProblem(Page page, const BloomShape *shape,
-							  uint16 pageKinds);
+extern char *BloomPageProblem(Page page, const BloomShape *shape);
+extern char *BloomDataPageProblem(Page page, const BloomShape *shape);
 extern void BloomCheckMeta(Relation index, Page page);
 extern void BloomCheckLink(Relation index, BlockNumber from, BlockNumber blkno,
 						   const char *what);
-extern char *BloomStripePageProblem(Page page, BlockNumber blkno, int sigBits,
-									BlockNumber nblocks);
-extern void BloomCheckStripePage(Relation index, Page page, BlockNumber blkno,
-								 int sigBits);
 extern void BloomCheckDataPageBounds(Relation index, Page page,
 									 BlockNumber blkno, int sigBytes);
 extern void BloomCheckHeapTid(Relation index, BlockNumber blkno,

@@ -26,4 +26,8 @@ const BloomLayoutRoutine BloomRowLayout = {
 	.walkrows = NULL,			/* every row is on a data page */
 	.sizes = NULL,
 	.scanpages = BloomRowScanPages,
+	.metaproblem = BloomRowMetaProblem,
+	.metablocksproblem = NULL,	/* no blocks listed but the free list */
+	.metaspareproblem = NULL,
+	.pageproblem = BloomRowPageProblem,
 };

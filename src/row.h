@@ -10,6 +10,7 @@
  *	row_scan.c		amgetbitmap, and the pages a scan reads for the
  *					cost model
  *	row_vacuum.c	ambulkdelete, amvacuumcleanup
+ *	row_check.c		checks of its metapage fields and pages
  *	row.c			the layout's routine table
  * The data pages are read and changed through rowpage.c, shared with the
  * sliced layout's pending pages.
@@ -21,6 +22,7 @@
 
 #include "bloomidx.h"
 #include "layout.h"
+#include "page.h"
 
 /* row_build.c */
 extern void BloomRowBuild(Relation heap, Relation index,
@@ -50,6 +52,10 @@ extern int64 BloomRowGetBitmap(Relation index, BloomState state,
 extern void BloomRowScanPages(Relation index, BloomState state,
 							  const BloomScanPagesInput *in,
 							  BloomScanPages *out);
+
+/* row_check.c */
+extern char *BloomRowMetaProblem(BloomMetaPage meta, BlockNumber *needBlocks);
+extern char *BloomRowPageProblem(Page page, const BloomShape *shape);
 
 /* row_vacuum.c */
 extern IndexBulkDeleteResult *BloomRowBulkDelete(IndexVacuumInfo *info,

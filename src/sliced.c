@@ -27,4 +27,8 @@ const BloomLayoutRoutine BloomSlicedLayout = {
 	.walkrows = BloomSlicedForEachRow,
 	.sizes = BloomSlicedLayoutSizes,
 	.scanpages = BloomSlicedScanPages,
+	.metaproblem = BloomSlicedMetaProblem,
+	.metablocksproblem = BloomSlicedMetaBlocksProblem,
+	.metaspareproblem = BloomSlicedMetaSpareProblem,
+	.pageproblem = BloomSlicedPageProblem,
 };

@@ -17,6 +17,7 @@
  *	sliced_stripe.c		writing rows into a stripe's pages, allocating them
  *	sliced_scan.c		amgetbitmap
  *	sliced_vacuum.c		ambulkdelete, amvacuumcleanup
+ *	sliced_check.c		checks of its metapage fields and pages
  *	sliced.c			the layout's routine table
  *
  * Rows are numbered densely as they reach the slices.  For every stripe of
@@ -121,6 +122,14 @@ BloomSnapStripe(const BloomSlicedSnapshot *snap, uint32 s)
 }
 
 
+
+/* sliced_check.c */
+extern char *BloomSlicedMetaProblem(BloomMetaPage meta, BlockNumber *needBlocks);
+extern char *BloomSlicedMetaBlocksProblem(BloomMetaPage meta, BlockNumber nblocks);
+extern char *BloomSlicedMetaSpareProblem(BloomMetaPage meta, BlockNumber nblocks);
+extern char *BloomSlicedPageProblem(Page page, const BloomShape *shape);
+extern void BloomCheckStripePage(Relation index, Page page, BlockNumber blkno,
+								 int sigBits);
 
 /* sliced_util.c */
 pg_noreturn extern void BloomSlicedCorrupted(Relation index, BlockNumber blkno,
