@@ -512,7 +512,21 @@ BloomPageIsData(Relation index, Page page, BlockNumber blkno, int tuplesPerPage)
 		(opaque->flags & BLOOMIDX_META) != 0)
 		BloomReportCorruption(index, blkno,
 							  "The page is not a page of a bloomidx index, or is a second metapage.");
-	if (opaque->flags & (BLOOMIDX_DELETED | BLOOMIDX_KIND_FLAGS))
+	if (opaque->flags & BLOOMIDX_KIND_FLAGS)
+	{
+		/* A page of the layout's own kinds, unless it has no such kind */
+		BloomState	state = (BloomState) index->rd_amcache;
+		const BloomLayoutRoutine *layout = state != NULL ?
+			BloomGetLayout(&state->shape) : NULL;
+
+		if (layout != NULL &&
+			(opaque->flags & BLOOMIDX_KIND_FLAGS & ~layout->pageKinds) != 0)
+			BloomReportCorruption(index, blkno,
+								  psprintf("Page flags 0x%04X are of a kind of page the %s layout does not have.",
+										   (unsigned) opaque->flags, layout->name));
+		return false;
+	}
+	if (opaque->flags & BLOOMIDX_DELETED)
 		return false;
 	if (opaque->maxtuples != tuplesPerPage || opaque->ntuples > opaque->maxtuples)
 		BloomReportCorruption(index, blkno,

@@ -44,6 +44,7 @@ char *
 BloomRowPageProblem(Page page, const BloomShape *shape)
 {
 	if (BloomPageHasFlag(page, BLOOMIDX_KIND_FLAGS))
-		return pstrdup("Page of the sliced layout in an index of the row layout.");
+		return psprintf("Page flags 0x%04X are of a kind of page the row layout does not have.",
+						(unsigned) BloomPageGetOpaque(page)->flags);
 	return BloomDataPageProblem(page, shape);
 }
