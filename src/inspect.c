@@ -265,6 +265,7 @@ BloomWalkIndex(BloomWalkData *walk)
 	for (blkno = BLOOMIDX_METAPAGE_BLKNO + 1; blkno < walk->npages; blkno++)
 	{
 		int			ntuples;
+		bool		listed;
 
 		CHECK_FOR_INTERRUPTS();
 
@@ -272,6 +273,13 @@ BloomWalkIndex(BloomWalkData *walk)
 		LockBuffer(buffer, BUFFER_LOCK_SHARE);
 		memcpy(copy.data, BufferGetPage(buffer), BLCKSZ);
 		UnlockReleaseBuffer(buffer);
+
+		/* A pending page the metapage lists is a data page */
+		listed = walk->pending != NULL &&
+			bsearch(&blkno, walk->pending, walk->npending, sizeof(BlockNumber),
+					BloomCompareBlocks) != NULL;
+		if (listed && BloomPageHasFlag(page, layout->pageKinds))
+			BloomReportCorruption(index, blkno, "A pending page was expected.");
 
 		problem = BloomPageProblem(page, shape);
 		if (problem != NULL)
@@ -285,9 +293,7 @@ BloomWalkIndex(BloomWalkData *walk)
 		walk->dataPages++;
 		if (BloomPageHasFlag(page, layout->pageKinds))
 			continue;			/* rows of the slices: read below */
-		if (walk->pending != NULL &&
-			bsearch(&blkno, walk->pending, walk->npending, sizeof(BlockNumber),
-					BloomCompareBlocks) == NULL)
+		if (walk->pending != NULL && !listed)
 			continue;			/* a pending page no longer listed */
 
 		ntuples = BloomPageGetNTuples(page);

@@ -71,6 +71,14 @@ typedef struct BloomPageOpaqueData
 
 typedef BloomPageOpaqueData *BloomPageOpaque;
 
+/*
+ * Signatures of a data page whose bits past the signature's length a scan
+ * tests (BloomDataPagePaddingIsClear): a few, enough to find longer
+ * signatures than the metapage says, whose last bit a signature of a
+ * sound index has set about a third of the time
+ */
+#define BLOOMIDX_PADDING_ROWS		32
+
 /* Length of the list of not-full pages kept in the metapage */
 #define BLOOMIDX_FREELIST_SIZE		512
 
@@ -346,6 +354,8 @@ extern char *BloomMetaPageProblem(Page page, bool *unsupported,
 extern char *BloomMetaSpareListsProblem(BloomMetaPage meta, BlockNumber nblocks);
 extern char *BloomPageProblem(Page page, const BloomShape *shape);
 extern char *BloomDataPageProblem(Page page, const BloomShape *shape);
+extern bool BloomDataPagePaddingIsClear(Page page, int sigBits, int sigBytes,
+										int maxRows);
 extern void BloomCheckMeta(Relation index, Page page);
 extern void BloomCheckLink(Relation index, BlockNumber from, BlockNumber blkno,
 						   const char *what);
@@ -367,6 +377,7 @@ extern int	BloomTidMapPack(Page page, int firstRow, const ItemPointerData *tids,
 extern int	BloomTidMapUnpack(Page page, ItemPointerData *tids);
 extern void BloomTidMapKill(Page page, int i);
 extern bool BloomTidMapIsSane(BloomTidMap map);
+extern bool BloomTidMapUsedIsSane(Page page);
 extern char *BloomTidMapProblem(Page page);
 extern int	BloomTidMapCountLive(Page page);
 extern void BloomStripeGetPages(Page page, int sigBits, BloomStripePages *pages);

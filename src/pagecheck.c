@@ -462,7 +462,32 @@ BloomDataPageProblem(Page page, const BloomShape *shape)
 			return psprintf("Tuple %d has " UINT64_FORMAT " bits set, not between 1 and %d.",
 							i, bitsSet, maxBitsSet);
 	}
+	if (!BloomDataPagePaddingIsClear(page, shape->sigBits, sigBytes, opaque->ntuples))
+		return psprintf("A signature has bits set past the %d bits of the index's signatures.",
+						shape->sigBits);
 	return NULL;
+}
+
+/*
+ * Are the bits past sigBits of the first maxRows signatures on a data page
+ * clear?  A signature takes sigBytes bytes, and no column sets the bits of
+ * its last byte past sigBits; a set one means signatures longer than the
+ * metapage says, whose bits a query would not find.  A scan tests a few
+ * signatures a page (BLOOMIDX_PADDING_ROWS), bloomidx_check all of them.
+ */
+bool
+BloomDataPagePaddingIsClear(Page page, int sigBits, int sigBytes, int maxRows)
+{
+	int			n = Min(BloomPageGetNTuples(page), maxRows);
+	const uint8 *last = BloomPageGetSignature(page, sigBytes, 0) + sigBytes - 1;
+	uint8		acc = 0;
+	int			i;
+
+	if (sigBits % 8 == 0)
+		return true;
+	for (i = 0; i < n; i++, last += sigBytes)
+		acc |= *last;
+	return (acc >> (sigBits % 8)) == 0;
 }
 
 /*
@@ -495,9 +520,11 @@ BloomPageProblem(Page page, const BloomShape *shape)
 }
 
 /*
- * Is this a data page holding tuples, rather than a new or deleted page?
- * A page that is neither, or whose slot counts do not fit the index's
- * signature length, is corrupted: complain rather than read past it.
+ * Is this a data page holding tuples, rather than a new or deleted page or
+ * a page of one of the layout's own kinds?  A page that is none of these
+ * (a page of a kind the index's layout does not have among them), or whose
+ * slot counts do not fit the index's signature length, is corrupted:
+ * complain rather than read past it.
  */
 bool
 BloomPageIsData(Relation index, Page page, BlockNumber blkno, int tuplesPerPage)

@@ -137,6 +137,8 @@ pg_noreturn extern void BloomSlicedCorrupted(Relation index, BlockNumber blkno,
 extern void BloomTakeSnapshot(Relation index, BloomSlicedSnapshot *snap,
 							  bool stripes);
 extern void BloomFreeSnapshot(BloomSlicedSnapshot *snap);
+extern void BloomCheckPendingGone(Relation index, BloomState state,
+								  BlockNumber blkno);
 extern bool BloomReadStripe(Relation index, uint32 s, BlockNumber blkno,
 							int sigBits, BloomStripePages *pages);
 extern Buffer BloomReadStripePage(Relation index, const BloomStripePages *pages,
@@ -145,6 +147,8 @@ extern Buffer BloomReadStripePage(Relation index, const BloomStripePages *pages,
 extern bool BloomLockStripePage(Relation index, const BloomStripePages *pages,
 								BlockNumber stripeBlkno, Buffer buffer,
 								uint16 flag);
+extern void BloomCheckTidMapRows(Relation index, const BloomStripePages *pages,
+								 int t, int firstRow, int nrows, int rows);
 extern int	BloomStripeRows(uint64 mergedRows, uint32 s);
 pg_noreturn extern void BloomTooManyRows(Relation index);
 extern void BloomTranspose64(uint64 a[64]);

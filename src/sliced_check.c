@@ -179,6 +179,15 @@ BloomStripePageProblem(Page page, BlockNumber blkno, int sigBits,
 			(link == BLOOMIDX_METAPAGE_BLKNO || link == blkno || link >= nblocks))
 			return psprintf("The slice of bit %d is block %u.", b, link);
 	}
+
+	/*
+	 * A stripe page is initialized with the links of its signature's bits
+	 * only, the rest zero, and no link is ever block 0: a link past them
+	 * means signatures longer than the metapage says.
+	 */
+	if (sigBits < BLOOMIDX_SLICED_MAX_LENGTH && stripe->slices[sigBits] != 0)
+		return psprintf("The stripe page has a slice link for bit %d, past the signature's %d bits.",
+						sigBits, sigBits);
 	return NULL;
 }
 
@@ -242,6 +251,14 @@ BloomSlicedUsedProblem(Page page, int sigBits)
 	if (phdr->pd_lower < MAXALIGN(SizeOfPageHeaderData) + need)
 		return psprintf("pd_lower %u does not cover the page's contents.",
 						(unsigned) phdr->pd_lower);
+	if (BloomPageHasFlag(page, BLOOMIDX_TIDMAP) && !BloomTidMapUsedIsSane(page))
+	{
+		BloomTidMap map = BloomPageGetTidMap(page);
+
+		return psprintf("The TID map's %u entries of %d bits do not end where its used part, to pd_lower %u, does.",
+						map->nrows, map->blockBits + map->offsetBits,
+						(unsigned) phdr->pd_lower);
+	}
 	return NULL;
 }
 
