@@ -6,8 +6,9 @@
  *
  * An index's layout is frozen in its metapage.  BloomGetLayout (layout.c)
  * is the one place that maps it to the layout's routines; the callbacks
- * (am_*.c) and the SQL functions that read an index (inspect.c) go through
- * the table and never test the layout themselves.  A new layout is one
+ * (am_*.c), the SQL functions that read an index (inspect.c) and the page
+ * checks (pagecheck.c) go through the table and never test the layout
+ * themselves.  A new layout is one
  * more set of files defining a BloomLayoutRoutine, and one more case in
  * BloomGetLayout.
  *

@@ -74,8 +74,8 @@ typedef BloomPageOpaqueData *BloomPageOpaque;
 /*
  * Signatures of a data page whose bits past the signature's length a scan
  * tests (BloomDataPagePaddingIsClear): a few, enough to find longer
- * signatures than the metapage says, whose last bit a signature of a
- * sound index has set about a third of the time
+ * signatures than the metapage says, whose last bit about two signatures
+ * in five of a sound index have set
  */
 #define BLOOMIDX_PADDING_ROWS		32
 
