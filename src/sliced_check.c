@@ -133,6 +133,45 @@ BloomSlicedMetaBlocksProblem(BloomMetaPage meta, BlockNumber nblocks)
 	return NULL;
 }
 
+/* Slots of the set BloomStripeLinkTwice keeps: a power of two, at least twice its links */
+#define BLOOM_LINK_SLOTS	4096
+
+StaticAssertDecl(BLOOM_LINK_SLOTS >= 2 * (BLOOMIDX_SLICED_MAX_LENGTH + BLOOMIDX_STRIPE_TIDPAGES),
+				 "BLOOM_LINK_SLOTS too small");
+
+/*
+ * A block a stripe page links twice (its TID maps and its slices), or
+ * InvalidBlockNumber if none: a merge would lock that page twice and wait
+ * on itself forever, and a scan would read a slice as another's.  An open
+ * addressing set of the links, a few hundred nanoseconds a stripe page.
+ */
+static BlockNumber
+BloomStripeLinkTwice(BloomStripe stripe, int sigBits)
+{
+	BlockNumber set[BLOOM_LINK_SLOTS];
+	int			n = stripe->nTidPages + sigBits;
+	int			i;
+
+	memset(set, 0xFF, sizeof(set));
+	for (i = 0; i < n; i++)
+	{
+		BlockNumber link = i < stripe->nTidPages ? stripe->tidPages[i] :
+			stripe->slices[i - stripe->nTidPages];
+		uint32		h;
+
+		if (link == InvalidBlockNumber)
+			continue;
+		for (h = (link * UINT64CONST(0x9E3779B1)) & (BLOOM_LINK_SLOTS - 1);
+			 set[h] != InvalidBlockNumber; h = (h + 1) & (BLOOM_LINK_SLOTS - 1))
+		{
+			if (set[h] == link)
+				return link;
+		}
+		set[h] = link;
+	}
+	return InvalidBlockNumber;
+}
+
 /*
  * Describe what is wrong with the contents of stripe page blkno of an
  * index of sigBits-bit signatures nblocks long, or return NULL if nothing
@@ -143,6 +182,7 @@ BloomStripePageProblem(Page page, BlockNumber blkno, int sigBits,
 					   BlockNumber nblocks)
 {
 	BloomStripe stripe = BloomPageGetStripe(page);
+	BlockNumber twice;
 	int			t;
 	int			b;
 
@@ -188,6 +228,8 @@ BloomStripePageProblem(Page page, BlockNumber blkno, int sigBits,
 	if (sigBits < BLOOMIDX_SLICED_MAX_LENGTH && stripe->slices[sigBits] != 0)
 		return psprintf("The stripe page has a slice link for bit %d, past the signature's %d bits.",
 						sigBits, sigBits);
+	if ((twice = BloomStripeLinkTwice(stripe, sigBits)) != InvalidBlockNumber)
+		return psprintf("The stripe page links block %u twice.", twice);
 	return NULL;
 }
 

@@ -276,6 +276,13 @@ check_case('signature length lowered by one, no pending page',
 	bx_patched(bx_patched($shorter, $blcksz, 0, $contents + $meta{nPending}, pack('S', 0)),
 		$blcksz, $block{pending}, 0, "\0" x $blcksz),
 	$stripe_says, $stripe_says, $stats);
+# Hung once: a merge locked the page of two bits' slices twice
+my $slice0 = unpack('L', substr($pristine,
+		$block{stripe} * $blcksz + $contents + $stripe{slices}, 4));
+my $twice = $at_with->($block{stripe}, qr/The stripe page links block $slice0 twice\./);
+check_case('stripe page linking one slice page for two bits',
+	$stripe_at->(slices => pack('L L', $slice0, $slice0)),
+	$twice, $twice, $merge, $vacuum);
 my $tid_pd_lower = unpack('S', substr($pristine, $block{tidmap} * $blcksz + 12, 2));
 check_case('TID map with no block bits', patched($block{tidmap}, 28, pack('C', 0)),
 	$at_with->($block{tidmap},
