@@ -133,7 +133,7 @@ BloomSlicedMetaBlocksProblem(BloomMetaPage meta, BlockNumber nblocks)
 	return NULL;
 }
 
-/* Slots of the set BloomStripeLinkTwice keeps: a power of two, at least twice its links */
+/* Most slots of the set BloomStripeLinkTwice keeps, a power of two */
 #define BLOOM_LINK_SLOTS	4096
 
 StaticAssertDecl(BLOOM_LINK_SLOTS >= 2 * (BLOOMIDX_SLICED_MAX_LENGTH + BLOOMIDX_STRIPE_TIDPAGES),
@@ -143,16 +143,21 @@ StaticAssertDecl(BLOOM_LINK_SLOTS >= 2 * (BLOOMIDX_SLICED_MAX_LENGTH + BLOOMIDX_
  * A block a stripe page links twice (its TID maps and its slices), or
  * InvalidBlockNumber if none: a merge would lock that page twice and wait
  * on itself forever, and a scan would read a slice as another's.  An open
- * addressing set of the links, a few hundred nanoseconds a stripe page.
+ * addressing set of the links, by their low bits: a stripe's pages are
+ * mostly consecutive blocks.
  */
 static BlockNumber
 BloomStripeLinkTwice(BloomStripe stripe, int sigBits)
 {
 	BlockNumber set[BLOOM_LINK_SLOTS];
 	int			n = stripe->nTidPages + sigBits;
+	uint32		mask = 63;
 	int			i;
 
-	memset(set, 0xFF, sizeof(set));
+	/* At least twice as many slots as links, in the set's first ones */
+	while (mask + 1 < 2 * n)
+		mask = mask * 2 + 1;
+	memset(set, 0xFF, sizeof(BlockNumber) * (mask + 1));
 	for (i = 0; i < n; i++)
 	{
 		BlockNumber link = i < stripe->nTidPages ? stripe->tidPages[i] :
@@ -161,8 +166,7 @@ BloomStripeLinkTwice(BloomStripe stripe, int sigBits)
 
 		if (link == InvalidBlockNumber)
 			continue;
-		for (h = (link * UINT64CONST(0x9E3779B1)) & (BLOOM_LINK_SLOTS - 1);
-			 set[h] != InvalidBlockNumber; h = (h + 1) & (BLOOM_LINK_SLOTS - 1))
+		for (h = link & mask; set[h] != InvalidBlockNumber; h = (h + 1) & mask)
 		{
 			if (set[h] == link)
 				return link;
