@@ -180,6 +180,19 @@ BloomAddElement(BloomElementSink *sink, uint64 hash)
 	sink->nelements++;
 }
 
+/*
+ * How a column's values and queries count for the shape: a value of an
+ * equality operator class is one element, and a query tests one; a set
+ * operator class's options (BloomSetOptions) say how many elements a value
+ * has and a query tests.
+ */
+typedef struct BloomColumnElements
+{
+	double		elements[BLOOMIDX_MAX_COLUMNS];
+	double		queryElements[BLOOMIDX_MAX_COLUMNS];
+	uint32		setColumns;		/* bit i: column i has an extract function */
+} BloomColumnElements;
+
 /* Masks of a query key, within work_mem (elements.c) */
 typedef struct BloomMaskList
 {
@@ -225,7 +238,6 @@ extern bytea *bloomidx_options(Datum reloptions, bool validate);
 extern void BloomResolveOptions(Relation index, int unsetLayout,
 								BloomShape *shape);
 extern void BloomReportOptions(Relation index, const BloomShape *shape);
-extern void BloomShapeSetQueryBits(Relation index, BloomShape *shape);
 
 /* am_build.c */
 extern IndexBuildResult *bloomidx_build(Relation heap, Relation index,
@@ -291,6 +303,9 @@ extern int64 BloomKeyMask(BloomState state, int col, FmgrInfo *hashFn,
 						  BloomElementMode *mode);
 extern void BloomSetOptionsInit(local_relopts *relopts, int elements,
 								int queryElements);
+extern void BloomGetColumnElements(Relation index, int n,
+								   BloomColumnElements *ce);
+extern void BloomShapeSetQueryBits(Relation index, BloomShape *shape);
 extern void BloomInitMaskList(BloomMaskList *list, Relation index,
 							  const BloomShape *shape);
 extern void BloomMaskListReserve(BloomMaskList *list, int n);
@@ -300,7 +315,6 @@ extern bool BloomKeyAlternatives(BloomState state, int col, FmgrInfo *hashFn,
 
 /* state.c */
 extern BloomState BloomGetState(Relation index);
-extern BlockNumber BloomBlocksCovering(Relation index, BlockNumber blkno);
 extern Buffer BloomReadBufferRecent(Relation index, BlockNumber blkno,
 									BufferAccessStrategy bas);
 extern BufferAccessStrategy BloomScanStrategy(double pages);

@@ -306,3 +306,38 @@ BloomKeyAlternatives(BloomState state, int col, FmgrInfo *hashFn,
 	}
 	return true;
 }
+
+void
+BloomGetColumnElements(Relation index, int n, BloomColumnElements *ce)
+{
+	bytea	  **attoptions = RelationGetIndexAttOptions(index, false);
+	int			i;
+
+	ce->setColumns = 0;
+	for (i = 0; i < n; i++)
+	{
+		const BloomSetOptions *so = (const BloomSetOptions *) attoptions[i];
+		bool		isSet = OidIsValid(index_getprocid(index, i + 1,
+													   BLOOMIDX_EXTRACT_PROC));
+
+		ce->elements[i] = isSet && so != NULL ? so->elements : 1;
+		ce->queryElements[i] = isSet && so != NULL ? so->queryElements : 1;
+		if (isSet)
+			ce->setColumns |= 1U << i;
+	}
+}
+
+/*
+ * Fill in the bits a typical query of each column tests, for the cost
+ * model: k, or for a column of sets k times its query_elements.
+ */
+void
+BloomShapeSetQueryBits(Relation index, BloomShape *shape)
+{
+	BloomColumnElements ce;
+	int			i;
+
+	BloomGetColumnElements(index, shape->nColumns, &ce);
+	for (i = 0; i < shape->nColumns; i++)
+		shape->queryBits[i] = (int) (shape->bitsPerColumn[i] * ce.queryElements[i]);
+}

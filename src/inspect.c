@@ -197,10 +197,14 @@ BloomWalkIndex(BloomWalkData *walk)
 	memcpy(copy.data, BufferGetPage(buffer), BLCKSZ);
 	UnlockReleaseBuffer(buffer);
 
-	BloomCheckMeta(index, page);
-
+	/* What every metapage has, then the fields of its layout */
+	BloomCheckMeta(index, page, NULL, NULL);
 	meta = BloomPageGetMeta(page);
-	problem = BloomMetaSpareListsProblem(meta, RelationGetNumberOfBlocks(index));
+	BloomMetaGetShape(meta, shape);
+	layout = BloomGetLayout(shape);
+	BloomCheckMeta(index, page, layout->metaproblem, layout->metablocksproblem);
+	problem = layout->metaspareproblem != NULL ?
+		layout->metaspareproblem(meta, RelationGetNumberOfBlocks(index)) : NULL;
 	if (problem != NULL)
 		BloomReportCorruption(index, BLOOMIDX_METAPAGE_BLKNO, problem);
 	if (meta->nColumns != RelationGetNumberOfAttributes(index))
@@ -208,8 +212,6 @@ BloomWalkIndex(BloomWalkData *walk)
 							  psprintf("The metapage describes %u columns, but the index has %d.",
 									   meta->nColumns,
 									   RelationGetNumberOfAttributes(index)));
-	BloomMetaGetShape(meta, shape);
-	layout = BloomGetLayout(shape);
 	walk->metaVersion = meta->version;
 
 	/*
@@ -224,8 +226,14 @@ BloomWalkIndex(BloomWalkData *walk)
 	if (walk->collectKeys)
 	{
 		double		total = Max(walk->index->rd_rel->reltuples, 0);
+		BloomLayoutSizesData sizes;
 
-		total = Max(total, layout->maxrows(meta, RelationGetNumberOfBlocks(index)));
+		if (layout->sizes != NULL && layout->sizes(index, &sizes))
+			total = Max(total, (double) (sizes.nextRow - sizes.firstRow) +
+						sizes.pendingPages * meta->tuplesPerPage);
+		else
+			total = Max(total, (double) RelationGetNumberOfBlocks(index) *
+						meta->tuplesPerPage);
 		walk->keys = bloom_create((int64) Min(total, (double) PG_INT64_MAX / 2),
 								  maintenance_work_mem, (uint64) random());
 	}
@@ -253,6 +261,8 @@ BloomWalkIndex(BloomWalkData *walk)
 	for (blkno = BLOOMIDX_METAPAGE_BLKNO + 1; blkno < walk->npages; blkno++)
 	{
 		int			ntuples;
+		bool		listed;
+		bool		done;
 
 		CHECK_FOR_INTERRUPTS();
 
@@ -261,7 +271,18 @@ BloomWalkIndex(BloomWalkData *walk)
 		memcpy(copy.data, BufferGetPage(buffer), BLCKSZ);
 		UnlockReleaseBuffer(buffer);
 
-		problem = BloomPageProblem(page, shape, layout->pageKinds);
+		/* A row page the layout lists as live is a data page */
+		listed = walk->liveRowPages != NULL &&
+			bsearch(&blkno, walk->liveRowPages, walk->nliveRowPages,
+					sizeof(BlockNumber), BloomCompareBlocks) != NULL;
+		if (listed && BloomPageHasFlag(page, layout->pageKinds))
+			BloomReportCorruption(index, blkno,
+								  psprintf("A data page was expected: the %s layout lists it as a page of live rows.",
+										   layout->name));
+
+		problem = BloomPageCommonProblem(page, &done);
+		if (problem == NULL && !done)
+			problem = layout->pageproblem(page, shape);
 		if (problem != NULL)
 			BloomReportCorruption(index, blkno, problem);
 
@@ -273,10 +294,7 @@ BloomWalkIndex(BloomWalkData *walk)
 		walk->dataPages++;
 		if (BloomPageHasFlag(page, layout->pageKinds))
 			continue;			/* the layout's own pages: read below */
-		if (walk->liveRowPages != NULL &&
-			bsearch(&blkno, walk->liveRowPages, walk->nliveRowPages,
-					sizeof(BlockNumber),
-					BloomCompareBlocks) == NULL)
+		if (walk->liveRowPages != NULL && !listed)
 			continue;			/* a row page no longer live */
 
 		ntuples = BloomPageGetNTuples(page);

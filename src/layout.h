@@ -6,8 +6,9 @@
  *
  * An index's layout is frozen in its metapage.  BloomGetLayout (layout.c)
  * is the one place that maps it to the layout's routines; the callbacks
- * (am_*.c) and the SQL functions that read an index (inspect.c) go through
- * the table and never test the layout themselves.  A new layout is one
+ * (am_*.c), the SQL functions that read an index (inspect.c) and the page
+ * checks (pagecheck.c) go through the table and never test the layout
+ * themselves.  A new layout is one
  * more set of files defining a BloomLayoutRoutine, and one more case in
  * BloomGetLayout.
  *
@@ -29,6 +30,7 @@
 #include "port/atomics.h"
 #include "nodes/pathnodes.h"
 #include "nodes/tidbitmap.h"
+#include "storage/bufpage.h"
 
 #include "bloomidx.h"
 
@@ -119,6 +121,8 @@ typedef struct BloomScanPages
 	double		pagesFetched;	/* index pages read, per loop */
 	double		wordsTested;	/* 64-bit words tested */
 } BloomScanPages;
+
+struct BloomMetaPageData;		/* page.h */
 
 /*
  * The routines of a layout.  Entries a layout does not need are NULL, as
@@ -211,18 +215,34 @@ typedef struct BloomLayoutRoutine
 	/*
 	 * The walk of bloomidx_stats and bloomidx_check: the row pages whose
 	 * rows are live, sorted, in a palloc'd array of *npages blocks (NULL:
-	 * every row page), and a bound on the rows the index holds, from its
-	 * metapage and length.
+	 * every row page).
 	 */
 	BlockNumber *(*liverowpages) (const struct BloomMetaPageData *meta,
 								  int *npages);
-	double		(*maxrows) (const struct BloomMetaPageData *meta,
-							BlockNumber nblocks);
 
 	/* The cost model: pages and words a bitmap scan reads */
 	void		(*scanpages) (Relation index, BloomState state,
 							  const BloomScanPagesInput *in,
 							  BloomScanPages *out);
+
+	/*
+	 * The checks of the layout's own fields of the metapage and of its
+	 * pages (row_check.c, sliced_check.c), which pagecheck.c calls once
+	 * what every layout shares is sound; each describes what is wrong, or
+	 * returns NULL.  metaproblem: the signature length and the layout's
+	 * fields, raising *needBlocks to one past the highest block readers
+	 * read from them.  metablocksproblem: those blocks against the index's
+	 * length nblocks, and metaspareproblem the entries readers do not read
+	 * (bloomidx_check); NULL if the layout lists no blocks there.
+	 * pageproblem: a page other than the metapage, not new or deleted.
+	 */
+	char	   *(*metaproblem) (struct BloomMetaPageData *meta,
+								BlockNumber *needBlocks);
+	char	   *(*metablocksproblem) (struct BloomMetaPageData *meta,
+									  BlockNumber nblocks);
+	char	   *(*metaspareproblem) (struct BloomMetaPageData *meta,
+									 BlockNumber nblocks);
+	char	   *(*pageproblem) (Page page, const BloomShape *shape);
 } BloomLayoutRoutine;
 
 /* layout.c */

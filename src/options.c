@@ -123,54 +123,6 @@ bloomidx_options(Datum reloptions, bool validate)
 	return (bytea *) opts;
 }
 
-/*
- * How a column's values and queries count for the shape: a value of an
- * equality operator class is one element, and a query tests one; a set
- * operator class's options (BloomSetOptions) say how many elements a value
- * has and a query tests.
- */
-typedef struct BloomColumnElements
-{
-	double		elements[BLOOMIDX_MAX_COLUMNS];
-	double		queryElements[BLOOMIDX_MAX_COLUMNS];
-	uint32		setColumns;		/* bit i: column i has an extract function */
-} BloomColumnElements;
-
-static void
-BloomGetColumnElements(Relation index, int n, BloomColumnElements *ce)
-{
-	bytea	  **attoptions = RelationGetIndexAttOptions(index, false);
-	int			i;
-
-	ce->setColumns = 0;
-	for (i = 0; i < n; i++)
-	{
-		const BloomSetOptions *so = (const BloomSetOptions *) attoptions[i];
-		bool		isSet = OidIsValid(index_getprocid(index, i + 1,
-													   BLOOMIDX_EXTRACT_PROC));
-
-		ce->elements[i] = isSet && so != NULL ? so->elements : 1;
-		ce->queryElements[i] = isSet && so != NULL ? so->queryElements : 1;
-		if (isSet)
-			ce->setColumns |= 1U << i;
-	}
-}
-
-/*
- * Fill in the bits a typical query of each column tests, for the cost
- * model: k, or for a column of sets k times its query_elements.
- */
-void
-BloomShapeSetQueryBits(Relation index, BloomShape *shape)
-{
-	BloomColumnElements ce;
-	int			i;
-
-	BloomGetColumnElements(index, shape->nColumns, &ce);
-	for (i = 0; i < shape->nColumns; i++)
-		shape->queryBits[i] = (int) (shape->bitsPerColumn[i] * ce.queryElements[i]);
-}
-
 static void BloomResolveShape(const BloomOptions *opts, int n, int layout,
 							  const BloomColumnElements *ce,
 							  BloomShape *shape);

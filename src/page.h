@@ -25,7 +25,8 @@
  * sig[i] is sigBytes bytes, bit p of the signature in byte p / 8 at bit
  * p % 8.  Slots 0 .. ntuples-1 are in use; deleting a tuple moves the last
  * one into its slot.  Only the page layer (page.c, pagecheck.c and
- * sliced_format.c) knows these offsets: the rest of the code goes through
+ * sliced_format.c) and the layouts' checks (row_check.c, sliced_check.c)
+ * know these offsets: the rest of the code goes through
  * the functions and inline accessors below.
  *
  *-------------------------------------------------------------------------
@@ -49,6 +50,7 @@
 #define BLOOMIDX_METAPAGE_BLKNO		0
 #define BLOOMIDX_LAYOUT_ROW			1
 #define BLOOMIDX_LAYOUT_SLICED		2
+#define BLOOMIDX_NLAYOUTS			2	/* layouts are numbered 1 .. this */
 #define BLOOMIDX_DEFAULT_LAYOUT		BLOOMIDX_LAYOUT_SLICED	/* of a new index */
 
 /* Page flags */
@@ -62,6 +64,9 @@
 #define BLOOMIDX_ALL_FLAGS			0x7F
 #define BLOOMIDX_SLICED_FLAGS \
 	(BLOOMIDX_SLICE | BLOOMIDX_TIDMAP | BLOOMIDX_STRIPE | BLOOMIDX_STRIPELIST)
+/* The flags of a layout's own kinds of page: all but those a data page has */
+#define BLOOMIDX_KIND_FLAGS \
+	(BLOOMIDX_ALL_FLAGS & ~(BLOOMIDX_META | BLOOMIDX_DELETED | BLOOMIDX_FROZEN))
 
 /* Special space of every page; page_id last, as pg_filedump expects */
 typedef struct BloomPageOpaqueData
@@ -73,6 +78,14 @@ typedef struct BloomPageOpaqueData
 } BloomPageOpaqueData;
 
 typedef BloomPageOpaqueData *BloomPageOpaque;
+
+/*
+ * Signatures of a data page whose bits past the signature's length a scan
+ * tests (BloomDataPagePaddingIsClear): a few, enough to find longer
+ * signatures than the metapage says, whose last bit about two signatures
+ * in five of a sound index have set
+ */
+#define BLOOMIDX_PADDING_ROWS		32
 
 /* Length of the list of not-full pages kept in the metapage */
 #define BLOOMIDX_FREELIST_SIZE		512
@@ -359,22 +372,27 @@ pg_noreturn extern void BloomReportCorruption(Relation index, BlockNumber blkno,
 								  const char *problem);
 pg_noreturn extern void BloomReportUnsupported(Relation index,
 								   const char *detail);
+extern BlockNumber BloomBlocksCovering(Relation index, BlockNumber blkno);
 extern void BloomCheckMetaPage(Relation index, Page page);
 extern bool BloomPageIsData(Relation index, Page page, BlockNumber blkno,
-							int tuplesPerPage);
+							int tuplesPerPage, uint16 pageKinds,
+							const char *layoutName);
 extern bool BloomPageIsRowPage(Page page, int tuplesPerPage);
-extern char *BloomMetaPageProblem(Page page, bool *unsupported,
-								  BlockNumber *needBlocks);
-extern char *BloomMetaSpareListsProblem(BloomMetaPage meta, BlockNumber nblocks);
-extern char *BloomPageProblem(Page page, const BloomShape *shape,
-							  uint16 pageKinds);
-extern void BloomCheckMeta(Relation index, Page page);
+/* A layout's checks of its metapage fields (layout.h's routine entries) */
+typedef char *(*BloomMetaProblemFn) (BloomMetaPage meta, BlockNumber *needBlocks);
+typedef char *(*BloomMetaBlocksProblemFn) (BloomMetaPage meta, BlockNumber nblocks);
+
+extern char *BloomMetaPageProblem(Page page, BloomMetaProblemFn layoutProblem,
+								  bool *unsupported, BlockNumber *needBlocks);
+extern char *BloomPageCommonProblem(Page page, bool *done);
+extern char *BloomDataPageProblem(Page page, const BloomShape *shape);
+extern bool BloomDataPagePaddingIsClear(Page page, int sigBits, int sigBytes,
+										int maxRows);
+extern void BloomCheckMeta(Relation index, Page page,
+						   BloomMetaProblemFn layoutProblem,
+						   BloomMetaBlocksProblemFn layoutBlocksProblem);
 extern void BloomCheckLink(Relation index, BlockNumber from, BlockNumber blkno,
 						   const char *what);
-extern char *BloomStripePageProblem(Page page, BlockNumber blkno, int sigBits,
-									BlockNumber nblocks);
-extern void BloomCheckStripePage(Relation index, Page page, BlockNumber blkno,
-								 int sigBits);
 extern void BloomCheckDataPageBounds(Relation index, Page page,
 									 BlockNumber blkno, int sigBytes);
 extern void BloomCheckHeapTid(Relation index, BlockNumber blkno,
@@ -393,6 +411,7 @@ extern int	BloomTidMapPack(Page page, int firstRow, const ItemPointerData *tids,
 extern int	BloomTidMapUnpack(Page page, ItemPointerData *tids);
 extern void BloomTidMapKill(Page page, int i);
 extern bool BloomTidMapIsSane(BloomTidMap map);
+extern bool BloomTidMapUsedIsSane(Page page);
 extern char *BloomTidMapProblem(Page page);
 extern int	BloomTidMapCountLive(Page page);
 extern void BloomStripeGetPages(Page page, int sigBits, BloomStripePages *pages);

@@ -1,9 +1,11 @@
 /*-------------------------------------------------------------------------
  *
  * pagecheck.c
- *	  Checks of the pages of a bloomidx index: what readers and writers
- *	  test before they trust a page, what bloomidx_check reports, and the
- *	  error they raise.
+ *	  Checks of the pages of a bloomidx index that every layout shares:
+ *	  what readers and writers test before they trust a page, what
+ *	  bloomidx_check reports, and the error they raise.  The checks of a
+ *	  layout's own pages and metapage fields are its own (row_check.c,
+ *	  sliced_check.c), reached through its routine table.
  *
  *-------------------------------------------------------------------------
  */
@@ -11,12 +13,12 @@
 
 #include "access/htup_details.h"
 #include "access/table.h"
-#include "port/pg_bitutils.h"
 #include "storage/bufmgr.h"
 #include "storage/bufpage.h"
 #include "utils/rel.h"
 
 #include "bloomidx.h"
+#include "layout.h"
 #include "page.h"
 #include "signature.h"
 
@@ -51,6 +53,50 @@ BloomReportCorruption(Relation index, BlockNumber blkno, const char *problem)
 }
 
 /*
+ * A length of the index that covers blkno if blkno is a block of it, for
+ * the checks of block numbers read from its pages.  The index never shrinks
+ * under a relcache entry: bloomidx does not truncate its indexes, and
+ * TRUNCATE, REINDEX and VACUUM FULL build a new one, which also rebuilds
+ * the relcache entry and so its rd_amcache.  So a length seen before, kept
+ * in the cached state, covers every block below it, and the storage
+ * manager (an lseek, a fifth of a row-layout insert's time when every
+ * insert asked it) is asked again only for a block at or past that length.
+ * Before the state is cached (BloomGetState checks the metapage first) it
+ * always asks.
+ */
+BlockNumber
+BloomBlocksCovering(Relation index, BlockNumber blkno)
+{
+	BloomState	state = (BloomState) index->rd_amcache;
+	BlockNumber nblocks;
+
+	if (state != NULL && blkno < state->knownBlocks)
+		return state->knownBlocks;
+	nblocks = RelationGetNumberOfBlocks(index);
+	if (state != NULL)
+		state->knownBlocks = nblocks;
+	return nblocks;
+}
+
+/*
+ * Describe why a metapage is of a format version, layout or hash scheme
+ * this build cannot read, or return NULL if it is not.
+ */
+static char *
+BloomMetaFormatProblem(BloomMetaPage meta)
+{
+	if ((meta->version == BLOOMIDX_FORMAT_VERSION ||
+		 meta->version == BLOOMIDX_FORMAT_SETS) &&
+		meta->layout >= 1 && meta->layout <= BLOOMIDX_NLAYOUTS &&
+		meta->hashScheme == BLOOM_HASH_SCHEME)
+		return NULL;
+	return psprintf("Format version %u, layout %u and hash scheme %u; this build reads versions %u and %u, layouts 1 to %u and hash scheme %u.",
+					meta->version, meta->layout, meta->hashScheme,
+					BLOOMIDX_FORMAT_VERSION, BLOOMIDX_FORMAT_SETS,
+					BLOOMIDX_NLAYOUTS, BLOOM_HASH_SCHEME);
+}
+
+/*
  * Complain unless page is the metapage of a bloomidx index this code can
  * read.
  */
@@ -58,25 +104,15 @@ void
 BloomCheckMetaPage(Relation index, Page page)
 {
 	BloomMetaPage meta = BloomPageGetMeta(page);
+	char	   *problem;
 
 	if (PageIsNew(page) || !BloomPageIsMeta(page) ||
 		BloomPageGetOpaque(page)->page_id != BLOOMIDX_PAGE_ID ||
 		meta->magic != BLOOMIDX_MAGIC)
 		BloomReportCorruption(index, BLOOMIDX_METAPAGE_BLKNO,
 							  "Block 0 holds no bloomidx metapage.");
-	if ((meta->version != BLOOMIDX_FORMAT_VERSION &&
-		 meta->version != BLOOMIDX_FORMAT_SETS) ||
-		(meta->layout != BLOOMIDX_LAYOUT_ROW && meta->layout != BLOOMIDX_LAYOUT_SLICED) ||
-		meta->hashScheme != BLOOM_HASH_SCHEME)
-		BloomReportUnsupported(index,
-							   psprintf("Format version %u, layout %u and hash scheme %u; this build reads versions %u and %u, layouts %u and %u and hash scheme %u.",
-										meta->version, meta->layout,
-										meta->hashScheme,
-										BLOOMIDX_FORMAT_VERSION,
-										BLOOMIDX_FORMAT_SETS,
-										BLOOMIDX_LAYOUT_ROW,
-										BLOOMIDX_LAYOUT_SLICED,
-										BLOOM_HASH_SCHEME));
+	if ((problem = BloomMetaFormatProblem(meta)) != NULL)
+		BloomReportUnsupported(index, problem);
 	if (meta->nColumns < 1 || meta->nColumns > BLOOMIDX_MAX_COLUMNS ||
 		meta->sigBits < BLOOMIDX_MIN_LENGTH || meta->sigBits > BLOOMIDX_MAX_LENGTH ||
 		meta->tuplesPerPage != BloomTuplesPerPage((meta->sigBits + 7) / 8) ||
@@ -120,8 +156,6 @@ BloomPageHeaderProblem(Page page)
 	return NULL;
 }
 
-static char *BloomSlicedMetaProblem(BloomMetaPage meta, BlockNumber *needBlocks);
-
 /*
  * Describe what is wrong with a metapage, or return NULL if nothing is.
  *
@@ -132,7 +166,8 @@ static char *BloomSlicedMetaProblem(BloomMetaPage meta, BlockNumber *needBlocks)
  * highest (0 if none), found in the same pass.
  */
 char *
-BloomMetaPageProblem(Page page, bool *unsupported, BlockNumber *needBlocks)
+BloomMetaPageProblem(Page page, BloomMetaProblemFn layoutProblem,
+					 bool *unsupported, BlockNumber *needBlocks)
 {
 	BloomMetaPage meta = BloomPageGetMeta(page);
 	char	   *problem;
@@ -154,30 +189,22 @@ BloomMetaPageProblem(Page page, bool *unsupported, BlockNumber *needBlocks)
 	if (meta->magic != BLOOMIDX_MAGIC)
 		return psprintf("Magic number is 0x%08X, not 0x%08X.",
 						meta->magic, BLOOMIDX_MAGIC);
-	if ((meta->version != BLOOMIDX_FORMAT_VERSION &&
-		 meta->version != BLOOMIDX_FORMAT_SETS) ||
-		(meta->layout != BLOOMIDX_LAYOUT_ROW && meta->layout != BLOOMIDX_LAYOUT_SLICED) ||
-		meta->hashScheme != BLOOM_HASH_SCHEME)
+	if ((problem = BloomMetaFormatProblem(meta)) != NULL)
 	{
 		*unsupported = true;
-		return psprintf("Format version %u, layout %u and hash scheme %u; this build reads versions %u and %u, layouts %u and %u and hash scheme %u.",
-						meta->version, meta->layout, meta->hashScheme,
-						BLOOMIDX_FORMAT_VERSION, BLOOMIDX_FORMAT_SETS,
-						BLOOMIDX_LAYOUT_ROW, BLOOMIDX_LAYOUT_SLICED,
-						BLOOM_HASH_SCHEME);
+		return problem;
 	}
 	if (meta->nColumns < 1 || meta->nColumns > BLOOMIDX_MAX_COLUMNS)
 		return psprintf("Column count %u is not between 1 and %d.",
 						meta->nColumns, BLOOMIDX_MAX_COLUMNS);
-	/* The sliced layout takes any length (see BloomDerivedLength) */
-	if (meta->layout == BLOOMIDX_LAYOUT_SLICED &&
-		(meta->sigBits < BLOOMIDX_MIN_LENGTH || meta->sigBits > BLOOMIDX_SLICED_MAX_LENGTH))
+	/* The signature length, and the fields of the layout, if given */
+	if (layoutProblem != NULL)
+	{
+		if ((problem = layoutProblem(meta, needBlocks)) != NULL)
+			return problem;
+	}
+	else if (meta->sigBits < BLOOMIDX_MIN_LENGTH || meta->sigBits > BLOOMIDX_MAX_LENGTH)
 		return psprintf("Signature length %u is not between %d and %d.",
-						meta->sigBits, BLOOMIDX_MIN_LENGTH, BLOOMIDX_SLICED_MAX_LENGTH);
-	if (meta->layout != BLOOMIDX_LAYOUT_SLICED &&
-		(meta->sigBits < BLOOMIDX_MIN_LENGTH || meta->sigBits > BLOOMIDX_MAX_LENGTH ||
-		 meta->sigBits % 16 != 0))
-		return psprintf("Signature length %u is not a multiple of 16 between %d and %d.",
 						meta->sigBits, BLOOMIDX_MIN_LENGTH, BLOOMIDX_MAX_LENGTH);
 	if (meta->tuplesPerPage != BloomTuplesPerPage((meta->sigBits + 7) / 8))
 		return psprintf("Tuples per page is %u, not %d.",
@@ -222,108 +249,6 @@ BloomMetaPageProblem(Page page, bool *unsupported, BlockNumber *needBlocks)
 			return psprintf("Free list entry %d is block %u.", i, meta->freePages[i]);
 		*needBlocks = Max(*needBlocks, meta->freePages[i] + 1);
 	}
-	if (meta->layout == BLOOMIDX_LAYOUT_ROW)
-	{
-		if (meta->mergedRows != 0 || meta->firstStripe != 0 ||
-			meta->nStripes != 0 || meta->nPending != 0)
-			return psprintf("An index of the row layout has " UINT64_FORMAT " merged rows, stripes %u to %u and %u pending pages.",
-							meta->mergedRows, meta->firstStripe, meta->nStripes,
-							meta->nPending);
-		return NULL;
-	}
-	return BloomSlicedMetaProblem(meta, needBlocks);
-}
-
-/*
- * Stripe-list pages a sliced metapage's stripes firstStripe to nStripes
- * take (checked to be in range by BloomSlicedMetaProblem).
- */
-static uint32
-BloomMetaStripeListsInUse(BloomMetaPage meta)
-{
-	if (meta->nStripes == meta->firstStripe)
-		return 0;
-	return (meta->nStripes - 1) / BLOOMIDX_STRIPELIST_ENTRIES -
-		meta->firstStripe / BLOOMIDX_STRIPELIST_ENTRIES + 1;
-}
-
-/*
- * Describe what is wrong with the sliced layout's fields of a metapage, or
- * return NULL if nothing is.  Block numbers are checked against the
- * index's length by the caller: *needBlocks is raised to cover those listed
- * here.
- */
-static char *
-BloomSlicedMetaProblem(BloomMetaPage meta, BlockNumber *needBlocks)
-{
-	uint32		nlists;
-	uint32		i;
-
-	if (meta->sigBits > BLOOMIDX_SLICED_MAX_LENGTH)
-		return psprintf("Signature length %u is more than the sliced layout's %d.",
-						meta->sigBits, BLOOMIDX_SLICED_MAX_LENGTH);
-	if (meta->nPending > BLOOMIDX_PENDING_SIZE)
-		return psprintf("Pending list has %u entries, more than %d.",
-						meta->nPending, BLOOMIDX_PENDING_SIZE);
-	for (i = 0; i < meta->nPending; i++)
-	{
-		if (meta->pendingPages[i] == BLOOMIDX_METAPAGE_BLKNO ||
-			meta->pendingPages[i] == InvalidBlockNumber)
-			return psprintf("Pending list entry %u is block %u.", i,
-							meta->pendingPages[i]);
-		*needBlocks = Max(*needBlocks, meta->pendingPages[i] + 1);
-	}
-	if (meta->firstStripe > meta->nStripes ||
-		meta->nStripes - meta->firstStripe > BLOOMIDX_MAX_STRIPES -
-		meta->firstStripe % BLOOMIDX_STRIPELIST_ENTRIES)
-		return psprintf("Stripes %u to %u are listed, at most %u.",
-						meta->firstStripe, meta->nStripes,
-						(uint32) BLOOMIDX_MAX_STRIPES);
-	if (meta->mergedRows > (uint64) meta->nStripes * BLOOMIDX_STRIPE_ROWS ||
-		(meta->nStripes > 0 &&
-		 meta->mergedRows <= (uint64) (meta->nStripes - 1) * BLOOMIDX_STRIPE_ROWS))
-		return psprintf(UINT64_FORMAT " merged rows do not fill %u stripes of %d rows.",
-						meta->mergedRows, meta->nStripes,
-						(int) BLOOMIDX_STRIPE_ROWS);
-	nlists = BloomMetaStripeListsInUse(meta);
-	/*
-	 * The lists in use, and the next, which a merge lists before it lists
-	 * the stripe: the entries anything reads before it reads the metapage
-	 * again (VACUUM shifts the entries down under the metapage lock).
-	 * bloomidx_check checks the others too (BloomMetaSpareListsProblem).
-	 */
-	for (i = 0; i < Min(nlists + 1, BLOOMIDX_MAX_STRIPELISTS); i++)
-	{
-		if (meta->stripeLists[i] == BLOOMIDX_METAPAGE_BLKNO ||
-			(i < nlists && meta->stripeLists[i] == InvalidBlockNumber))
-			return psprintf("Stripe-list entry %u is block %u.", i,
-							meta->stripeLists[i]);
-		/* an unused entry, InvalidBlockNumber, adds 0 */
-		*needBlocks = Max(*needBlocks, (BlockNumber) (meta->stripeLists[i] + 1));
-	}
-	return NULL;
-}
-
-/*
- * Describe what is wrong with the stripe-list entries of a sound sliced
- * metapage past those BloomMetaPageProblem checks, or return NULL: each is
- * unused or a block of the index's nblocks other than the metapage.
- */
-char *
-BloomMetaSpareListsProblem(BloomMetaPage meta, BlockNumber nblocks)
-{
-	uint32		nlists;
-	uint32		i;
-
-	if (meta->layout != BLOOMIDX_LAYOUT_SLICED)
-		return NULL;
-	nlists = BloomMetaStripeListsInUse(meta);
-	for (i = nlists + 1; i < BLOOMIDX_MAX_STRIPELISTS; i++)
-		if (meta->stripeLists[i] == BLOOMIDX_METAPAGE_BLKNO ||
-			(meta->stripeLists[i] != InvalidBlockNumber &&
-			 meta->stripeLists[i] >= nblocks))
-			return psprintf("Stripe-list entry %u is block %u.", i,
-							meta->stripeLists[i]);
 	return NULL;
 }
 
@@ -332,7 +257,8 @@ BloomMetaSpareListsProblem(BloomMetaPage meta, BlockNumber nblocks)
  * other than the metapage: nblocks is the index's length.
  */
 static char *
-BloomMetaBlocksProblem(BloomMetaPage meta, BlockNumber nblocks)
+BloomMetaBlocksProblem(BloomMetaPage meta, BlockNumber nblocks,
+					   BloomMetaBlocksProblemFn layoutBlocksProblem)
 {
 	uint32		i;
 
@@ -340,32 +266,29 @@ BloomMetaBlocksProblem(BloomMetaPage meta, BlockNumber nblocks)
 		if (meta->freePages[i] >= nblocks)
 			return psprintf("Free list entry %u is block %u, past the index's %u blocks.",
 							i, meta->freePages[i], nblocks);
-	if (meta->layout != BLOOMIDX_LAYOUT_SLICED)
+	if (layoutBlocksProblem == NULL)
 		return NULL;
-	for (i = 0; i < meta->nPending; i++)
-		if (meta->pendingPages[i] >= nblocks)
-			return psprintf("Pending list entry %u is block %u, past the index's %u blocks.",
-							i, meta->pendingPages[i], nblocks);
-	for (i = 0; i < BLOOMIDX_MAX_STRIPELISTS; i++)
-		if (meta->stripeLists[i] != InvalidBlockNumber &&
-			meta->stripeLists[i] >= nblocks)
-			return psprintf("Stripe-list entry %u is block %u, past the index's %u blocks.",
-							i, meta->stripeLists[i], nblocks);
-	return NULL;
+	return layoutBlocksProblem(meta, nblocks);
 }
 
 /*
  * Check the metapage of an index, locked by the caller, before any of its
  * fields is used: XX002 naming block 0 if it is corrupted, 0A000 if it is
  * of a format this build cannot read.  Every reader and writer of the
- * metapage goes through this.
+ * metapage goes through this.  The layout's own fields are checked by the
+ * functions its code passes (row.h's BloomRowCheckMeta, sliced.h's
+ * BloomSlicedCheckMeta; the shells take them from the routine table); the
+ * shared layers, which do not know the layout, pass NULL and check the
+ * fields every metapage has.
  */
 void
-BloomCheckMeta(Relation index, Page page)
+BloomCheckMeta(Relation index, Page page, BloomMetaProblemFn layoutProblem,
+			   BloomMetaBlocksProblemFn layoutBlocksProblem)
 {
 	bool		unsupported;
 	BlockNumber needBlocks;
-	char	   *problem = BloomMetaPageProblem(page, &unsupported, &needBlocks);
+	char	   *problem = BloomMetaPageProblem(page, layoutProblem,
+											   &unsupported, &needBlocks);
 
 	if (problem != NULL && unsupported)
 		BloomReportUnsupported(index, problem);
@@ -375,7 +298,8 @@ BloomCheckMeta(Relation index, Page page)
 		BlockNumber nblocks = BloomBlocksCovering(index, needBlocks - 1);
 
 		if (needBlocks > nblocks)
-			problem = BloomMetaBlocksProblem(BloomPageGetMeta(page), nblocks);
+			problem = BloomMetaBlocksProblem(BloomPageGetMeta(page), nblocks,
+											 layoutBlocksProblem);
 	}
 	if (problem != NULL)
 		BloomReportCorruption(index, BLOOMIDX_METAPAGE_BLKNO, problem);
@@ -395,74 +319,6 @@ BloomCheckLink(Relation index, BlockNumber from, BlockNumber blkno,
 		BloomReportCorruption(index, from,
 							  psprintf("The page lists block %u as its %s.",
 									   blkno, what));
-}
-
-/*
- * Describe what is wrong with the contents of stripe page blkno of an
- * index of sigBits-bit signatures nblocks long, or return NULL if nothing
- * is: the counts, the TID maps' first rows, and every link.
- */
-char *
-BloomStripePageProblem(Page page, BlockNumber blkno, int sigBits,
-					   BlockNumber nblocks)
-{
-	BloomStripe stripe = BloomPageGetStripe(page);
-	int			t;
-	int			b;
-
-	if (sigBits > BLOOMIDX_SLICED_MAX_LENGTH)
-		return psprintf("Signature length %d is more than the sliced layout's %d.",
-						sigBits, BLOOMIDX_SLICED_MAX_LENGTH);
-	if (stripe->nlive > BLOOMIDX_STRIPE_ROWS)
-		return psprintf("The stripe has %u live rows, more than %d.",
-						stripe->nlive, (int) BLOOMIDX_STRIPE_ROWS);
-	if (((PageHeader) page)->pd_lower < MAXALIGN(SizeOfPageHeaderData) +
-		offsetof(BloomStripeData, slices) + sizeof(BlockNumber) * sigBits)
-		return psprintf("pd_lower %u does not cover the links of %d slices.",
-						(unsigned) ((PageHeader) page)->pd_lower, sigBits);
-	if (stripe->nTidPages > BLOOMIDX_STRIPE_TIDPAGES)
-		return psprintf("The stripe has %u TID maps, more than %d.",
-						stripe->nTidPages, (int) BLOOMIDX_STRIPE_TIDPAGES);
-	for (t = 0; t < stripe->nTidPages; t++)
-	{
-		BlockNumber link = stripe->tidPages[t];
-
-		if ((t == 0 && stripe->tidFirstRow[t] != 0) ||
-			(t > 0 && stripe->tidFirstRow[t] <= stripe->tidFirstRow[t - 1]) ||
-			stripe->tidFirstRow[t] >= BLOOMIDX_STRIPE_ROWS)
-			return psprintf("TID map %d starts at row %u.", t,
-							stripe->tidFirstRow[t]);
-		if (link == BLOOMIDX_METAPAGE_BLKNO || link == blkno || link >= nblocks)
-			return psprintf("TID map %d is block %u.", t, link);
-	}
-	for (b = 0; b < sigBits; b++)
-	{
-		BlockNumber link = stripe->slices[b];
-
-		if (link != InvalidBlockNumber &&
-			(link == BLOOMIDX_METAPAGE_BLKNO || link == blkno || link >= nblocks))
-			return psprintf("The slice of bit %d is block %u.", b, link);
-	}
-	return NULL;
-}
-
-/*
- * Check stripe page blkno before its contents are used (see
- * BloomStripePageProblem).
- */
-void
-BloomCheckStripePage(Relation index, Page page, BlockNumber blkno, int sigBits)
-{
-	BloomState	state = (BloomState) index->rd_amcache;
-	char	   *problem = NULL;
-
-	/* a length the index had first, its current one if that is short */
-	if (state == NULL ||
-		BloomStripePageProblem(page, blkno, sigBits, state->knownBlocks) != NULL)
-		problem = BloomStripePageProblem(page, blkno, sigBits,
-										 BloomBlocksCovering(index, InvalidBlockNumber));
-	if (problem != NULL)
-		BloomReportCorruption(index, blkno, problem);
 }
 
 /*
@@ -558,92 +414,19 @@ BloomCheckHeapTid(Relation index, BlockNumber blkno, ItemPointer tid)
 }
 
 /*
- * Describe what is wrong with the used part of a page of the sliced layout
- * (of signatures of sigBits bits), which generic WAL logs up to pd_lower
- * (see BloomInitSlicedPage), or return NULL if nothing is: it must cover
- * what the page holds, and a slice's bits past it must be clear.  A TID
- * map's header must be sane.
- */
-static char *
-BloomSlicedUsedProblem(Page page, int sigBits)
-{
-	PageHeader	phdr = (PageHeader) page;
-	Size		used = phdr->pd_lower - Min(phdr->pd_lower, MAXALIGN(SizeOfPageHeaderData));
-	Size		need = 0;
-
-	if (BloomPageHasFlag(page, BLOOMIDX_SLICE))
-	{
-		const uint8 *hole = (const uint8 *) PageGetContents(page) + used;
-		Size		i;
-
-		for (i = 0; used + i < BLOOMIDX_PAGE_FREE_SPACE; i++)
-		{
-			if (hole[i] != 0)
-				return psprintf("Slice has bits set past its pd_lower %u.",
-								(unsigned) phdr->pd_lower);
-		}
-		return NULL;
-	}
-	if (BloomPageHasFlag(page, BLOOMIDX_TIDMAP))
-	{
-		BloomTidMap map = BloomPageGetTidMap(page);
-
-		need = offsetof(BloomTidMapData, packed) +
-			((uint64) map->nrows * (map->blockBits + map->offsetBits) + 7) / 8;
-	}
-	else if (BloomPageHasFlag(page, BLOOMIDX_STRIPE))
-		need = offsetof(BloomStripeData, slices) + sizeof(BlockNumber) * sigBits;
-	else
-		need = BLOOMIDX_PAGE_FREE_SPACE;
-	if (phdr->pd_lower < MAXALIGN(SizeOfPageHeaderData) + need)
-		return psprintf("pd_lower %u does not cover the page's contents.",
-						(unsigned) phdr->pd_lower);
-	return NULL;
-}
-
-/*
- * Describe what is wrong with a page other than the metapage of an index of
- * the given shape whose layout uses pages of pageKinds besides data pages,
- * or return NULL if nothing is.
- *
- * A new (all-zero) page is sound: an index is extended before the new page
- * is initialized.  Heap TIDs are checked for validity, not against the
- * heap's length, which the caller knows.
+ * Describe what is wrong with a data page (of the row layout, or a pending
+ * page of the sliced layout) of an index of the given shape, or return NULL
+ * if nothing is: its slot counts, bounds, heap TIDs (checked for validity,
+ * not against the heap's length, which the caller knows) and signatures.
  */
 char *
-BloomPageProblem(Page page, const BloomShape *shape, uint16 pageKinds)
+BloomDataPageProblem(Page page, const BloomShape *shape)
 {
 	BloomPageOpaque opaque = BloomPageGetOpaque(page);
 	int			sigBytes = shape->sigBytes;
 	int			maxBitsSet;
 	int			minBitsSet;
-	char	   *problem;
 	int			i;
-
-	if (PageIsNew(page))
-		return NULL;
-	if ((problem = BloomPageHeaderProblem(page)) != NULL)
-		return problem;
-	if (BloomPageIsMeta(page))
-		return pstrdup("Page is flagged as a metapage.");
-	if (BloomPageIsDeleted(page))
-	{
-		if (opaque->ntuples != 0)
-			return psprintf("Deleted page has %u tuples.", opaque->ntuples);
-		return NULL;
-	}
-	if (BloomPageHasFlag(page, BLOOMIDX_SLICED_FLAGS))
-	{
-		if ((opaque->flags & BLOOMIDX_SLICED_FLAGS & ~pageKinds) != 0)
-			return pstrdup("Page of the sliced layout in an index of the row layout.");
-		if (pg_popcount32(opaque->flags & BLOOMIDX_SLICED_FLAGS) != 1)
-			return psprintf("Page has flags 0x%04X of more than one kind of page.",
-							opaque->flags);
-		if (BloomPageHasFlag(page, BLOOMIDX_TIDMAP) &&
-			(problem = BloomTidMapProblem(page)) != NULL)
-			return problem;
-		return BloomSlicedUsedProblem(page, shape->sigBits);
-	}
 
 	if (opaque->maxtuples != BloomTuplesPerPage(sigBytes))
 		return psprintf("Page has %u slots, not %d.",
@@ -678,16 +461,78 @@ BloomPageProblem(Page page, const BloomShape *shape, uint16 pageKinds)
 			return psprintf("Tuple %d has " UINT64_FORMAT " bits set, not between %d and %d.",
 							i, bitsSet, minBitsSet, maxBitsSet);
 	}
+	if (!BloomDataPagePaddingIsClear(page, shape->sigBits, sigBytes, opaque->ntuples))
+		return psprintf("A signature has bits set past the %d bits of the index's signatures.",
+						shape->sigBits);
 	return NULL;
 }
 
 /*
- * Is this a data page holding tuples, rather than a new or deleted page?
- * A page that is neither, or whose slot counts do not fit the index's
- * signature length, is corrupted: complain rather than read past it.
+ * Are the bits past sigBits of the first maxRows signatures on a data page
+ * clear?  A signature takes sigBytes bytes, and no column sets the bits of
+ * its last byte past sigBits; a set one means signatures longer than the
+ * metapage says, whose bits a query would not find.  A scan tests a few
+ * signatures a page (BLOOMIDX_PADDING_ROWS), bloomidx_check all of them.
  */
 bool
-BloomPageIsData(Relation index, Page page, BlockNumber blkno, int tuplesPerPage)
+BloomDataPagePaddingIsClear(Page page, int sigBits, int sigBytes, int maxRows)
+{
+	int			n = Min(BloomPageGetNTuples(page), maxRows);
+	const uint8 *last = BloomPageGetSignature(page, sigBytes, 0) + sigBytes - 1;
+	uint8		acc = 0;
+	int			i;
+
+	if (sigBits % 8 == 0)
+		return true;
+	for (i = 0; i < n; i++, last += sigBytes)
+		acc |= *last;
+	return (acc >> (sigBits % 8)) == 0;
+}
+
+/*
+ * Describe what is wrong with a page other than the metapage, in what every
+ * page has, or return NULL if nothing is; *done is set when nothing is left
+ * to check (a new or deleted page), else the layout's pageproblem checks
+ * the rest.
+ *
+ * A new (all-zero) page is sound: an index is extended before the new page
+ * is initialized.
+ */
+char *
+BloomPageCommonProblem(Page page, bool *done)
+{
+	BloomPageOpaque opaque = BloomPageGetOpaque(page);
+	char	   *problem;
+
+	*done = true;
+	if (PageIsNew(page))
+		return NULL;
+	if ((problem = BloomPageHeaderProblem(page)) != NULL)
+		return problem;
+	if (BloomPageIsMeta(page))
+		return pstrdup("Page is flagged as a metapage.");
+	if (BloomPageIsDeleted(page))
+	{
+		if (opaque->ntuples != 0)
+			return psprintf("Deleted page has %u tuples.", opaque->ntuples);
+		return NULL;
+	}
+	*done = false;
+	return NULL;
+}
+
+/*
+ * Is this a data page holding tuples, rather than a new or deleted page or
+ * a page of one of the layout's own kinds (pageKinds, of the layout named
+ * layoutName: row.h's BloomRowPageIsData and sliced.h's
+ * BloomSlicedPageIsData pass them)?  A page that is none of these (a page
+ * of a kind the index's layout does not have among them), or whose slot
+ * counts do not fit the index's signature length, is corrupted: complain
+ * rather than read past it.
+ */
+bool
+BloomPageIsData(Relation index, Page page, BlockNumber blkno, int tuplesPerPage,
+				uint16 pageKinds, const char *layoutName)
 {
 	BloomPageOpaque opaque;
 
@@ -699,7 +544,16 @@ BloomPageIsData(Relation index, Page page, BlockNumber blkno, int tuplesPerPage)
 		(opaque->flags & BLOOMIDX_META) != 0)
 		BloomReportCorruption(index, blkno,
 							  "The page is not a page of a bloomidx index, or is a second metapage.");
-	if (opaque->flags & (BLOOMIDX_DELETED | BLOOMIDX_SLICED_FLAGS))
+	if (opaque->flags & BLOOMIDX_KIND_FLAGS)
+	{
+		/* A page of the layout's own kinds, unless it has no such kind */
+		if ((opaque->flags & BLOOMIDX_KIND_FLAGS & ~pageKinds) != 0)
+			BloomReportCorruption(index, blkno,
+								  psprintf("Page flags 0x%04X are of a kind of page the %s layout does not have.",
+										   (unsigned) opaque->flags, layoutName));
+		return false;
+	}
+	if (opaque->flags & BLOOMIDX_DELETED)
 		return false;
 	if (opaque->maxtuples != tuplesPerPage || opaque->ntuples > opaque->maxtuples)
 		BloomReportCorruption(index, blkno,
@@ -720,7 +574,7 @@ BloomPageIsRowPage(Page page, int tuplesPerPage)
 	return !PageIsNew(page) &&
 		BloomPageGetOpaque(page)->page_id == BLOOMIDX_PAGE_ID &&
 		!BloomPageHasFlag(page, BLOOMIDX_META | BLOOMIDX_DELETED |
-						  BLOOMIDX_SLICED_FLAGS) &&
+						  BLOOMIDX_KIND_FLAGS) &&
 		BloomPageGetOpaque(page)->maxtuples == tuplesPerPage &&
 		BloomPageGetNTuples(page) <= tuplesPerPage;
 }

@@ -36,16 +36,6 @@ BloomRowDerivedLength(double m, double fpr, const BloomShape *shape)
 	return Max(64, TYPEALIGN(64, (int) ceil(m)));
 }
 
-/*
- * A bound on the rows of a row index, for bloomidx_check: every page but
- * the metapage full.
- */
-static double
-BloomRowMaxRows(const BloomMetaPageData *meta, BlockNumber nblocks)
-{
-	return (double) nblocks * meta->tuplesPerPage;
-}
-
 const BloomLayoutRoutine BloomRowLayout = {
 	.name = "row",
 	.pageKinds = 0,
@@ -70,5 +60,8 @@ const BloomLayoutRoutine BloomRowLayout = {
 	.sizes = NULL,
 	.scanpages = BloomRowScanPages,
 	.liverowpages = NULL,		/* every row page */
-	.maxrows = BloomRowMaxRows,
+	.metaproblem = BloomRowMetaProblem,
+	.metablocksproblem = NULL,	/* no blocks listed but the free list */
+	.metaspareproblem = NULL,
+	.pageproblem = BloomRowPageProblem,
 };

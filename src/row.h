@@ -10,6 +10,7 @@
  *	row_scan.c		amgetbitmap, and the pages a scan reads for the
  *					cost model
  *	row_vacuum.c	ambulkdelete, amvacuumcleanup
+ *	row_check.c		checks of its metapage fields and pages
  *	row.c			the layout's routine table and shaping rules
  * The data pages are read and changed through rowpage.c, shared with the
  * sliced layout's pending pages.
@@ -21,8 +22,15 @@
 
 #include "bloomidx.h"
 #include "layout.h"
+#include "page.h"
 
 #define BLOOMIDX_ROW_DEFAULT_FPR	0.01	/* of a derived shape */
+
+/* The page checks of pagecheck.c, with the row layout's own (row_check.c) */
+#define BloomRowCheckMeta(index, page) \
+	BloomCheckMeta((index), (page), BloomRowMetaProblem, NULL)
+#define BloomRowPageIsData(index, page, blkno, tuplesPerPage) \
+	BloomPageIsData((index), (page), (blkno), (tuplesPerPage), 0, "row")
 
 /* row_build.c */
 extern void BloomRowBuild(Relation heap, Relation index,
@@ -52,6 +60,10 @@ extern int64 BloomRowGetBitmap(Relation index, BloomState state,
 extern void BloomRowScanPages(Relation index, BloomState state,
 							  const BloomScanPagesInput *in,
 							  BloomScanPages *out);
+
+/* row_check.c */
+extern char *BloomRowMetaProblem(BloomMetaPage meta, BlockNumber *needBlocks);
+extern char *BloomRowPageProblem(Page page, const BloomShape *shape);
 
 /* row_vacuum.c */
 extern IndexBulkDeleteResult *BloomRowBulkDelete(IndexVacuumInfo *info,

@@ -33,7 +33,7 @@ BloomLockPageWithRoom(Relation index, BloomState state, BlockNumber blkno)
 	Buffer		buffer = BloomReadBufferRecent(index, blkno, NULL);
 
 	LockBuffer(buffer, BUFFER_LOCK_EXCLUSIVE);
-	if (BloomPageIsData(index, BufferGetPage(buffer), blkno, state->tuplesPerPage) &&
+	if (BloomRowPageIsData(index, BufferGetPage(buffer), blkno, state->tuplesPerPage) &&
 		BloomPageHasFreeSlot(BufferGetPage(buffer)))
 		return buffer;
 	UnlockReleaseBuffer(buffer);
@@ -95,7 +95,7 @@ BloomFindFreeSlot(Relation index, BloomState state)
 
 			if (PageIsNew(page) ||
 				BloomPageIsDeleted(page) ||
-				(BloomPageIsData(index, page, blkno, state->tuplesPerPage) &&
+				(BloomRowPageIsData(index, page, blkno, state->tuplesPerPage) &&
 				 BloomPageHasFreeSlot(page)))
 			{
 				found = buffer;
@@ -138,7 +138,7 @@ BloomRowInsert(Relation index, BloomState state, const uint8 *sig,
 	/* Fast path: the first page of the free list, without the meta lock */
 	metabuf = BloomReadBufferRecent(index, BLOOMIDX_METAPAGE_BLKNO, NULL);
 	LockBuffer(metabuf, BUFFER_LOCK_SHARE);
-	BloomCheckMeta(index, BufferGetPage(metabuf));
+	BloomRowCheckMeta(index, BufferGetPage(metabuf));
 	meta = BloomPageGetMeta(BufferGetPage(metabuf));
 	if (meta->freeStart < meta->nFree)
 		blkno = meta->freePages[meta->freeStart];
@@ -158,7 +158,7 @@ BloomRowInsert(Relation index, BloomState state, const uint8 *sig,
 	 * full are dropped from the list in the same WAL record as the insert.
 	 */
 	LockBuffer(metabuf, BUFFER_LOCK_EXCLUSIVE);
-	BloomCheckMeta(index, BufferGetPage(metabuf));
+	BloomRowCheckMeta(index, BufferGetPage(metabuf));
 	xlogState = GenericXLogStart(index);
 	meta = BloomPageGetMeta(GenericXLogRegisterBuffer(xlogState, metabuf, 0));
 	while (meta->freeStart < meta->nFree)

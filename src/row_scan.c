@@ -57,7 +57,7 @@ BloomRowGetBitmap(Relation index, BloomState state, BloomScanOpaque so,
 
 		LockBuffer(buffer, BUFFER_LOCK_SHARE);
 		page = BufferGetPage(buffer);
-		if (BloomPageIsData(index, page, blkno, state->tuplesPerPage))
+		if (BloomRowPageIsData(index, page, blkno, state->tuplesPerPage))
 			nfound = BloomScanRowPageBuffer(so, buffer, sigBytes, sigWords,
 											tids, copy);
 		else

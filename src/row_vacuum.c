@@ -37,7 +37,7 @@ BloomUpdateMetaAfterVacuum(Relation index, BlockNumber *freePages, int nfree,
 
 	metabuf = ReadBuffer(index, BLOOMIDX_METAPAGE_BLKNO);
 	LockBuffer(metabuf, BUFFER_LOCK_EXCLUSIVE);
-	BloomCheckMeta(index, BufferGetPage(metabuf));
+	BloomRowCheckMeta(index, BufferGetPage(metabuf));
 	xlogState = GenericXLogStart(index);
 	meta = BloomPageGetMeta(GenericXLogRegisterBuffer(xlogState, metabuf, 0));
 
@@ -98,7 +98,7 @@ BloomRowBulkDelete(IndexVacuumInfo *info, IndexBulkDeleteResult *stats,
 		LockBuffer(buffer, BUFFER_LOCK_EXCLUSIVE);
 		page = BufferGetPage(buffer);
 
-		if (!BloomPageIsData(index, page, blkno, state->tuplesPerPage))
+		if (!BloomRowPageIsData(index, page, blkno, state->tuplesPerPage))
 		{
 			UnlockReleaseBuffer(buffer);
 			continue;
@@ -174,7 +174,7 @@ BloomRowVacuumCleanup(IndexVacuumInfo *info, IndexBulkDeleteResult *stats)
 
 		LockBuffer(buffer, BUFFER_LOCK_SHARE);
 		page = BufferGetPage(buffer);
-		if (BloomPageIsData(index, page, blkno, state->tuplesPerPage))
+		if (BloomRowPageIsData(index, page, blkno, state->tuplesPerPage))
 		{
 			stats->num_index_tuples += BloomPageGetNTuples(page);
 			/* Free slots beyond the metapage's list are found through the FSM */

@@ -110,5 +110,8 @@ const BloomLayoutRoutine BloomSlicedLayout = {
 	.sizes = BloomSlicedLayoutSizes,
 	.scanpages = BloomSlicedScanPages,
 	.liverowpages = BloomSlicedLiveRowPages,
-	.maxrows = BloomSlicedMaxRows,
+	.metaproblem = BloomSlicedMetaProblem,
+	.metablocksproblem = BloomSlicedMetaBlocksProblem,
+	.metaspareproblem = BloomSlicedMetaSpareProblem,
+	.pageproblem = BloomSlicedPageProblem,
 };

@@ -17,6 +17,7 @@
  *	sliced_stripe.c		writing rows into a stripe's pages, allocating them
  *	sliced_scan.c		amgetbitmap
  *	sliced_vacuum.c		ambulkdelete, amvacuumcleanup
+ *	sliced_check.c		checks of its metapage fields and pages
  *	sliced.c			the layout's routine table, shaping rules and
  *						module load
  *
@@ -92,6 +93,14 @@
 #define BLOOMIDX_SLICED_DEFAULT_FPR	0.00035	/* of a derived shape */
 #define BLOOMIDX_SLICED_FILL		0.4	/* bits set, in a derived shape */
 
+/* The page checks of pagecheck.c, with the sliced layout's own (sliced_check.c) */
+#define BloomSlicedCheckMeta(index, page) \
+	BloomCheckMeta((index), (page), BloomSlicedMetaProblem, \
+				   BloomSlicedMetaBlocksProblem)
+#define BloomSlicedPageIsData(index, page, blkno, tuplesPerPage) \
+	BloomPageIsData((index), (page), (blkno), (tuplesPerPage), \
+					BLOOMIDX_SLICED_FLAGS, "sliced")
+
 /*
  * A copy of the metapage's lists, and of the stripe lists, taken under one
  * metapage lock.
@@ -126,6 +135,14 @@ BloomSnapStripe(const BloomSlicedSnapshot *snap, uint32 s)
 
 
 
+/* sliced_check.c */
+extern char *BloomSlicedMetaProblem(BloomMetaPage meta, BlockNumber *needBlocks);
+extern char *BloomSlicedMetaBlocksProblem(BloomMetaPage meta, BlockNumber nblocks);
+extern char *BloomSlicedMetaSpareProblem(BloomMetaPage meta, BlockNumber nblocks);
+extern char *BloomSlicedPageProblem(Page page, const BloomShape *shape);
+extern void BloomCheckStripePage(Relation index, Page page, BlockNumber blkno,
+								 int sigBits);
+
 /* sliced_util.c */
 pg_noreturn extern void BloomSlicedCorrupted(Relation index, BlockNumber blkno,
 								 const char *what);
@@ -134,8 +151,8 @@ extern void BloomTakeSnapshot(Relation index, BloomSlicedSnapshot *snap,
 extern void BloomFreeSnapshot(BloomSlicedSnapshot *snap);
 extern BlockNumber *BloomSlicedLiveRowPages(const BloomMetaPageData *meta,
 											int *npages);
-extern double BloomSlicedMaxRows(const BloomMetaPageData *meta,
-								 BlockNumber nblocks);
+extern void BloomCheckPendingGone(Relation index, BloomState state,
+								  BlockNumber blkno);
 extern bool BloomReadStripe(Relation index, uint32 s, BlockNumber blkno,
 							int sigBits, BloomStripePages *pages);
 extern Buffer BloomReadStripePage(Relation index, const BloomStripePages *pages,
@@ -144,6 +161,8 @@ extern Buffer BloomReadStripePage(Relation index, const BloomStripePages *pages,
 extern bool BloomLockStripePage(Relation index, const BloomStripePages *pages,
 								BlockNumber stripeBlkno, Buffer buffer,
 								uint16 flag);
+extern void BloomCheckTidMapRows(Relation index, const BloomStripePages *pages,
+								 int t, int firstRow, int nrows, int rows);
 extern int	BloomStripeRows(uint64 mergedRows, uint32 s);
 pg_noreturn extern void BloomTooManyRows(Relation index);
 extern void BloomTranspose64(uint64 a[64]);

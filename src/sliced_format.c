@@ -92,8 +92,12 @@ BloomPageIsSliced(Page page, uint16 flag, uint32 tag)
 		(opaque->flags & (BLOOMIDX_DELETED | BLOOMIDX_META | BLOOMIDX_SLICED_FLAGS)) != flag ||
 		BloomPageGetTag(page) != tag)
 		return false;
-	/* A TID map must not send readers past its end */
-	return flag != BLOOMIDX_TIDMAP || BloomTidMapIsSane(BloomPageGetTidMap(page));
+	/*
+	 * A TID map must not send readers past its end, nor have its entries
+	 * read in other widths than they were packed in
+	 */
+	return flag != BLOOMIDX_TIDMAP ||
+		(BloomTidMapIsSane(BloomPageGetTidMap(page)) && BloomTidMapUsedIsSane(page));
 }
 
 /*
@@ -107,6 +111,36 @@ BloomTidMapIsSane(BloomTidMap map)
 	return map->blockBits <= 32 && map->offsetBits >= 1 && map->offsetBits <= 16 &&
 		(uint64) map->nrows * width <= BLOOMIDX_TIDMAP_BITS &&
 		map->firstRow + map->nrows <= BLOOMIDX_STRIPE_ROWS;
+}
+
+/*
+ * Were a TID-map page's entries, its header sane, packed in the count and
+ * widths its header says?  BloomTidMapPack zeroes the page past the
+ * entries, and sets pd_lower to their end and the 8 bytes past them;
+ * nothing else moves it but a new page's header (a TID map not packed
+ * yet).  A page written before version 1.1 uses the whole page, as a full
+ * map may: then the bytes past the entries must be zero.
+ */
+bool
+BloomTidMapUsedIsSane(Page page)
+{
+	BloomTidMap map = BloomPageGetTidMap(page);
+	Size		lower = ((PageHeader) page)->pd_lower;
+	Size		start = MAXALIGN(SizeOfPageHeaderData) + offsetof(BloomTidMapData, packed);
+	uint64		bits = (uint64) map->nrows * (map->blockBits + map->offsetBits);
+	Size		i;
+
+	if (bits % 8 != 0 && (map->packed[bits / 8] >> (bits % 8)) != 0)
+		return false;
+	if (lower != ((PageHeader) page)->pd_special)
+		return lower == start + (bits + 7) / 8 + 8 ||
+			(map->nrows == 0 && lower == start);
+	for (i = (bits + 7) / 8; i < BLOOMIDX_PAGE_FREE_SPACE - offsetof(BloomTidMapData, packed); i++)
+	{
+		if (map->packed[i] != 0)
+			return false;
+	}
+	return true;
 }
 
 /* Bits needed to store values 0 .. x */

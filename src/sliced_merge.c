@@ -59,7 +59,7 @@ BloomTakePendingPage(Relation index, BloomState state, BlockNumber blkno,
 
 	LockBuffer(buffer, BUFFER_LOCK_EXCLUSIVE);
 	page = BufferGetPage(buffer);
-	if (!BloomPageIsData(index, page, blkno, state->tuplesPerPage))
+	if (!BloomSlicedPageIsData(index, page, blkno, state->tuplesPerPage))
 	{
 		UnlockReleaseBuffer(buffer);
 		*ntuples = 0;
@@ -158,7 +158,7 @@ BloomCountPending(Relation index, BloomState state,
 
 		LockBuffer(buffer, BUFFER_LOCK_SHARE);
 		page = BufferGetPage(buffer);
-		if (BloomPageIsData(index, page, snap->pending[i], state->tuplesPerPage))
+		if (BloomSlicedPageIsData(index, page, snap->pending[i], state->tuplesPerPage))
 			rows += BloomPageGetNTuples(page);
 		UnlockReleaseBuffer(buffer);
 	}
@@ -421,7 +421,7 @@ BloomSlicedMergeOnce(Relation index, BloomMergeMode mode)
 	 */
 	metabuf = ReadBuffer(index, BLOOMIDX_METAPAGE_BLKNO);
 	LockBuffer(metabuf, BUFFER_LOCK_EXCLUSIVE);
-	BloomCheckMeta(index, BufferGetPage(metabuf));
+	BloomSlicedCheckMeta(index, BufferGetPage(metabuf));
 	xlogState = GenericXLogStart(index);
 	meta = BloomPageGetMeta(GenericXLogRegisterBuffer(xlogState, metabuf, 0));
 	stripebuf = InvalidBuffer;
@@ -460,7 +460,7 @@ BloomSlicedMergeOnce(Relation index, BloomMergeMode mode)
 		splitbuf = ReadBuffer(index, split);
 		LockBuffer(splitbuf, BUFFER_LOCK_EXCLUSIVE);
 		page = GenericXLogRegisterBuffer(xlogState, splitbuf, 0);
-		if (!BloomPageIsData(index, page, split, state->tuplesPerPage) ||
+		if (!BloomSlicedPageIsData(index, page, split, state->tuplesPerPage) ||
 			BloomPageGetNTuples(page) < splitRows)
 			BloomSlicedCorrupted(index, split, "pending page a merge took rows from");
 		/* Deleting from the last one down moves only rows that stay */
@@ -486,7 +486,7 @@ BloomSlicedMergeOnce(Relation index, BloomMergeMode mode)
 		Buffer		buffer = ReadBuffer(index, taken[i]);
 
 		LockBuffer(buffer, BUFFER_LOCK_EXCLUSIVE);
-		if (BloomPageIsData(index, BufferGetPage(buffer), taken[i],
+		if (BloomSlicedPageIsData(index, BufferGetPage(buffer), taken[i],
 							state->tuplesPerPage))
 			BloomFreePage(index, buffer);
 		UnlockReleaseBuffer(buffer);

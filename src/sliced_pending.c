@@ -42,7 +42,7 @@ static bool
 BloomPendingHasRoom(Relation index, BloomState state, Page page,
 					BlockNumber blkno)
 {
-	return BloomPageIsData(index, page, blkno, state->tuplesPerPage) &&
+	return BloomSlicedPageIsData(index, page, blkno, state->tuplesPerPage) &&
 		!BloomPageHasFlag(page, BLOOMIDX_FROZEN) &&
 		BloomPageHasFreeSlot(page);
 }
@@ -97,7 +97,7 @@ BloomPendingAdd(Relation index, BloomState state, const uint8 *sig,
 
 		/* Fast path: the last pending page, under its own lock only */
 		LockBuffer(metabuf, BUFFER_LOCK_SHARE);
-		BloomCheckMeta(index, BufferGetPage(metabuf));
+		BloomSlicedCheckMeta(index, BufferGetPage(metabuf));
 		meta = BloomPageGetMeta(BufferGetPage(metabuf));
 		npending = meta->nPending;
 		if (npending > 0)
@@ -113,7 +113,7 @@ BloomPendingAdd(Relation index, BloomState state, const uint8 *sig,
 
 		/* Slow path: a new pending page, under the metapage lock */
 		LockBuffer(metabuf, BUFFER_LOCK_EXCLUSIVE);
-		BloomCheckMeta(index, BufferGetPage(metabuf));
+		BloomSlicedCheckMeta(index, BufferGetPage(metabuf));
 		meta = BloomPageGetMeta(BufferGetPage(metabuf));
 		npending = meta->nPending;
 		if (npending > 0 && meta->pendingPages[npending - 1] != last)
@@ -183,7 +183,7 @@ BloomPendingAddRows(Relation index, BloomState state, const uint64 *words,
 
 		CHECK_FOR_INTERRUPTS();
 		LockBuffer(metabuf, BUFFER_LOCK_EXCLUSIVE);
-		BloomCheckMeta(index, BufferGetPage(metabuf));
+		BloomSlicedCheckMeta(index, BufferGetPage(metabuf));
 		meta = BloomPageGetMeta(BufferGetPage(metabuf));
 		xlogState = GenericXLogStart(index);
 

@@ -159,16 +159,17 @@ BloomAndMask(Relation index, const BloomStripePages *pages, BlockNumber stripeBl
 }
 
 /*
- * Add the TIDs of the rows set in r (of a stripe) to the bitmap, counting
- * them in *ntids.  Returns false if the stripe is gone.  *heapBlocks: see
- * BloomCheckHeapTidsInTable.
+ * Add the TIDs of the rows set in r (of a stripe of rows rows) to the
+ * bitmap, counting them in *ntids.  Returns false if the stripe is gone.
+ * *heapBlocks: see BloomCheckHeapTidsInTable.
  */
 static bool
 BloomAddStripeTids(Relation index, BloomSlicedScanData *work,
-				   BlockNumber stripeBlkno, int nw, TIDBitmap *tbm, int64 *ntids,
+				   BlockNumber stripeBlkno, int rows, TIDBitmap *tbm, int64 *ntids,
 				   BlockNumber *heapBlocks)
 {
 	const BloomStripePages *pages = &work->pages;
+	int			nw = (rows + 63) / 64;
 	Buffer		buffer = InvalidBuffer;
 	Page		map = NULL;
 	int			mapFirstRow = 0;
@@ -206,6 +207,7 @@ BloomAddStripeTids(Relation index, BloomSlicedScanData *work,
 				mapFirstRow = BloomTidMapGetFirstRow(map);
 				mapRows = BloomTidMapGetNRows(map);
 				curPage = t;
+				BloomCheckTidMapRows(index, pages, t, mapFirstRow, mapRows, rows);
 			}
 			i = row - mapFirstRow;
 			if (i < 0 || i >= mapRows)
@@ -326,11 +328,22 @@ BloomSlicedScanOnce(Relation index, BloomState state, BloomScanOpaque so,
 		LockBuffer(buffer, BUFFER_LOCK_SHARE);
 		page = BufferGetPage(buffer);
 		if (BloomPageIsRowPage(page, state->tuplesPerPage))
+		{
+			if (!BloomDataPagePaddingIsClear(page, shape->sigBits, shape->sigBytes,
+											 BLOOMIDX_PADDING_ROWS))
+				BloomReportCorruption(index, snap->pending[i],
+									  psprintf("A signature has bits set past the %d bits of the index's signatures.",
+											   shape->sigBits));
 			nfound = BloomScanRowPageBuffer(so, buffer, shape->sigBytes,
 											shape->sigWords, work->tids,
 											work->copy);
+		}
 		else
+		{
+			/* Merged and freed since, unless still listed */
 			UnlockReleaseBuffer(buffer);
+			BloomCheckPendingGone(index, state, snap->pending[i]);
+		}
 		if (nfound > 0)
 		{
 			BloomCheckHeapTidsInTable(index, snap->pending[i], work->tids, nfound,
@@ -362,7 +375,7 @@ BloomSlicedScanOnce(Relation index, BloomState state, BloomScanOpaque so,
 		switch (BloomStripeCandidates(index, shape, so, work, s, blkno, rows))
 		{
 			case BLOOM_SLICE_ANY:
-				complete = BloomAddStripeTids(index, work, blkno, (rows + 63) / 64,
+				complete = BloomAddStripeTids(index, work, blkno, rows,
 											  tbm, ntids, &so->heapBlocks);
 				break;
 			case BLOOM_SLICE_GONE:

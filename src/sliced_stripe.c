@@ -337,7 +337,7 @@ BloomMergeStripePage(Relation index, BloomState state, uint32 s, int *allocated)
 	Page		page;
 
 	LockBuffer(metabuf, BUFFER_LOCK_EXCLUSIVE);
-	BloomCheckMeta(index, BufferGetPage(metabuf));
+	BloomSlicedCheckMeta(index, BufferGetPage(metabuf));
 	meta = BloomPageGetMeta(BufferGetPage(metabuf));
 	k = listNo - meta->firstStripe / BLOOMIDX_STRIPELIST_ENTRIES;
 	if (s < meta->firstStripe || k >= BLOOMIDX_MAX_STRIPELISTS)

@@ -40,7 +40,7 @@ BloomTakeSnapshot(Relation index, BloomSlicedSnapshot *snap, bool stripes)
 	uint32		k;
 
 	LockBuffer(metabuf, BUFFER_LOCK_SHARE);
-	BloomCheckMeta(index, BufferGetPage(metabuf));
+	BloomSlicedCheckMeta(index, BufferGetPage(metabuf));
 	meta = BloomPageGetMeta(BufferGetPage(metabuf));
 	snap->mergedRows = meta->mergedRows;
 	snap->firstStripe = meta->firstStripe;
@@ -127,6 +127,41 @@ BloomStripeIsListed(Relation index, uint32 s, BlockNumber blkno)
 }
 
 /*
+ * Complain if block blkno, which a scan read as a pending page and found
+ * no data page of the index, is still listed as a pending page: a page is
+ * initialized in the WAL record that lists it, and freed only after the
+ * record that takes it off the list, both under the exclusive metapage
+ * lock, so a listed pending page is a data page.  If it is not listed, a
+ * merge took its rows (below the scan's second mergedRows) and freed it.
+ */
+void
+BloomCheckPendingGone(Relation index, BloomState state, BlockNumber blkno)
+{
+	Buffer		metabuf = ReadBuffer(index, BLOOMIDX_METAPAGE_BLKNO);
+	BloomMetaPage meta;
+	bool		listed = false;
+	bool		sound = true;
+	int			i;
+
+	LockBuffer(metabuf, BUFFER_LOCK_SHARE);
+	BloomSlicedCheckMeta(index, BufferGetPage(metabuf));
+	meta = BloomPageGetMeta(BufferGetPage(metabuf));
+	for (i = 0; i < meta->nPending && !listed; i++)
+		listed = meta->pendingPages[i] == blkno;
+	if (listed)
+	{
+		Buffer		buffer = ReadBuffer(index, blkno);
+
+		LockBuffer(buffer, BUFFER_LOCK_SHARE);
+		sound = BloomPageIsRowPage(BufferGetPage(buffer), state->tuplesPerPage);
+		UnlockReleaseBuffer(buffer);
+	}
+	UnlockReleaseBuffer(metabuf);
+	if (!sound)
+		BloomSlicedCorrupted(index, blkno, "pending page");
+}
+
+/*
  * Copy the page lists of stripe s, whose stripe page is blkno.  Returns
  * false if the page is no longer that stripe's (see BloomStripeIsListed).
  */
@@ -189,6 +224,29 @@ BloomLockStripePage(Relation index, const BloomStripePages *pages,
 		BloomSlicedCorrupted(index, blkno,
 							 flag == BLOOMIDX_SLICE ? "slice page" : "TID-map page");
 	return false;
+}
+
+/*
+ * Complain unless TID map t of a stripe of rows rows (those below
+ * mergedRows), read to hold nrows rows from firstRow, holds the rows its
+ * stripe page gives it: from its first row there, and not past the next
+ * map's.  Rows past the stripe's may be those of a merge a crash cut short,
+ * which the next merge packs again.
+ */
+void
+BloomCheckTidMapRows(Relation index, const BloomStripePages *pages, int t,
+					 int firstRow, int nrows, int rows)
+{
+	int			next = t + 1 < pages->nTidPages ? pages->tidFirstRow[t + 1] : rows;
+
+	if (pages->tidFirstRow[t] < rows && firstRow != pages->tidFirstRow[t])
+		BloomReportCorruption(index, pages->tidPages[t],
+							  psprintf("The TID map starts at row %d, where its stripe page says %d.",
+									   firstRow, pages->tidFirstRow[t]));
+	if (next < rows && firstRow + nrows > next)
+		BloomReportCorruption(index, pages->tidPages[t],
+							  psprintf("The TID map holds rows %d to %d, past row %d where the next TID map starts.",
+									   firstRow, firstRow + nrows - 1, next));
 }
 
 /*
@@ -300,6 +358,7 @@ BloomReadStripeRows(Relation index, const BloomShape *shape,
 			(t > 0 && first < pages->tidFirstRow[t - 1]))
 			BloomSlicedCorrupted(index, pages->tidPages[t],
 								 "TID-map page starting where the stripe page says");
+		BloomCheckTidMapRows(index, pages, t, first, n, rows);
 		for (i = 0; i < n && first + i < rows; i++)
 		{
 			if (ItemPointerIsValid(&map[i]))
@@ -428,16 +487,4 @@ BloomSlicedLiveRowPages(const BloomMetaPageData *meta, int *npages)
 	qsort(pages, meta->nPending, sizeof(BlockNumber), BloomBlockCmp);
 	*npages = meta->nPending;
 	return pages;
-}
-
-/*
- * A bound on the rows of a sliced index, for bloomidx_check: those of the
- * stripes still listed, and full pending pages.
- */
-double
-BloomSlicedMaxRows(const BloomMetaPageData *meta, BlockNumber nblocks)
-{
-	return (double) (meta->mergedRows -
-					 (uint64) meta->firstStripe * BLOOMIDX_STRIPE_ROWS) +
-		(double) meta->nPending * meta->tuplesPerPage;
 }

@@ -101,7 +101,7 @@ BloomSlicedFreeOrphan(Relation index, BloomState state, BlockNumber blkno)
 	else if (BloomPageHasFlag(page, BLOOMIDX_SLICED_FLAGS))
 		orphan = true;
 	else
-		orphan = BloomPageIsData(index, page, blkno, state->tuplesPerPage) &&
+		orphan = BloomSlicedPageIsData(index, page, blkno, state->tuplesPerPage) &&
 			BloomPageHasFlag(page, BLOOMIDX_FROZEN);
 	if (orphan)
 		BloomFreePage(index, buffer);
@@ -140,7 +140,7 @@ BloomReclaimStripe(Relation index, BloomState state, uint32 s, BlockNumber strip
 	/* Take the stripe out of its list */
 	metabuf = ReadBuffer(index, BLOOMIDX_METAPAGE_BLKNO);
 	LockBuffer(metabuf, BUFFER_LOCK_EXCLUSIVE);
-	BloomCheckMeta(index, BufferGetPage(metabuf));
+	BloomSlicedCheckMeta(index, BufferGetPage(metabuf));
 	meta = BloomPageGetMeta(BufferGetPage(metabuf));
 	k = listNo - meta->firstStripe / BLOOMIDX_STRIPELIST_ENTRIES;
 	if (s < meta->firstStripe || k >= BLOOMIDX_MAX_STRIPELISTS ||
@@ -253,7 +253,7 @@ BloomDropEmptyStripeLists(Relation index)
 		GenericXLogState *xlogState;
 
 		LockBuffer(metabuf, BUFFER_LOCK_EXCLUSIVE);
-		BloomCheckMeta(index, BufferGetPage(metabuf));
+		BloomSlicedCheckMeta(index, BufferGetPage(metabuf));
 		meta = BloomPageGetMeta(BufferGetPage(metabuf));
 		if (meta->stripeLists[0] == InvalidBlockNumber ||
 			(uint64) (meta->firstStripe + BLOOMIDX_STRIPELIST_ENTRIES) *
@@ -414,7 +414,7 @@ BloomSlicedBulkDelete(IndexVacuumInfo *info, IndexBulkDeleteResult *stats,
 		vacuum_delay_point(false);
 		LockBuffer(buffer, BUFFER_LOCK_EXCLUSIVE);
 		page = BufferGetPage(buffer);
-		if (BloomPageIsData(index, page, snap->pending[i], state->tuplesPerPage))
+		if (BloomSlicedPageIsData(index, page, snap->pending[i], state->tuplesPerPage))
 			xlogState = BloomPageRemoveDead(index, buffer, &page,
 											state->shape.sigBytes, callback,
 											callback_state, stats);
@@ -653,7 +653,7 @@ BloomSlicedVacuumCleanup(IndexVacuumInfo *info, IndexBulkDeleteResult *stats)
 									info->strategy);
 		LockBuffer(buffer, BUFFER_LOCK_SHARE);
 		page = BufferGetPage(buffer);
-		if (BloomPageIsData(index, page, blkno, state->tuplesPerPage))
+		if (BloomSlicedPageIsData(index, page, blkno, state->tuplesPerPage))
 			stats->num_index_tuples += BloomPageGetNTuples(page);
 		else if (BloomPageHasFlag(page, BLOOMIDX_TIDMAP) && !BloomPageIsDeleted(page))
 			stats->num_index_tuples += BloomTidMapCountLive(page);

@@ -71,7 +71,7 @@ BloomGetState(Relation index)
 		LockBuffer(buffer, BUFFER_LOCK_SHARE);
 		page = BufferGetPage(buffer);
 		BloomCheckMetaPage(index, page);
-		BloomCheckMeta(index, page);
+		BloomCheckMeta(index, page, NULL, NULL);
 		BloomMetaGetShape(BloomPageGetMeta(page), &shape);
 		UnlockReleaseBuffer(buffer);
 
@@ -89,32 +89,6 @@ BloomGetState(Relation index)
 		index->rd_amcache = state;
 	}
 	return (BloomState) index->rd_amcache;
-}
-
-/*
- * A length of the index that covers blkno if blkno is a block of it, for
- * the checks of block numbers read from its pages.  The index never shrinks
- * under a relcache entry: bloomidx does not truncate its indexes, and
- * TRUNCATE, REINDEX and VACUUM FULL build a new one, which also rebuilds
- * the relcache entry and so its rd_amcache.  So a length seen before, kept
- * in the cached state, covers every block below it, and the storage
- * manager (an lseek, a fifth of a row-layout insert's time when every
- * insert asked it) is asked again only for a block at or past that length.
- * Before the state is cached (BloomGetState checks the metapage first) it
- * always asks.
- */
-BlockNumber
-BloomBlocksCovering(Relation index, BlockNumber blkno)
-{
-	BloomState	state = (BloomState) index->rd_amcache;
-	BlockNumber nblocks;
-
-	if (state != NULL && blkno < state->knownBlocks)
-		return state->knownBlocks;
-	nblocks = RelationGetNumberOfBlocks(index);
-	if (state != NULL)
-		state->knownBlocks = nblocks;
-	return nblocks;
 }
 
 /*

@@ -217,6 +217,14 @@ check_case('row index relabelled sliced',
 	patched($pristine, 0, $contents + $meta{layout}, pack('S', 2)),
 	'true', qr/XX002: index "ct_bx" lacks the signature of row/);
 
+# A data page flagged as a page of a sliced index's kind: a row index has
+# none, so scans, inserts and VACUUM report it rather than skip its rows
+my $stripe_kind = qr/XX002: index "ct_bx" is corrupted at block 2\b.*\n.*DETAIL:  Page flags 0x0010 are of a kind of page the row layout does not have\./;
+check_case('data page flagged as a stripe page',
+	patched($pristine, 2, $flags, pack('S', 0x10)),
+	'false', $stripe_kind, scan_expected => $stripe_kind,
+	statements => [ [ $vacuum, $stripe_kind ] ]);
+
 # Put back, the index is sound
 check_case('pristine file put back', $pristine, 'true', '');
 

@@ -86,6 +86,8 @@ for my $blkno (1 .. length($pristine) / $blcksz - 1)
 		last;
 	}
 }
+# The pending page, the metapage's pendingPages[0]
+$block{pending} = unpack('L', substr($pristine, 24 + 4228, 4));
 ok(defined $block{$_}, "found a $_ page") for sort keys %block;
 
 # Overwrite bytes of block $blkno at $offset in a copy of the pristine file
@@ -251,6 +253,90 @@ check_case('pending page dropped from the list', $meta_at->(nPending => pack('S'
 check_case('merged rows past the stripes', $meta_at->(mergedRows => pack('Q', 70000)),
 	$at->(0), $at->(0), $insert);
 
+# Damage that scans read past, returning too few rows, until they checked
+# it: each reported, naming the block, by scans and by bloomidx_check
+check_case('pending page flagged as a stripe page',
+	patched($block{pending}, $blcksz - 4, pack('S', 0x10)),
+	$unexpected->($block{pending}, 'pending page'),
+	$unexpected->($block{pending}, 'pending page'), $stats);
+my $sig_bits = unpack('S', substr($pristine, $contents + $meta{sigBits}, 2));
+note("signatures of $sig_bits bits");
+my $shorter = $meta_at->(sigBits => pack('S', $sig_bits - 1));
+check_case('signature length lowered by one', $shorter,
+	$at_with->($block{pending},
+		qr/A signature has bits set past the @{[$sig_bits - 1]} bits of the index's signatures\./),
+	$at_with->($block{pending},
+		qr/A signature has bits set past the @{[$sig_bits - 1]} bits of the index's signatures\./),
+	$stats);
+# Without the pending page, the stripe page tells: it links a slice for
+# every bit of the signatures it was written for
+my $stripe_says = $at_with->($block{stripe},
+	qr/The stripe page has a slice link for bit @{[$sig_bits - 1]}, past the signature's @{[$sig_bits - 1]} bits\./);
+check_case('signature length lowered by one, no pending page',
+	bx_patched(bx_patched($shorter, $blcksz, 0, $contents + $meta{nPending}, pack('S', 0)),
+		$blcksz, $block{pending}, 0, "\0" x $blcksz),
+	$stripe_says, $stripe_says, $stats);
+# Hung once: a merge locked the page of two bits' slices twice
+my $slice0 = unpack('L', substr($pristine,
+		$block{stripe} * $blcksz + $contents + $stripe{slices}, 4));
+my $twice = $at_with->($block{stripe}, qr/The stripe page links block $slice0 twice\./);
+check_case('stripe page linking one slice page for two bits',
+	$stripe_at->(slices => pack('L L', $slice0, $slice0)),
+	$twice, $twice, $merge, $vacuum);
+my $tid_pd_lower = unpack('S', substr($pristine, $block{tidmap} * $blcksz + 12, 2));
+check_case('TID map with no block bits', patched($block{tidmap}, 28, pack('C', 0)),
+	$at_with->($block{tidmap},
+		qr/The TID map's $tid_nrows entries of $tid_offset_bits bits do not end where its used part, to pd_lower $tid_pd_lower, does\./),
+	$unexpected->($block{tidmap}, 'TID-map page'), $vacuum);
+
 check_case('pristine file put back', $pristine, '');
+
+# A TID map with one row more than its page packs, over the first row of
+# the next map, in a stripe of 12,000 rows whose second TID map is not full
+# (its next row needed wider entries): rows 5009 to 9890 at 13 bits
+$node->start;
+$node->safe_psql('postgres', q{
+CREATE TABLE cs2 (id int, a int, b text);
+INSERT INTO cs2 SELECT g, g % 100, 'b' || (g % 37) || repeat('x', 12) FROM generate_series(1, 12000) g;
+CREATE INDEX cs2_bx ON cs2 USING bloomidx (a, b) WITH (layout = sliced);
+SELECT bloomidx_merge('cs2_bx');
+});
+my $file2 = $node->data_dir . '/'
+  . $node->safe_psql('postgres', "SELECT pg_relation_filepath('cs2_bx')");
+$node->stop;
+my $pristine2 = slurp_file($file2);
+my @maps;
+for my $blkno (1 .. length($pristine2) / $blcksz - 1)
+{
+	next unless unpack('S', substr($pristine2, ($blkno + 1) * $blcksz - 4, 2)) == 0x08;
+	my ($first, $nrows, $bbits, $obits) =
+	  unpack('S S C C', substr($pristine2, $blkno * $blcksz + 24, 6));
+	push @maps, [ $blkno, $first, $nrows, $bbits + $obits ];
+}
+is(scalar(@maps), 3, 'the stripe of 12,000 rows has three TID maps');
+my ($map_blkno, $map_first, $map_nrows, $map_width) = @{ $maps[1] };
+my $next_first = $maps[2][1];
+is($map_first + $map_nrows, $next_first, 'the second TID map ends where the third starts');
+cmp_ok(($map_nrows + 1) * $map_width, '<=', ($blcksz - 24 - 8 - 12 - 8) * 8,
+	'the second TID map has room for one more row');
+# nrows one more, and pd_lower where the entries then end, as a page
+# packed so would have it
+my $overlapping = bx_patched(
+	bx_patched($pristine2, $blcksz, $map_blkno, 26, pack('S', $map_nrows + 1)),
+	$blcksz, $map_blkno, 12,
+	pack('S', 24 + 12 + int((($map_nrows + 1) * $map_width + 7) / 8) + 8));
+my $overlap = qr/XX002: index "cs2_bx" is corrupted at block $map_blkno\b.*\n.*DETAIL:  The TID map holds rows $map_first to $next_first, past row $next_first where the next TID map starts\./;
+# The query's rows, every hundredth from row 6, are in every map
+bx_corruption_case(
+	node => $node, file => $file2, index => 'cs2_bx',
+	name => 'TID map overlapping the next one', image => $overlapping,
+	heapallindexed => 'true', expected => $overlap,
+	scan => 'SELECT count(*) FROM cs2 WHERE a = 7;',
+	scan_expected => $overlap);
+bx_corruption_case(
+	node => $node, file => $file2, index => 'cs2_bx',
+	name => 'second table, pristine file put back', image => $pristine2,
+	heapallindexed => 'true', expected => '',
+	scan => 'SELECT count(*) FROM cs2 WHERE a = 7;');
 
 done_testing();

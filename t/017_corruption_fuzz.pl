@@ -16,7 +16,9 @@
 # tried.  They are field-aware (metapage fields, page headers and counts,
 # stripe, slice, TID-map and stripe-list fields, set to values on the edges
 # of their range or naming other blocks, the metapage or the page itself)
-# or random bytes anywhere.
+# or random bytes anywhere.  One in five is a targeted edit (targeted_edit)
+# that scans once read past: after one, an index scan must report the
+# damage, not answer wrong.
 #
 # Environment:
 #   BX_FUZZ_CORRUPTIONS  corruptions per layout (default 15; 500 for the
@@ -113,11 +115,58 @@ sub fuzz_value
 	return $v > $max{$fmt} ? $max{$fmt} : $v;
 }
 
-# Corrupt a copy of $image (an index file); returns it and what was done
+# The field edits that scans once read past, answering with too few rows
+# and no error (src/README, Verification): a data page flagged as a page of
+# one of the sliced layout's kinds, the metapage's signature length lowered
+# by one, a TID map with no block bits, or one row more.  Returns
+# [block, offset in the page, format, new value, description] of one of
+# them, a kind of edit picked first, or undef if $image has none.
+sub targeted_edit
+{
+	my ($image) = @_;
+	my $nblocks = length($image) / $blcksz;
+	my $sig_bits = unpack('S', substr($image, $contents + 14, 2));
+	my %edits = (sigBits => [ [ 0, $contents + 14, 'S', $sig_bits - 1,
+				"sigBits $sig_bits -> " . ($sig_bits - 1) ] ]);
+	for my $blkno (1 .. $nblocks - 1)
+	{
+		my $page = $blkno * $blcksz;
+		my ($flags, $page_id) = unpack('S S', substr($image, $page + $blcksz - 4, 4));
+		next unless $page_id == 0xFF8B;
+		if ($flags == 0)
+		{
+			my $kind = (0x04, 0x08, 0x10, 0x40)[ int(rand(4)) ];
+			push @{ $edits{flags} }, [ $blkno, $blcksz - 4, 'S', $kind,
+				sprintf('data page flags 0x0000 -> 0x%04x', $kind) ];
+		}
+		elsif ($flags == 0x08)
+		{
+			my ($nrows, $block_bits) = unpack('S C', substr($image, $page + $contents + 2, 3));
+			push @{ $edits{blockBits} }, [ $blkno, $contents + 4, 'C', 0,
+				"TID map blockBits $block_bits -> 0" ] if $block_bits > 0;
+			push @{ $edits{nrows} }, [ $blkno, $contents + 2, 'S', $nrows + 1,
+				"TID map nrows $nrows -> " . ($nrows + 1) ];
+		}
+	}
+	my @kinds = sort keys %edits;
+	my $edits = $edits{ $kinds[ int(rand(@kinds)) ] };
+	return $edits->[ int(rand(@$edits)) ];
+}
+
+# Corrupt a copy of $image (an index file); returns it, what was done, and
+# whether it is one of the targeted edits, which scans must report
 sub corrupt
 {
 	my ($image) = @_;
 	my $nblocks = length($image) / $blcksz;
+
+	if (rand() < 0.2)
+	{
+		my ($blkno, $off, $fmt, $new, $desc) = @{ targeted_edit($image) };
+		substr($image, $blkno * $blcksz + $off, length(pack($fmt, 0)), pack($fmt, $new));
+		return ($image, sprintf("block %u: targeted: %s", $blkno, $desc), 1);
+	}
+
 	my $kind = rand();
 	my $blkno = $kind < 0.3 ? 0 : 1 + int(rand($nblocks - 1));
 	$blkno = 0 if $nblocks == 1;
@@ -130,7 +179,7 @@ sub corrupt
 		my $off = int(rand($blcksz - $n));
 		my $bytes = join('', map { chr(int(rand(256))) } 1 .. $n);
 		substr($image, $page + $off, $n, $bytes);
-		return ($image, sprintf("block %u: %d random bytes at %d", $blkno, $n, $off));
+		return ($image, sprintf("block %u: %d random bytes at %d", $blkno, $n, $off), 0);
 	}
 
 	my $flags = unpack('S', substr($image, $page + $blcksz - 4, 2));
@@ -157,7 +206,7 @@ sub corrupt
 	my $new = fuzz_value($fmt, $old, $blkno, $nblocks);
 	substr($image, $page + $off, $size, pack($fmt, $new));
 	return ($image, sprintf("block %u (flags 0x%04x): %s %s -> %s",
-			$blkno, $flags, $name, $old, $new));
+			$blkno, $flags, $name, $old, $new), 0);
 }
 
 # Run $sql on its own; returns (seconds of its longest statement, stdout,
@@ -187,6 +236,7 @@ sub run
 
 my %sqlstates;
 my ($wrong_reported, $wrong_unreported, $slow, $crashes, $unchecked) = (0, 0, 0, 0, 0);
+my ($targeted, $targeted_silent) = (0, 0);
 
 # The ids matching a query through the index, or by a sequential scan
 sub answer
@@ -229,16 +279,23 @@ sub statement_done
 }
 
 # Do the answers of table $table match, or does bloomidx_check report the
-# index?  Counts a wrong answer, reported or not.
+# index?  Counts a wrong answer, reported or not.  After a targeted edit
+# ($targeted), an index scan must not answer wrong at all: it reports the
+# damage.
 sub check_answers
 {
-	my ($table, $index, $what) = @_;
+	my ($table, $index, $what, $targeted) = @_;
 	my $wrong = 0;
 	for my $cond ("a = 7 AND b = 'b7'", "a = ANY ('{3, 5, 7, 11}')", "b = 'b1'")
 	{
 		my $seq = answer($table, $cond, 0, "seq scan on $cond", $what);
 		my $idx = answer($table, $cond, 1, "index scan on $cond", $what);
 		$wrong = 1 if defined $seq && defined $idx && $seq ne $idx;
+		if ($targeted && defined $seq && defined $idx && $seq ne $idx)
+		{
+			$targeted_silent++;
+			fail("$what: index scan on $cond answers wrong without an error");
+		}
 	}
 	my ($elapsed, $out, $err) = run("SELECT bloomidx_check('$index', true);");
 	statement_done("$what: bloomidx_check", $elapsed, $err);
@@ -266,7 +323,9 @@ for my $layout (@layouts)
 		note("layout $layout, round seed $round_seed: $n corruptions");
 
 		# One table and index per corruption; the sliced layout with rows on
-		# pending pages too
+		# pending pages too, and every second index with its first rows
+		# merged into a stripe (slices, a TID map, a stripe page and a
+		# stripe-list page)
 		my $setup = '';
 		for my $i (1 .. $n)
 		{
@@ -274,6 +333,7 @@ for my $layout (@layouts)
 			  . "CREATE TABLE fz$i (id int, a int, b text);\n"
 			  . "INSERT INTO fz$i SELECT g, g % 100, 'b' || (g % 37) FROM generate_series(1, 3000) g;\n"
 			  . "CREATE INDEX fz${i}_bx ON fz$i USING bloomidx (a, b) WITH (layout = '$layout');\n"
+			  . ($layout eq 'sliced' && $i % 2 == 0 ? "SELECT bloomidx_merge('fz${i}_bx');\n" : '')
 			  . "INSERT INTO fz$i SELECT g, g % 100, 'b' || (g % 37) FROM generate_series(3001, 3100) g;\n";
 		}
 		$node->safe_psql('postgres', $setup . 'CHECKPOINT;');
@@ -283,11 +343,13 @@ for my $layout (@layouts)
 		} 1 .. $n;
 		$node->stop;
 
-		my @what;
+		my (@what, @targeted);
 		for my $i (1 .. $n)
 		{
 			my $image = slurp_file($files[ $i - 1 ]);
-			my ($corrupted, $desc) = corrupt($image);
+			my ($corrupted, $desc, $is_targeted) = corrupt($image);
+			push @targeted, $is_targeted;
+			$targeted += $is_targeted;
 			open(my $fh, '>', $files[ $i - 1 ]) or die "cannot write $files[$i - 1]: $!";
 			binmode $fh;
 			print $fh $corrupted;
@@ -302,7 +364,7 @@ for my $layout (@layouts)
 			my $what = $what[ $i - 1 ];
 			note($what);
 			my ($t, $e);
-			check_answers("fz$i", "fz${i}_bx", $what);
+			check_answers("fz$i", "fz${i}_bx", $what, $targeted[ $i - 1 ]);
 			for my $sql ("INSERT INTO fz$i SELECT g, g % 100, 'b' || (g % 37) FROM generate_series(5001, 5300) g;",
 				"DELETE FROM fz$i WHERE id % 10 = 3;\nVACUUM fz$i;",
 				"SELECT bloomidx_merge('fz${i}_bx');",
@@ -331,10 +393,12 @@ diag("corruption fuzz: $ncorruptions corruptions per layout (@layouts, seed $see
 	  . " crashes $crashes, statements past the timeout $slow,"
 	  . " reads past the end of a file (58P01) $unchecked, wrong answers"
 	  . " reported by bloomidx_check $wrong_reported, unreported $wrong_unreported;"
+	  . " targeted edits $targeted, wrong answers of a scan after one $targeted_silent;"
 	  . " errors by SQLSTATE: $states");
 is($crashes, 0, 'no backend crashed');
 is($slow, 0, 'no statement outlived its timeout by more than a second');
 is($wrong_unreported, 0, 'every wrong answer is reported by bloomidx_check');
+is($targeted_silent, 0, 'no index scan answers wrong after a targeted edit');
 my @reports = grep { /ERROR: AddressSanitizer|runtime error:|SUMMARY: \w+Sanitizer/ }
   split /\n/, slurp_file($node->logfile);
 diag("sanitizer report: $_") for @reports[ 0 .. ($#reports < 20 ? $#reports : 19) ];

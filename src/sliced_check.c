@@ -1,0 +1,332 @@
+/*-------------------------------------------------------------------------
+ *
+ * sliced_check.c
+ *	  Checks of the sliced layout's metapage fields and pages: slices, TID
+ *	  maps, stripe and stripe-list pages (the routine table's metaproblem,
+ *	  metablocksproblem, metaspareproblem and pageproblem), and of a stripe
+ *	  page before its links are followed.
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "postgres.h"
+
+#include "port/pg_bitutils.h"
+#include "storage/bufpage.h"
+#include "utils/rel.h"
+
+#include "bloomidx.h"
+#include "page.h"
+#include "sliced.h"
+
+/*
+ * Stripe-list pages a sliced metapage's stripes firstStripe to nStripes
+ * take (checked to be in range by BloomSlicedMetaProblem).
+ */
+static uint32
+BloomMetaStripeListsInUse(BloomMetaPage meta)
+{
+	if (meta->nStripes == meta->firstStripe)
+		return 0;
+	return (meta->nStripes - 1) / BLOOMIDX_STRIPELIST_ENTRIES -
+		meta->firstStripe / BLOOMIDX_STRIPELIST_ENTRIES + 1;
+}
+
+/*
+ * Describe what is wrong with the signature length and the sliced layout's
+ * fields of a metapage, or return NULL if nothing is (the routine table's
+ * metaproblem).  Block numbers are checked against the index's length by
+ * the caller: *needBlocks is raised to cover those listed here.
+ */
+char *
+BloomSlicedMetaProblem(BloomMetaPage meta, BlockNumber *needBlocks)
+{
+	uint32		nlists;
+	uint32		i;
+
+	/* Any length: see BloomDerivedLength */
+	if (meta->sigBits < BLOOMIDX_MIN_LENGTH || meta->sigBits > BLOOMIDX_SLICED_MAX_LENGTH)
+		return psprintf("Signature length %u is not between %d and %d.",
+						meta->sigBits, BLOOMIDX_MIN_LENGTH, BLOOMIDX_SLICED_MAX_LENGTH);
+	if (meta->nPending > BLOOMIDX_PENDING_SIZE)
+		return psprintf("Pending list has %u entries, more than %d.",
+						meta->nPending, BLOOMIDX_PENDING_SIZE);
+	for (i = 0; i < meta->nPending; i++)
+	{
+		if (meta->pendingPages[i] == BLOOMIDX_METAPAGE_BLKNO ||
+			meta->pendingPages[i] == InvalidBlockNumber)
+			return psprintf("Pending list entry %u is block %u.", i,
+							meta->pendingPages[i]);
+		*needBlocks = Max(*needBlocks, meta->pendingPages[i] + 1);
+	}
+	if (meta->firstStripe > meta->nStripes ||
+		meta->nStripes - meta->firstStripe > BLOOMIDX_MAX_STRIPES -
+		meta->firstStripe % BLOOMIDX_STRIPELIST_ENTRIES)
+		return psprintf("Stripes %u to %u are listed, at most %u.",
+						meta->firstStripe, meta->nStripes,
+						(uint32) BLOOMIDX_MAX_STRIPES);
+	if (meta->mergedRows > (uint64) meta->nStripes * BLOOMIDX_STRIPE_ROWS ||
+		(meta->nStripes > 0 &&
+		 meta->mergedRows <= (uint64) (meta->nStripes - 1) * BLOOMIDX_STRIPE_ROWS))
+		return psprintf(UINT64_FORMAT " merged rows do not fill %u stripes of %d rows.",
+						meta->mergedRows, meta->nStripes,
+						(int) BLOOMIDX_STRIPE_ROWS);
+	nlists = BloomMetaStripeListsInUse(meta);
+	/*
+	 * The lists in use, and the next, which a merge lists before it lists
+	 * the stripe: the entries anything reads before it reads the metapage
+	 * again (VACUUM shifts the entries down under the metapage lock).
+	 * bloomidx_check checks the others too (metaspareproblem).
+	 */
+	for (i = 0; i < Min(nlists + 1, BLOOMIDX_MAX_STRIPELISTS); i++)
+	{
+		if (meta->stripeLists[i] == BLOOMIDX_METAPAGE_BLKNO ||
+			(i < nlists && meta->stripeLists[i] == InvalidBlockNumber))
+			return psprintf("Stripe-list entry %u is block %u.", i,
+							meta->stripeLists[i]);
+		/* an unused entry, InvalidBlockNumber, adds 0 */
+		*needBlocks = Max(*needBlocks, (BlockNumber) (meta->stripeLists[i] + 1));
+	}
+	return NULL;
+}
+
+/*
+ * Describe what is wrong with the stripe-list entries of a sound sliced
+ * metapage past those BloomSlicedMetaProblem checks, or return NULL: each
+ * is unused or a block of the index's nblocks other than the metapage (the
+ * routine table's metaspareproblem).
+ */
+char *
+BloomSlicedMetaSpareProblem(BloomMetaPage meta, BlockNumber nblocks)
+{
+	uint32		nlists;
+	uint32		i;
+
+	nlists = BloomMetaStripeListsInUse(meta);
+	for (i = nlists + 1; i < BLOOMIDX_MAX_STRIPELISTS; i++)
+		if (meta->stripeLists[i] == BLOOMIDX_METAPAGE_BLKNO ||
+			(meta->stripeLists[i] != InvalidBlockNumber &&
+			 meta->stripeLists[i] >= nblocks))
+			return psprintf("Stripe-list entry %u is block %u.", i,
+							meta->stripeLists[i]);
+	return NULL;
+}
+
+/*
+ * Complain unless every block the sliced layout's fields of a metapage
+ * list is a page of the index: nblocks is the index's length (the routine
+ * table's metablocksproblem).
+ */
+char *
+BloomSlicedMetaBlocksProblem(BloomMetaPage meta, BlockNumber nblocks)
+{
+	uint32		i;
+
+	for (i = 0; i < meta->nPending; i++)
+		if (meta->pendingPages[i] >= nblocks)
+			return psprintf("Pending list entry %u is block %u, past the index's %u blocks.",
+							i, meta->pendingPages[i], nblocks);
+	for (i = 0; i < BLOOMIDX_MAX_STRIPELISTS; i++)
+		if (meta->stripeLists[i] != InvalidBlockNumber &&
+			meta->stripeLists[i] >= nblocks)
+			return psprintf("Stripe-list entry %u is block %u, past the index's %u blocks.",
+							i, meta->stripeLists[i], nblocks);
+	return NULL;
+}
+
+/* Most slots of the set BloomStripeLinkTwice keeps, a power of two */
+#define BLOOM_LINK_SLOTS	4096
+
+StaticAssertDecl(BLOOM_LINK_SLOTS >= 2 * (BLOOMIDX_SLICED_MAX_LENGTH + BLOOMIDX_STRIPE_TIDPAGES),
+				 "BLOOM_LINK_SLOTS too small");
+
+/*
+ * A block a stripe page links twice (its TID maps and its slices), or
+ * InvalidBlockNumber if none: a merge would lock that page twice and wait
+ * on itself forever, and a scan would read a slice as another's.  An open
+ * addressing set of the links, by their low bits: a stripe's pages are
+ * mostly consecutive blocks.
+ */
+static BlockNumber
+BloomStripeLinkTwice(BloomStripe stripe, int sigBits)
+{
+	BlockNumber set[BLOOM_LINK_SLOTS];
+	int			n = stripe->nTidPages + sigBits;
+	uint32		mask = 63;
+	int			i;
+
+	/* At least twice as many slots as links, in the set's first ones */
+	while (mask + 1 < 2 * n)
+		mask = mask * 2 + 1;
+	memset(set, 0xFF, sizeof(BlockNumber) * (mask + 1));
+	for (i = 0; i < n; i++)
+	{
+		BlockNumber link = i < stripe->nTidPages ? stripe->tidPages[i] :
+			stripe->slices[i - stripe->nTidPages];
+		uint32		h;
+
+		if (link == InvalidBlockNumber)
+			continue;
+		for (h = link & mask; set[h] != InvalidBlockNumber; h = (h + 1) & mask)
+		{
+			if (set[h] == link)
+				return link;
+		}
+		set[h] = link;
+	}
+	return InvalidBlockNumber;
+}
+
+/*
+ * Describe what is wrong with the contents of stripe page blkno of an
+ * index of sigBits-bit signatures nblocks long, or return NULL if nothing
+ * is: the counts, the TID maps' first rows, and every link.
+ */
+static char *
+BloomStripePageProblem(Page page, BlockNumber blkno, int sigBits,
+					   BlockNumber nblocks)
+{
+	BloomStripe stripe = BloomPageGetStripe(page);
+	BlockNumber twice;
+	int			t;
+	int			b;
+
+	if (sigBits > BLOOMIDX_SLICED_MAX_LENGTH)
+		return psprintf("Signature length %d is more than the sliced layout's %d.",
+						sigBits, BLOOMIDX_SLICED_MAX_LENGTH);
+	if (stripe->nlive > BLOOMIDX_STRIPE_ROWS)
+		return psprintf("The stripe has %u live rows, more than %d.",
+						stripe->nlive, (int) BLOOMIDX_STRIPE_ROWS);
+	if (((PageHeader) page)->pd_lower < MAXALIGN(SizeOfPageHeaderData) +
+		offsetof(BloomStripeData, slices) + sizeof(BlockNumber) * sigBits)
+		return psprintf("pd_lower %u does not cover the links of %d slices.",
+						(unsigned) ((PageHeader) page)->pd_lower, sigBits);
+	if (stripe->nTidPages > BLOOMIDX_STRIPE_TIDPAGES)
+		return psprintf("The stripe has %u TID maps, more than %d.",
+						stripe->nTidPages, (int) BLOOMIDX_STRIPE_TIDPAGES);
+	for (t = 0; t < stripe->nTidPages; t++)
+	{
+		BlockNumber link = stripe->tidPages[t];
+
+		if ((t == 0 && stripe->tidFirstRow[t] != 0) ||
+			(t > 0 && stripe->tidFirstRow[t] <= stripe->tidFirstRow[t - 1]) ||
+			stripe->tidFirstRow[t] >= BLOOMIDX_STRIPE_ROWS)
+			return psprintf("TID map %d starts at row %u.", t,
+							stripe->tidFirstRow[t]);
+		if (link == BLOOMIDX_METAPAGE_BLKNO || link == blkno || link >= nblocks)
+			return psprintf("TID map %d is block %u.", t, link);
+	}
+	for (b = 0; b < sigBits; b++)
+	{
+		BlockNumber link = stripe->slices[b];
+
+		if (link != InvalidBlockNumber &&
+			(link == BLOOMIDX_METAPAGE_BLKNO || link == blkno || link >= nblocks))
+			return psprintf("The slice of bit %d is block %u.", b, link);
+	}
+
+	/*
+	 * A stripe page is initialized with the links of its signature's bits
+	 * only, the rest zero, and no link is ever block 0: a link past them
+	 * means signatures longer than the metapage says.
+	 */
+	if (sigBits < BLOOMIDX_SLICED_MAX_LENGTH && stripe->slices[sigBits] != 0)
+		return psprintf("The stripe page has a slice link for bit %d, past the signature's %d bits.",
+						sigBits, sigBits);
+	if ((twice = BloomStripeLinkTwice(stripe, sigBits)) != InvalidBlockNumber)
+		return psprintf("The stripe page links block %u twice.", twice);
+	return NULL;
+}
+
+/*
+ * Check stripe page blkno before its contents are used (see
+ * BloomStripePageProblem).
+ */
+void
+BloomCheckStripePage(Relation index, Page page, BlockNumber blkno, int sigBits)
+{
+	BloomState	state = (BloomState) index->rd_amcache;
+	char	   *problem = NULL;
+
+	/* a length the index had first, its current one if that is short */
+	if (state == NULL ||
+		BloomStripePageProblem(page, blkno, sigBits, state->knownBlocks) != NULL)
+		problem = BloomStripePageProblem(page, blkno, sigBits,
+										 BloomBlocksCovering(index, InvalidBlockNumber));
+	if (problem != NULL)
+		BloomReportCorruption(index, blkno, problem);
+}
+
+/*
+ * Describe what is wrong with the used part of a page of the sliced layout
+ * (of signatures of sigBits bits), which generic WAL logs up to pd_lower
+ * (see BloomInitSlicedPage), or return NULL if nothing is: it must cover
+ * what the page holds, and a slice's bits past it must be clear.  A TID
+ * map's header must be sane.
+ */
+static char *
+BloomSlicedUsedProblem(Page page, int sigBits)
+{
+	PageHeader	phdr = (PageHeader) page;
+	Size		used = phdr->pd_lower - Min(phdr->pd_lower, MAXALIGN(SizeOfPageHeaderData));
+	Size		need = 0;
+
+	if (BloomPageHasFlag(page, BLOOMIDX_SLICE))
+	{
+		const uint8 *hole = (const uint8 *) PageGetContents(page) + used;
+		Size		i;
+
+		for (i = 0; used + i < BLOOMIDX_PAGE_FREE_SPACE; i++)
+		{
+			if (hole[i] != 0)
+				return psprintf("Slice has bits set past its pd_lower %u.",
+								(unsigned) phdr->pd_lower);
+		}
+		return NULL;
+	}
+	if (BloomPageHasFlag(page, BLOOMIDX_TIDMAP))
+	{
+		BloomTidMap map = BloomPageGetTidMap(page);
+
+		need = offsetof(BloomTidMapData, packed) +
+			((uint64) map->nrows * (map->blockBits + map->offsetBits) + 7) / 8;
+	}
+	else if (BloomPageHasFlag(page, BLOOMIDX_STRIPE))
+		need = offsetof(BloomStripeData, slices) + sizeof(BlockNumber) * sigBits;
+	else
+		need = BLOOMIDX_PAGE_FREE_SPACE;
+	if (phdr->pd_lower < MAXALIGN(SizeOfPageHeaderData) + need)
+		return psprintf("pd_lower %u does not cover the page's contents.",
+						(unsigned) phdr->pd_lower);
+	if (BloomPageHasFlag(page, BLOOMIDX_TIDMAP) && !BloomTidMapUsedIsSane(page))
+	{
+		BloomTidMap map = BloomPageGetTidMap(page);
+
+		return psprintf("The TID map's %u entries of %d bits do not end where its used part, to pd_lower %u, does.",
+						map->nrows, map->blockBits + map->offsetBits,
+						(unsigned) phdr->pd_lower);
+	}
+	return NULL;
+}
+
+/*
+ * Describe what is wrong with a page of a sliced index other than the
+ * metapage, neither new nor deleted, or return NULL if nothing is (the
+ * routine table's pageproblem): a page of one of the layout's kinds, or a
+ * pending page.
+ */
+char *
+BloomSlicedPageProblem(Page page, const BloomShape *shape)
+{
+	BloomPageOpaque opaque = BloomPageGetOpaque(page);
+	char	   *problem;
+
+	if (!BloomPageHasFlag(page, BLOOMIDX_SLICED_FLAGS))
+		return BloomDataPageProblem(page, shape);
+	if (pg_popcount32(opaque->flags & BLOOMIDX_SLICED_FLAGS) != 1)
+		return psprintf("Page has flags 0x%04X of more than one kind of page.",
+						opaque->flags);
+	if (BloomPageHasFlag(page, BLOOMIDX_TIDMAP) &&
+		(problem = BloomTidMapProblem(page)) != NULL)
+		return problem;
+	return BloomSlicedUsedProblem(page, shape->sigBits);
+}
