@@ -2,7 +2,23 @@
 
 EXTENSION = bloomidx
 MODULE_big = bloomidx
-OBJS = bloomidx.o $(patsubst %.c,%.o,$(sort $(wildcard src/*.c)))
+# Every object, named: a stray src/*.c is not linked, and
+# scripts/check-structure.sh fails if one is left out.
+OBJS = bloomidx.o \
+	src/am_build.o src/am_insert.o src/am_scan.o src/am_vacuum.o src/cost.o \
+	src/elements.o src/filter_agg.o src/filter_agg_combine.o \
+	src/filter_blocked.o src/filter_compare.o src/filter_core.o \
+	src/filter_counting.o src/filter_detoast.o src/filter_format.o \
+	src/filter_growing.o src/filter_hash.o src/filter_io.o src/filter_keyed.o \
+	src/filter_ops.o src/filter_plain.o src/filter_probe.o \
+	src/filter_variant.o src/fpmodel.o src/inspect.o src/layout.o \
+	src/opclass_array.o src/opclass_jsonb.o src/opclass_trgm.o src/options.o \
+	src/page.o src/pagecheck.o src/row.o src/row_build.o src/row_check.o \
+	src/row_insert.o src/row_scan.o src/row_vacuum.o src/rowpage.o \
+	src/signature.o src/sliced.o src/sliced_batch.o src/sliced_build.o \
+	src/sliced_check.o src/sliced_format.o src/sliced_merge.o \
+	src/sliced_pending.o src/sliced_scan.o src/sliced_stripe.o \
+	src/sliced_util.o src/sliced_vacuum.o src/state.o src/validate.o
 DATA = bloomidx--1.0.sql bloomidx--1.1.sql bloomidx--1.0--1.1.sql bloomidx--1.1--1.2.sql
 PGFILEDESC = "bloomidx - bloom signature index access method"
 

@@ -14,7 +14,15 @@
 #      cycle (a file calls another if its object refers to a symbol the
 #      other defines);
 #   4. the layouts (row*.c, sliced*.c) call no function of the shells
-#      (bloomidx.c, am_*.c, inspect.c, cost.c).
+#      (bloomidx.c, am_*.c, inspect.c, cost.c);
+#   5. the Makefile's OBJS names every src/*.c file and nothing else, so
+#      that a stray file is not linked and a new one is not forgotten;
+#   6. the filter variants' flags (BLOOM_VARIANT_*) appear only in the
+#      variant table (filter_variant.[ch]), the variants' own files
+#      (filter_plain.c, filter_growing.c, filter_counting.c,
+#      filter_blocked.c, filter_keyed.c) and the byte format
+#      (filter_format.[ch], whose decoder runs, and is fuzzed, outside the
+#      server).
 #
 #   bash scripts/check-structure.sh [PG_CONFIG]
 #
@@ -61,6 +69,18 @@ for f in "$SRC"/*.c "$SRC"/*.h; do
     done < <(grep -nE "$layout_constants" "$f" || true)
 done
 
+# Rule 6: filter variant flags
+for f in "$SRC"/*.c "$SRC"/*.h; do
+    name=$(basename "$f")
+    case $name in
+        filter_variant.[ch] | filter_plain.c | filter_growing.c | filter_counting.c | \
+            filter_blocked.c | filter_keyed.c | filter_format.[ch]) continue ;;
+    esac
+    while IFS= read -r hit; do
+        breach "$name:${hit%%:*}: filter variant flag outside the variant files: $(grep -oE 'BLOOM_VARIANT_[A-Z_]+' <<<"${hit#*:}" | head -n 1)"
+    done < <(grep -nE 'BLOOM_VARIANT_[A-Z_]+' "$f" || true)
+done
+
 # Rule 2: private headers
 for f in "$SRC"/*.c "$SRC"/*.h; do
     name=$(basename "$f")
@@ -76,6 +96,20 @@ for f in "$SRC"/*.c "$SRC"/*.h; do
         breach "$name:${hit%%:*}: includes $header, private to its layout"
     done < <(grep -nE '^#include "(row|sliced)\.h"' "$f" || true)
 done
+
+# Rule 5: OBJS
+makefile=${SRC%/src}/Makefile
+if [[ -f $makefile ]]; then
+    objs=$(sed -n '/^OBJS *=/,/[^\\]$/p' "$makefile" | tr -s ' \t\\' '\n' |
+        grep -E '^src/.*\.o$' | sed 's/\.o$/.c/' | sort)
+    files=$(cd "${SRC%/src}" && ls src/*.c | sort)
+    for f in $(comm -13 <(echo "$objs") <(echo "$files")); do
+        breach "Makefile: OBJS does not name $f"
+    done
+    for f in $(comm -23 <(echo "$objs") <(echo "$files")); do
+        breach "Makefile: OBJS names ${f%.c}.o, which has no source"
+    done
+fi
 
 # Rules 3 and 4: who calls whom, from each file's object
 inc=$("$PG_CONFIG" --includedir-server)

@@ -29,6 +29,7 @@ like($out, qr/^structure: ok \(\d+ files, \d+ calls between files\)$/m,
 my $copy = PostgreSQL::Test::Utils::tempdir();
 mkdir "$copy/src" or die "mkdir: $!";
 copy($_, "$copy/src/") or die "copy $_: $!" foreach glob("$root/src/*.[ch]");
+copy("$root/Makefile", "$copy/Makefile") or die "copy Makefile: $!";
 
 sub append_to
 {
@@ -50,11 +51,15 @@ sub include_in
 }
 
 append_to('inspect.c', "\n/* BLOOMIDX_STRIPE_ROWS */\n");
+append_to('filter_probe.c', "\n/* BLOOM_VARIANT_COUNTING */\n");
 include_in('cost.c', 'sliced.h');
 append_to('layout.c',
 	"\nvoid BloomStructureProbe(void);\nvoid\nBloomStructureProbe(void)\n{\n\tBloomInitOptions();\n}\n");
 append_to('row_insert.c',
 	"\nvoid BloomStructureProbe2(void);\nvoid\nBloomStructureProbe2(void)\n{\n\t(void) BloomIndexFill(NULL, NULL);\n}\n");
+
+append_to('stray.c',
+	"#include \"postgres.h\"\n\nint BloomStray(void);\n\nint\nBloomStray(void)\n{\n\treturn 1;\n}\n");
 
 my $result = run_log([ 'env', "BX_STRUCTURE_SRC=$copy", 'bash', $script, $pg_config ],
 	'>', \$out, '2>', \$err);
@@ -69,7 +74,11 @@ like($out, qr/^structure: src\/ files call each other around a cycle: /m,
 	'the cycle is reported');
 like($out, qr/^structure: row_insert\.c calls BloomIndexFill of cost\.c: a layout depends on a shell$/m,
 	'a layout that calls a shell is named');
-like($out, qr/^structure: 5 problem\(s\)$/m, 'nothing else is reported')
+like($out, qr/^structure: Makefile: OBJS does not name src\/stray\.c$/m,
+	'a source file the Makefile does not link is named');
+like($out, qr/^structure: filter_probe\.c:\d+: filter variant flag outside the variant files: BLOOM_VARIANT_COUNTING$/m,
+	'a filter variant flag outside the variant files is named');
+like($out, qr/^structure: 7 problem\(s\)$/m, 'nothing else is reported')
   or diag($out);
 
 done_testing();
