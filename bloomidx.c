@@ -4,6 +4,11 @@
  *	  Front door of the bloomidx extension: module magic, module load and
  *	  the access method handler.
  *
+ * Copyright (c) 2026, bloomidx contributors
+ *
+ * IDENTIFICATION
+ *	  bloomidx.c
+ *
  *-------------------------------------------------------------------------
  */
 #include "postgres.h"

@@ -16,6 +16,11 @@
  * writes full stripes, and the leader combines their leftover rows into
  * the last stripes (see BloomSlicedBuild).
  *
+ * Copyright (c) 2026, bloomidx contributors
+ *
+ * IDENTIFICATION
+ *	  src/am_build.c
+ *
  *-------------------------------------------------------------------------
  */
 #include "postgres.h"

@@ -4,6 +4,11 @@
  *	  Inserting a row into a bloomidx index (aminsert): the row's
  *	  signature, handed to the index's layout.
  *
+ * Copyright (c) 2026, bloomidx contributors
+ *
+ * IDENTIFICATION
+ *	  src/am_insert.c
+ *
  *-------------------------------------------------------------------------
  */
 #include "postgres.h"

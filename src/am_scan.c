@@ -9,6 +9,11 @@
  * signature must contain at least one.  The index's layout then finds the
  * rows whose signatures may match.
  *
+ * Copyright (c) 2026, bloomidx contributors
+ *
+ * IDENTIFICATION
+ *	  src/am_scan.c
+ *
  *-------------------------------------------------------------------------
  */
 #include "postgres.h"

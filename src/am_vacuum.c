@@ -4,6 +4,11 @@
  *	  VACUUM of a bloomidx index (ambulkdelete, amvacuumcleanup) and
  *	  bloomidx_merge(), handed to the index's layout.
  *
+ * Copyright (c) 2026, bloomidx contributors
+ *
+ * IDENTIFICATION
+ *	  src/am_vacuum.c
+ *
  *-------------------------------------------------------------------------
  */
 #include "postgres.h"

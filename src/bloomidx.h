@@ -7,6 +7,11 @@
  * format is declared in page.h; the routine table of the layouts in
  * layout.h.
  *
+ * Copyright (c) 2026, bloomidx contributors
+ *
+ * IDENTIFICATION
+ *	  src/bloomidx.h
+ *
  *-------------------------------------------------------------------------
  */
 #ifndef BLOOMIDX_H

@@ -12,6 +12,9 @@
  *
  * Copyright (c) 2026, bloomidx contributors
  *
+ * IDENTIFICATION
+ *	  src/compat.h
+ *
  *-------------------------------------------------------------------------
  */
 #ifndef BLOOMIDX_COMPAT_H

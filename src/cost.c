@@ -40,6 +40,11 @@
  * tuple of a lossy page, which costs more than a sequential scan's tuple
  * (BLOOM_LOSSY_TUPLE_COST beyond it): see BloomLossyPages.
  *
+ * Copyright (c) 2026, bloomidx contributors
+ *
+ * IDENTIFICATION
+ *	  src/cost.c
+ *
  *-------------------------------------------------------------------------
  */
 #include "postgres.h"

@@ -30,7 +30,10 @@
  * row.  An "= ANY (array)" key is one alternative per array element,
  * each the elements of that element.
  *
- * Portions Copyright (c) 2026, the bloomidx developers
+ * Copyright (c) 2026, bloomidx contributors
+ *
+ * IDENTIFICATION
+ *	  src/elements.c
  *
  *-------------------------------------------------------------------------
  */

@@ -13,6 +13,11 @@
  * filter_core.c the datum, header, sizing and checks; filter_hash.c how
  * values are hashed.  The byte format is in filter_format.h.
  *
+ * Copyright (c) 2026, bloomidx contributors
+ *
+ * IDENTIFICATION
+ *	  src/filter.h
+ *
  *-------------------------------------------------------------------------
  */
 #ifndef BLOOMIDX_FILTER_H

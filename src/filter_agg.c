@@ -13,6 +13,11 @@
  * the shards of a distributed table).  The combine, serial and deserial
  * functions of the state are in filter_agg_combine.c.
  *
+ * Copyright (c) 2026, bloomidx contributors
+ *
+ * IDENTIFICATION
+ *	  src/filter_agg.c
+ *
  *-------------------------------------------------------------------------
  */
 #include "postgres.h"

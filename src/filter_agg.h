@@ -5,6 +5,11 @@
  *	  aggregates' functions (filter_agg.c) and their combine, serial and
  *	  deserial functions (filter_agg_combine.c).
  *
+ * Copyright (c) 2026, bloomidx contributors
+ *
+ * IDENTIFICATION
+ *	  src/filter_agg.h
+ *
  *-------------------------------------------------------------------------
  */
 #ifndef BLOOMIDX_FILTER_AGG_H

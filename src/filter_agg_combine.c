@@ -8,6 +8,11 @@
  * its hashes alone, and the combine function inserts them into its own
  * set; a set that meets a filter (one that outgrew work_mem) joins it.
  *
+ * Copyright (c) 2026, bloomidx contributors
+ *
+ * IDENTIFICATION
+ *	  src/filter_agg_combine.c
+ *
  *-------------------------------------------------------------------------
  */
 #include "postgres.h"

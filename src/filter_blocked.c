@@ -9,6 +9,11 @@
  * blocked filter is sized by its own model of the rate (BloomBlockedRate).
  * Its layers' sizes are multiples of 512 bits.
  *
+ * Copyright (c) 2026, bloomidx contributors
+ *
+ * IDENTIFICATION
+ *	  src/filter_blocked.c
+ *
  *-------------------------------------------------------------------------
  */
 #include "postgres.h"

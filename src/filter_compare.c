@@ -15,6 +15,9 @@
  *
  * Copyright (c) 2026, bloomidx contributors
  *
+ * IDENTIFICATION
+ *	  src/filter_compare.c
+ *
  *-------------------------------------------------------------------------
  */
 #include "postgres.h"

@@ -20,6 +20,11 @@
  * functions (filter_io.c), so that no dump carries it (see
  * filter_format.h).
  *
+ * Copyright (c) 2026, bloomidx contributors
+ *
+ * IDENTIFICATION
+ *	  src/filter_core.c
+ *
  *-------------------------------------------------------------------------
  */
 #include "postgres.h"

@@ -9,6 +9,11 @@
  * clears a position another value still needs.  A counting filter has one
  * layer and is neither growing nor blocked.
  *
+ * Copyright (c) 2026, bloomidx contributors
+ *
+ * IDENTIFICATION
+ *	  src/filter_counting.c
+ *
  *-------------------------------------------------------------------------
  */
 #include "postgres.h"

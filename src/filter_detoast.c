@@ -5,6 +5,11 @@
  *	  filter once per call site, large filters and arrays onto huge pages,
  *	  and decoding a filter's header once while it stays the same.
  *
+ * Copyright (c) 2026, bloomidx contributors
+ *
+ * IDENTIFICATION
+ *	  src/filter_detoast.c
+ *
  *-------------------------------------------------------------------------
  */
 #include "postgres.h"

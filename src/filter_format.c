@@ -8,6 +8,11 @@
  * same code runs in the server and in the fuzz harness (fuzz/).  The layout
  * is described in filter_format.h.
  *
+ * Copyright (c) 2026, bloomidx contributors
+ *
+ * IDENTIFICATION
+ *	  src/filter_format.c
+ *
  *-------------------------------------------------------------------------
  */
 #ifndef FRONTEND

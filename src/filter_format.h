@@ -85,6 +85,11 @@
  * This file has no backend dependencies, so that the decoder can be fuzzed
  * outside the server (fuzz/filter_fuzz.c).
  *
+ * Copyright (c) 2026, bloomidx contributors
+ *
+ * IDENTIFICATION
+ *	  src/filter_format.h
+ *
  *-------------------------------------------------------------------------
  */
 #ifndef BLOOMIDX_FILTER_FORMAT_H

@@ -13,6 +13,11 @@
  * The layers' cells are those of the filter's other variants (plain or
  * blocked).
  *
+ * Copyright (c) 2026, bloomidx contributors
+ *
+ * IDENTIFICATION
+ *	  src/filter_growing.c
+ *
  *-------------------------------------------------------------------------
  */
 #include "postgres.h"

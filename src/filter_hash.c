@@ -16,6 +16,11 @@
  * composites, ranges and multiranges containing those or an enum) have no
  * such form: no new filter of them is built.
  *
+ * Copyright (c) 2026, bloomidx contributors
+ *
+ * IDENTIFICATION
+ *	  src/filter_hash.c
+ *
  *-------------------------------------------------------------------------
  */
 #include "postgres.h"

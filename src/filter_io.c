@@ -9,6 +9,11 @@
  * dump taken after the type was renamed restores, and refuses a filter
  * bound to the database that built it.
  *
+ * Copyright (c) 2026, bloomidx contributors
+ *
+ * IDENTIFICATION
+ *	  src/filter_io.c
+ *
  *-------------------------------------------------------------------------
  */
 #include "postgres.h"

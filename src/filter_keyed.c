@@ -14,6 +14,11 @@
  * those of a plain one, its values' hashes keyed (BloomKeyedHash) by the
  * functions that take the key.
  *
+ * Copyright (c) 2026, bloomidx contributors
+ *
+ * IDENTIFICATION
+ *	  src/filter_keyed.c
+ *
  *-------------------------------------------------------------------------
  */
 #include "postgres.h"

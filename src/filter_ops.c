@@ -5,6 +5,11 @@
  *	  bloom_empty in all its forms, bloom_remove, bloom_plain, bloom_fold,
  *	  bloom_union, bloom_intersect, bloom_cardinality and bloom_info.
  *
+ * Copyright (c) 2026, bloomidx contributors
+ *
+ * IDENTIFICATION
+ *	  src/filter_ops.c
+ *
  *-------------------------------------------------------------------------
  */
 #include "postgres.h"

@@ -5,6 +5,11 @@
  *	  anywhere in the layer.  The other variants take from it what they do
  *	  not change (filter_variant.h).
  *
+ * Copyright (c) 2026, bloomidx contributors
+ *
+ * IDENTIFICATION
+ *	  src/filter_plain.c
+ *
  *-------------------------------------------------------------------------
  */
 #include "postgres.h"

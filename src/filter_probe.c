@@ -5,6 +5,11 @@
  *	  and bloom_contains, keyed or not, and the array forms of
  *	  bloom_contains, bloom_contains_any and bloom_contains_all.
  *
+ * Copyright (c) 2026, bloomidx contributors
+ *
+ * IDENTIFICATION
+ *	  src/filter_probe.c
+ *
  *-------------------------------------------------------------------------
  */
 #include "postgres.h"

@@ -12,6 +12,11 @@
  * the variants' (filter_variant.h); BloomGetVariant is the one place that
  * finds a filter's routines.
  *
+ * Copyright (c) 2026, bloomidx contributors
+ *
+ * IDENTIFICATION
+ *	  src/filter_variant.c
+ *
  *-------------------------------------------------------------------------
  */
 #include "postgres.h"

@@ -19,6 +19,11 @@
  * filter's cells are plain or blocked) comes as the filter's composed
  * routines, passed in.
  *
+ * Copyright (c) 2026, bloomidx contributors
+ *
+ * IDENTIFICATION
+ *	  src/filter_variant.h
+ *
  *-------------------------------------------------------------------------
  */
 #ifndef BLOOMIDX_FILTER_VARIANT_H

@@ -49,6 +49,11 @@
  * of a query value whatever its number of bits, which the model leaves
  * out: it underestimates values that test many bits in short signatures.
  *
+ * Copyright (c) 2026, bloomidx contributors
+ *
+ * IDENTIFICATION
+ *	  src/fpmodel.c
+ *
  *-------------------------------------------------------------------------
  */
 #include "postgres.h"

@@ -9,6 +9,11 @@
  * bits, the frequent values of the columns) and asks fpmodel.c.  It is
  * built and tested outside the server as well (model/run.sh).
  *
+ * Copyright (c) 2026, bloomidx contributors
+ *
+ * IDENTIFICATION
+ *	  src/fpmodel.h
+ *
  *-------------------------------------------------------------------------
  */
 #ifndef BLOOMIDX_FPMODEL_H

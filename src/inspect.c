@@ -32,6 +32,11 @@
  * ShareLock, as bt_index_parent_check takes, would block every writer for
  * the whole check and buy nothing here.
  *
+ * Copyright (c) 2026, bloomidx contributors
+ *
+ * IDENTIFICATION
+ *	  src/inspect.c
+ *
  *-------------------------------------------------------------------------
  */
 #include "postgres.h"

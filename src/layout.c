@@ -4,7 +4,10 @@
  *	  The one place that knows the layouts: it maps an index's layout to
  *	  the layout's routines, and names the layouts for the layout option.
  *
- * Portions Copyright (c) 2026, the bloomidx developers
+ * Copyright (c) 2026, bloomidx contributors
+ *
+ * IDENTIFICATION
+ *	  src/layout.c
  *
  *-------------------------------------------------------------------------
  */

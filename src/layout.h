@@ -16,6 +16,11 @@
  * layout's data pages and the sliced layout's pending pages are the same
  * pages.
  *
+ * Copyright (c) 2026, bloomidx contributors
+ *
+ * IDENTIFICATION
+ *	  src/layout.h
+ *
  *-------------------------------------------------------------------------
  */
 #ifndef BLOOMIDX_LAYOUT_H

@@ -14,7 +14,10 @@
  * (an empty q, or one of NULLs only, overlaps nothing).  Whole-array
  * equality and <@ stay with array_ops, which hashes the array as one value.
  *
- * Portions Copyright (c) 2026, bloomidx contributors
+ * Copyright (c) 2026, bloomidx contributors
+ *
+ * IDENTIFICATION
+ *	  src/opclass_array.c
  *
  *-------------------------------------------------------------------------
  */

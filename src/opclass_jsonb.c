@@ -18,7 +18,10 @@
  * to the sink as they are found; the walk keeps one path hash per level
  * of nesting.
  *
- * Portions Copyright (c) 2026, bloomidx contributors
+ * Copyright (c) 2026, bloomidx contributors
+ *
+ * IDENTIFICATION
+ *	  src/opclass_jsonb.c
  *
  *-------------------------------------------------------------------------
  */

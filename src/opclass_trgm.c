@@ -25,7 +25,10 @@
  * Memory: the trigrams go to the sink as they are found, so a value takes
  * no more than its longest word, case-folded, beside the value itself.
  *
- * Portions Copyright (c) 2026, bloomidx contributors
+ * Copyright (c) 2026, bloomidx contributors
+ *
+ * IDENTIFICATION
+ *	  src/opclass_trgm.c
  *
  *-------------------------------------------------------------------------
  */

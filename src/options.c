@@ -4,6 +4,11 @@
  *	  The index options of bloomidx: their registration, parsing and checks,
  *	  and the signature shape they give an index.
  *
+ * Copyright (c) 2026, bloomidx contributors
+ *
+ * IDENTIFICATION
+ *	  src/options.c
+ *
  *-------------------------------------------------------------------------
  */
 #include "postgres.h"

@@ -10,6 +10,11 @@
  * Nothing above the page layer knows where a signature or a TID sits on a
  * page.
  *
+ * Copyright (c) 2026, bloomidx contributors
+ *
+ * IDENTIFICATION
+ *	  src/page.c
+ *
  *-------------------------------------------------------------------------
  */
 #include "postgres.h"

@@ -29,6 +29,11 @@
  * know these offsets: the rest of the code goes through
  * the functions and inline accessors below.
  *
+ * Copyright (c) 2026, bloomidx contributors
+ *
+ * IDENTIFICATION
+ *	  src/page.h
+ *
  *-------------------------------------------------------------------------
  */
 #ifndef BLOOMIDX_PAGE_H

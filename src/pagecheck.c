@@ -7,6 +7,11 @@
  *	  layout's own pages and metapage fields are its own (row_check.c,
  *	  sliced_check.c), reached through its routine table.
  *
+ * Copyright (c) 2026, bloomidx contributors
+ *
+ * IDENTIFICATION
+ *	  src/pagecheck.c
+ *
  *-------------------------------------------------------------------------
  */
 #include "postgres.h"

@@ -4,7 +4,10 @@
  *	  The routine table of the row layout (see row.h) and its shaping
  *	  rules.
  *
- * Portions Copyright (c) 2026, the bloomidx developers
+ * Copyright (c) 2026, bloomidx contributors
+ *
+ * IDENTIFICATION
+ *	  src/row.c
  *
  *-------------------------------------------------------------------------
  */

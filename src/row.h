@@ -15,6 +15,11 @@
  * The data pages are read and changed through rowpage.c, shared with the
  * sliced layout's pending pages.
  *
+ * Copyright (c) 2026, bloomidx contributors
+ *
+ * IDENTIFICATION
+ *	  src/row.h
+ *
  *-------------------------------------------------------------------------
  */
 #ifndef BLOOMIDX_ROW_H

@@ -11,6 +11,11 @@
  * then records every participant's last, partly filled page in the
  * metapage's free list.
  *
+ * Copyright (c) 2026, bloomidx contributors
+ *
+ * IDENTIFICATION
+ *	  src/row_build.c
+ *
  *-------------------------------------------------------------------------
  */
 #include "postgres.h"

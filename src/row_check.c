@@ -4,6 +4,11 @@
  *	  Checks of the row layout's metapage fields and pages (the routine
  *	  table's metaproblem and pageproblem).
  *
+ * Copyright (c) 2026, bloomidx contributors
+ *
+ * IDENTIFICATION
+ *	  src/row_check.c
+ *
  *-------------------------------------------------------------------------
  */
 #include "postgres.h"

@@ -10,6 +10,11 @@
  * Locks are always taken metapage first, then a data page; no one waits
  * for the metapage while holding a data page.
  *
+ * Copyright (c) 2026, bloomidx contributors
+ *
+ * IDENTIFICATION
+ *	  src/row_insert.c
+ *
  *-------------------------------------------------------------------------
  */
 #include "postgres.h"

@@ -4,6 +4,11 @@
  *	  Bitmap scan of an index of the row layout: every data page is read
  *	  once, in order, and each signature tested against the query.
  *
+ * Copyright (c) 2026, bloomidx contributors
+ *
+ * IDENTIFICATION
+ *	  src/row_scan.c
+ *
  *-------------------------------------------------------------------------
  */
 #include "postgres.h"

@@ -4,6 +4,11 @@
  *	  VACUUM of an index of the row layout: removing dead rows' signatures,
  *	  reusing their slots, recycling emptied pages.
  *
+ * Copyright (c) 2026, bloomidx contributors
+ *
+ * IDENTIFICATION
+ *	  src/row_vacuum.c
+ *
  *-------------------------------------------------------------------------
  */
 #include "postgres.h"

@@ -11,6 +11,11 @@
  * signature must contain at least one.  Signatures are tested 64 bits at
  * a time on the words the masks touch.
  *
+ * Copyright (c) 2026, bloomidx contributors
+ *
+ * IDENTIFICATION
+ *	  src/rowpage.c
+ *
  *-------------------------------------------------------------------------
  */
 #include "postgres.h"

@@ -3,6 +3,11 @@
  * signature.c
  *	  Hashing and bit counting shared by the index and the filter type.
  *
+ * Copyright (c) 2026, bloomidx contributors
+ *
+ * IDENTIFICATION
+ *	  src/signature.c
+ *
  *-------------------------------------------------------------------------
  */
 #include "postgres.h"

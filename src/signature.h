@@ -13,6 +13,11 @@
  * The hash scheme below is frozen: on-disk indexes and stored filters
  * depend on it.  A change needs a new BLOOM_HASH_SCHEME number.
  *
+ * Copyright (c) 2026, bloomidx contributors
+ *
+ * IDENTIFICATION
+ *	  src/signature.h
+ *
  *-------------------------------------------------------------------------
  */
 #ifndef BLOOMIDX_SIGNATURE_H

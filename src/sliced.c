@@ -4,7 +4,10 @@
  *	  The routine table of the sliced layout (see sliced.h), its shaping
  *	  rules and its module load.
  *
- * Portions Copyright (c) 2026, the bloomidx developers
+ * Copyright (c) 2026, bloomidx contributors
+ *
+ * IDENTIFICATION
+ *	  src/sliced.c
  *
  *-------------------------------------------------------------------------
  */

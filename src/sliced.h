@@ -78,6 +78,11 @@
  *	  an exclusive metapage lock, so a snapshot taken under a shared one is
  *	  consistent.
  *
+ * Copyright (c) 2026, bloomidx contributors
+ *
+ * IDENTIFICATION
+ *	  src/sliced.h
+ *
  *-------------------------------------------------------------------------
  */
 #ifndef BLOOMIDX_SLICED_H

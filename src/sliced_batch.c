@@ -30,6 +30,11 @@
  * storage since they were added (TRUNCATE run by logical replication,
  * which bypasses the utility hook): the heap rows they point to are gone.
  *
+ * Copyright (c) 2026, bloomidx contributors
+ *
+ * IDENTIFICATION
+ *	  src/sliced_batch.c
+ *
  *-------------------------------------------------------------------------
  */
 #include "postgres.h"

@@ -5,6 +5,11 @@
  *	  rows' signatures are transposed 64 rows at a time into the slices of
  *	  full stripes.
  *
+ * Copyright (c) 2026, bloomidx contributors
+ *
+ * IDENTIFICATION
+ *	  src/sliced_build.c
+ *
  *-------------------------------------------------------------------------
  */
 #include "postgres.h"

@@ -6,6 +6,11 @@
  *	  metablocksproblem, metaspareproblem and pageproblem), and of a stripe
  *	  page before its links are followed.
  *
+ * Copyright (c) 2026, bloomidx contributors
+ *
+ * IDENTIFICATION
+ *	  src/sliced_check.c
+ *
  *-------------------------------------------------------------------------
  */
 #include "postgres.h"

@@ -4,6 +4,11 @@
  *	  The page layer of the sliced layout: slices, TID maps, stripe pages
  *	  and stripe-list pages (their structs are in page.h).
  *
+ * Copyright (c) 2026, bloomidx contributors
+ *
+ * IDENTIFICATION
+ *	  src/sliced_format.c
+ *
  *-------------------------------------------------------------------------
  */
 #include "postgres.h"

@@ -9,6 +9,11 @@
  * the pending rows are merged into the stripes; sliced_stripe.c writes
  * them into a stripe's pages.
  *
+ * Copyright (c) 2026, bloomidx contributors
+ *
+ * IDENTIFICATION
+ *	  src/sliced_merge.c
+ *
  *-------------------------------------------------------------------------
  */
 #include "postgres.h"

@@ -7,6 +7,11 @@
  * metapage, as GIN's fast-update list does; sliced_merge.c merges them into
  * the stripes (the sliced layout's ginfast.c is these two files).
  *
+ * Copyright (c) 2026, bloomidx contributors
+ *
+ * IDENTIFICATION
+ *	  src/sliced_pending.c
+ *
  *-------------------------------------------------------------------------
  */
 #include "postgres.h"

@@ -5,6 +5,11 @@
  *	  in the row layout, then for each stripe the AND of the query's
  *	  slices, 64 rows at a time.
  *
+ * Copyright (c) 2026, bloomidx contributors
+ *
+ * IDENTIFICATION
+ *	  src/sliced_scan.c
+ *
  *-------------------------------------------------------------------------
  */
 #include "postgres.h"

@@ -4,6 +4,11 @@
  *	  Writing rows into a stripe of the sliced layout: its stripe page,
  *	  slices and TID maps, allocated a few pages at a time or at once.
  *
+ * Copyright (c) 2026, bloomidx contributors
+ *
+ * IDENTIFICATION
+ *	  src/sliced_stripe.c
+ *
  *-------------------------------------------------------------------------
  */
 #include "postgres.h"

@@ -5,7 +5,10 @@
  *	  reading stripes and their rows back, transposition, the sizes and
  *	  the live rows' pages.
  *
- * Portions Copyright (c) 2026, the bloomidx developers
+ * Copyright (c) 2026, bloomidx contributors
+ *
+ * IDENTIFICATION
+ *	  src/sliced_util.c
  *
  *-------------------------------------------------------------------------
  */

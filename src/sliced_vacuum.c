@@ -5,6 +5,11 @@
  *	  pages and the TID maps, stripes emptied back through the pending
  *	  list while their dead rows are over a budget, orphaned pages freed.
  *
+ * Copyright (c) 2026, bloomidx contributors
+ *
+ * IDENTIFICATION
+ *	  src/sliced_vacuum.c
+ *
  *-------------------------------------------------------------------------
  */
 #include "postgres.h"

@@ -5,7 +5,10 @@
  *	  forming the signature of a row, and the buffer reads the layouts
  *	  share.
  *
- * Portions Copyright (c) 2026, the bloomidx developers
+ * Copyright (c) 2026, bloomidx contributors
+ *
+ * IDENTIFICATION
+ *	  src/state.c
  *
  *-------------------------------------------------------------------------
  */

@@ -15,7 +15,10 @@
  * strategies 2 to 5 (@>, &&, ~~, ~~*), whose keys its extract-query
  * function turns into elements.
  *
- * Portions Copyright (c) 2026, bloomidx contributors
+ * Copyright (c) 2026, bloomidx contributors
+ *
+ * IDENTIFICATION
+ *	  src/validate.c
  *
  *-------------------------------------------------------------------------
  */
