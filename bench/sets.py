@@ -363,7 +363,7 @@ def choose_elements(pg, rows, target):
                                 where=cond(tuple(sel), "&&")))
     # @> of two elements of one row (seeded choice of a row with two or more).
     if target == "stanza":
-        r = pg.value("SELECT stanza->>'Section' || E'\\t' || stanza->>'Maintainer' FROM packages "
+        r = pg.value("SELECT (stanza->>'Section') || E'\\t' || (stanza->>'Maintainer') FROM packages "
                      "WHERE stanza ? 'Maintainer' ORDER BY md5(package || '%d') LIMIT 1" % SEED)
         sec, mnt = r.split("\t")
         queries.append(dict(name="@> Section=%s, Maintainer=%s" % (sec, mnt[:30]),

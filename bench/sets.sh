@@ -116,6 +116,11 @@ mkdir -p "$BX_WORK/logs" "$BX_WORK/results" "$BX_WORK/data"
 bx_log "sets: mode $mode, $nrows of $nall contents rows, $runs run(s), results to $out"
 bx_log "work dir: $BX_WORK"
 bx_pg_private_install "$BX_WORK/pg"
+# The copy holds whatever bloomidx was installed into the system PostgreSQL
+# (another branch's scripts, say bloomidx--1.1--1.2.sql): only the build
+# below may provide it.
+rm -rf "$("$BX_PG_CONFIG" --sharedir)"/extension/bloomidx[-.]* \
+       "$("$BX_PG_CONFIG" --pkglibdir)"/bloomidx.so "$("$BX_PG_CONFIG" --pkglibdir)"/bitcode/bloomidx*
 [[ -f $BX_PG_BINDIR/../lib/pg_trgm.so ]] || bx_die "pg_trgm is not in $BX_PG_BINDIR/../lib (postgresql-contrib)"
 SRC=$BX_WORK/src
 bench_copy_source "$SRC"
