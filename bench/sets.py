@@ -41,13 +41,15 @@ TARGETS = [
          contenders=[
              dict(key="seqscan", label="no index (seq scan)", ddl=[]),
              dict(key="gin", label="GIN (path gin_trgm_ops)",
-                  ddl=["CREATE INDEX ON contents USING gin (path gin_trgm_ops)"]),
-             dict(key="gist", label="GiST (path gist_trgm_ops)",
-                  ddl=["CREATE INDEX ON contents USING gist (path gist_trgm_ops)"]),
+                  ddl=["CREATE INDEX ON contents USING gin (path gin_trgm_ops)"],
+                  keep=True),
              dict(key="gin_btree", label="GIN (path gin_trgm_ops) + B-tree (section)",
                   ddl=["CREATE INDEX ON contents USING gin (path gin_trgm_ops)",
                        "CREATE INDEX ON contents USING btree (section)"],
-                  only_section=True),
+                  only_section=True, reuse="gin"),
+             dict(key="gist", label="GiST (path gist_trgm_ops)",
+                  ddl=["CREATE INDEX ON contents USING gist (path gist_trgm_ops)"],
+                  slow=True),
              dict(key="bloomidx", label="bloomidx (path text_trgm_ops)",
                   ddl=["CREATE INDEX ON contents USING bloomidx (path text_trgm_ops)"],
                   opclass="text_trgm_ops"),
@@ -242,7 +244,7 @@ def choose_substrings(pg, a, rows):
     for L in LENGTHS:
         for c in [x for x in chosen if x["L"] == L]:
             mid = L // 2
-            for ch in MUTATE_CHARS:
+            for ch in MUTATE_CHARS[:3]:
                 if ch != c["s"][mid]:
                     muts.append(dict(s=c["s"][:mid] + ch + c["s"][mid + 1:], L=L,
                                      section=c["section"], src=c["src"],
@@ -251,7 +253,7 @@ def choose_substrings(pg, a, rows):
     allp = chosen + muts
     exprs = ", ".join("count(*) FILTER (WHERE path LIKE %s)" % lit(like_arg(c["s"]))
                       for c in allp)
-    counts = pg.value("SELECT concat_ws(' ', %s) FROM contents" % exprs).split()
+    counts = pg.value("SELECT array_to_string(ARRAY[%s], ' ') FROM contents" % exprs).split()
     for c, v in zip(allp, counts):
         c["rows"] = int(v)
     for L in LENGTHS:
@@ -455,18 +457,35 @@ def estimate(pg, index, col):
 
 
 def measure_contender(pg, a, t, c, queries, ref, raw_t):
+    """Build, size, queries and inserts of contender c.  A contender that
+    reuses another's index (GIN + B-tree after GIN, kept for it) builds
+    only its own and counts the other's build time too."""
     table = t["table"]
     r = dict(key=c["key"], label=c["label"])
-    nruns = a.runs if c["ddl"] else max(1, min(a.runs, a.seq_runs))
-    drop_indexes(pg, table)
+    prev = raw_t["contenders"].get(c.get("reuse") or "", {})
+    reuse = bool(prev.get("indexes")) and set(prev["indexes"]) <= set(index_names(pg, table))
+    # The sequential scan and GiST take seconds a query on the whole table:
+    # fewer runs of theirs (--seq-runs).
+    nruns = max(1, min(a.runs, a.seq_runs)) if (not c["ddl"] or c.get("slow")) else a.runs
+    if not reuse:
+        drop_indexes(pg, table)
     if c["ddl"]:
         builds = []
         for i in range(a.build_runs if table == "packages" else a.big_build_runs):
-            drop_indexes(pg, table)
+            if reuse:
+                # Only the B-tree is built; GIN's build time is added.
+                ddl = c["ddl"][len(prev["indexes"]):]
+                pre = prev["build_s"]
+                r["reused"] = prev["indexes"]
+            else:
+                drop_indexes(pg, table)
+                ddl, pre = c["ddl"], 0.0
             pg.run("CHECKPOINT;\n")
-            out = pg.run("\\timing on\n" + "".join(d + ";\n" for d in c["ddl"]))
+            out = pg.run("\\timing on\n" + "".join(d + ";\n" for d in ddl))
             ms = [float(x) for x in re.findall(r"^Time: ([0-9.]+) ms", out, re.M)]
-            builds.append(sum(ms) / 1000.0)
+            builds.append(pre + sum(ms) / 1000.0)
+            if reuse:
+                break
         r["build_s"] = median(builds)
         r["build_all_s"] = builds
         names = index_names(pg, table)
@@ -495,8 +514,9 @@ def measure_contender(pg, a, t, c, queries, ref, raw_t):
         sql = "SELECT count(*) FROM %s WHERE %s" % (table, q["where"])
         out = pg.run(settings + "\nEXPLAIN (ANALYZE, BUFFERS, FORMAT JSON) " + sql + ";\n")
         fig = explain_figures(json.loads(split_json(out)[0]))
-        counts, ms = timed_counts(pg, sql, nruns + 1, settings)
-        qr = dict(fig, latency_ms=median(ms[1:]), latency_all=ms[1:], count=counts[-1])
+        # The EXPLAIN ANALYZE run above is the untimed warm-up.
+        counts, ms = timed_counts(pg, sql, nruns, settings)
+        qr = dict(fig, latency_ms=median(ms), latency_all=ms, count=counts[-1])
         if c["ddl"] and "Seq Scan" in qr["plan"]:
             qr["note"] = "index not used"
         if ref is not None and q["name"] in ref and ref[q["name"]] != qr["count"]:
@@ -509,7 +529,8 @@ def measure_contender(pg, a, t, c, queries, ref, raw_t):
             q["name"][:40], qr["latency_ms"], qr["count"], fmt(qr.get("index_ms")),
             fmt(qr.get("recheck_removed")), qr["plan"]))
     if a.smoke:
-        drop_indexes(pg, table)
+        if not c.get("keep"):
+            drop_indexes(pg, table)
         return r
     # Single-row inserts into the loaded table with the index, in one
     # transaction rolled back afterwards (GIN's pending list emptied first).
@@ -537,7 +558,11 @@ def measure_contender(pg, a, t, c, queries, ref, raw_t):
     # Bulk insert: COPY of the extra rows, rolled back, median of the runs.
     ms = []
     extra = lit(os.path.join(a.work, table + "_extra.tsv"))
-    for i in range(a.insert_runs):
+    # One COPY of the extra rows with an index on the contents table when it
+    # is large (a COPY into GIN there takes a minute or more).
+    nins = a.insert_runs if raw["tables"][table]["rows"] <= 1000000 else 1
+    r["copy_runs"] = nins
+    for i in range(nins):
         pg.run(clean + "CHECKPOINT;\n")
         out = pg.run("BEGIN;\n\\timing on\nCOPY %s FROM %s;\n\\timing off\n"
                      "ROLLBACK;\n" % (table, extra))
@@ -546,7 +571,10 @@ def measure_contender(pg, a, t, c, queries, ref, raw_t):
     r["copy_all_ms"] = ms
     log("  COPY of %d rows: %.0f ms (%s)" % (raw["tables"][table]["extra_rows"], r["copy_ms"],
                                            ", ".join("%.0f" % x for x in ms)))
-    drop_indexes(pg, table)
+    # The rolled-back rows' dead tuples go (with their index entries when
+    # the index is kept for the next contender).
+    if not c.get("keep"):
+        drop_indexes(pg, table)
     pg.run("VACUUM %s;\n" % table)
     return r
 
@@ -822,11 +850,11 @@ def cmd_report(a):
                  "their selectivity counted in the sample (through a GIN index of its own); "
                  "for each length and bucket (≤0.01%%, 0.01–0.1%%, 0.3–3%%, 3–30%%) the first "
                  "candidate in that order. Absent strings: the middle character of a chosen "
-                 "pattern replaced by the first of `%s` that differs, the first per length "
+                 "pattern replaced by each of `%s` that differs, the first per length "
                  "that one scan of the whole table finds nowhere. The bucket shown is the one "
                  "of the count in the whole table; each combined query takes the section of "
                  "the path the pattern came from. %s"
-                 % (ch["candidates"], fmt(ch["sample_rows"]), MUTATE_CHARS,
+                 % (ch["candidates"], fmt(ch["sample_rows"]), MUTATE_CHARS[:3],
                     "Cells (length, bucket) left empty had no candidate: " +
                     ", ".join("%d/%s" % (Lx, b) for Lx in LENGTHS for b, _, _ in BUCKETS
                               if not any(c["L"] == Lx and c.get("sample_bucket") == b
