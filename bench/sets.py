@@ -503,6 +503,9 @@ def measure_contender(pg, a, t, c, queries, ref, raw_t):
                    "jsonb_path_ops": "stanza"}[c["opclass"]]
             r["estimate"] = estimate(pg, names[0], col)
             log("  bloomidx_estimate: %s" % r["estimate"])
+            if c["key"] == "bloomidx3":
+                r["estimate_section_path"] = estimate(pg, names[0], "section', 'path")
+                log("  bloomidx_estimate (section, path): %s" % r["estimate_section_path"])
     else:
         log("%s:" % c["label"])
     pg.run("SELECT pg_prewarm('%s');\n" % table)
@@ -793,12 +796,15 @@ def cmd_report(a):
                       "insert_p999_ms": bil.get("p999"), "insert_max_ms": bil.get("max")}[fig]
                 csv_rows.append([tk, ck, fig, "", "", "" if v is None else "%.6g" % v,
                                  "" if ratio(v, bv) is None else "%.4g" % ratio(v, bv)])
-        est = [(rt["contenders"][ck]["label"], rt["contenders"][ck]["estimate"])
-               for ck in rt["order"] if rt["contenders"][ck].get("estimate")]
-        for lab, e in est:
-            L.append("\n`bloomidx_estimate` for %s: %s" % (
-                lab, "predicted false-positive rate %.4g" % e["fpr"] if "fpr" in e
-                else "not available (%s)" % e["error"]))
+        for ck in rt["order"]:
+            c = rt["contenders"][ck]
+            for what, e in (("", c.get("estimate")),
+                            (" on (section, path)", c.get("estimate_section_path"))):
+                if e:
+                    L.append("\n`bloomidx_estimate` for %s%s: %s" % (
+                        c["label"], what, "predicted false-positive rate %.4g (%s candidate rows)"
+                        % (e["fpr"], fmt(e["candidate_rows"])) if "fpr" in e
+                        else "not available (%s)" % e["error"]))
         L.append("\nQuery time, ms (× GIN), median of the runs, `SELECT count(*)` warm:\n")
         cols = [ck for ck in rt["order"] if not rt["contenders"][ck].get("skipped")]
         L.append("| query | bucket | rows | " + " | ".join(
