@@ -53,6 +53,12 @@ TARGETS = [
              dict(key="bloomidx", label="bloomidx (path text_trgm_ops)",
                   ddl=["CREATE INDEX ON contents USING bloomidx (path text_trgm_ops)"],
                   opclass="text_trgm_ops"),
+             # Sized as the README says: elements = about avg(length(path))
+             # (%d filled in from the data).
+             dict(key="bloomidx_sized", label="bloomidx (path text_trgm_ops (elements = %d))",
+                  ddl=["CREATE INDEX ON contents USING bloomidx "
+                       "(path text_trgm_ops (elements = %d))"],
+                  opclass="text_trgm_ops", sized=True),
              dict(key="bloomidx3", label="bloomidx (package, section, path text_trgm_ops)",
                   ddl=["CREATE INDEX ON contents USING bloomidx "
                        "(package, section, path text_trgm_ops)"],
@@ -627,6 +633,9 @@ def cmd_measure(a):
                 continue
             if a.contenders and c["key"] not in a.contenders and c["ddl"]:
                 continue
+            if c.get("sized"):
+                n = int(round(float(pg.value("SELECT avg(length(path)) FROM contents"))))
+                c = dict(c, label=c["label"] % n, ddl=[d % n for d in c["ddl"]], elements=n)
             r = measure_contender(pg, a, t, c, queries, ref, rt)
             rt["contenders"][c["key"]] = r
             rt["order"].append(c["key"])
@@ -687,9 +696,11 @@ def target_checks(raw):
     selective = lambda q: q["form"] in ("like", "ilike") and q["kind"] == "present" and \
         q["bucket"] in ("≤0.01%", "≤0.1%")  # noqa: E731
     sel5 = lambda q: selective(q) and q["length"] >= 5  # noqa: E731
-    for ck in ("bloomidx", "bloomidx3"):
-        lab = "bloomidx (path text_trgm_ops)" if ck == "bloomidx" else \
-            "bloomidx (package, section, path text_trgm_ops)"
+    for ck in ("bloomidx", "bloomidx_sized", "bloomidx3"):
+        cc = raw["targets"].get("path", {}).get("contenders", {}).get(ck)
+        if cc is None:
+            continue
+        lab = cc["label"]
         b, g, gs = con("path", ck), con("path", "gin"), con("path", "gist")
         add("%s size vs GIN" % lab, b and g and ratio(b["size_bytes"], g["size_bytes"]), 0.3)
         add("%s build vs GIN" % lab, b and g and ratio(b["build_s"], g["build_s"]), 0.2)
@@ -861,10 +872,14 @@ def cmd_report(a):
                  "of the count in the whole table; each combined query takes the section of "
                  "the path the pattern came from. %s"
                  % (ch["candidates"], fmt(ch["sample_rows"]), MUTATE_CHARS[:3],
-                    "Cells (length, bucket) left empty had no candidate: " +
-                    ", ".join("%d/%s" % (Lx, b) for Lx in LENGTHS for b, _, _ in BUCKETS
-                              if not any(c["L"] == Lx and c.get("sample_bucket") == b
-                                         for c in ch["chosen"]))))
+                    "Cells (length, bucket in the sample) left empty had no candidate: " +
+                    (", ".join("%d/%s" % (Lx, b) for Lx in LENGTHS for b, _, _ in BUCKETS
+                               if not any(c["L"] == Lx and c.get("sample_bucket") == b
+                                          for c in ch["chosen"])) or "none") +
+                    "; lengths with no absent string (every mutation occurs somewhere): " +
+                    (", ".join(str(Lx) for Lx in LENGTHS
+                               if not any(c["L"] == Lx and c["kind"] == "absent"
+                                          for c in ch["chosen"])) or "none") + "."))
     L.append("- Arrays and jsonb: every element (for the stanza, every key/value pair) "
              "counted exactly over the whole table; in each bucket the first in "
              "md5(element || seed) order; absent: the middle character of the most "

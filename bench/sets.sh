@@ -145,9 +145,10 @@ if [[ ! -f $raw ]]; then
     tail -n 30 "$BX_WORK/cluster/server.log" >&2 || true
     bx_die "the measurements failed"
 fi
+cp "$raw" "$out/raw.json"
 "$PYTHON" "$REPO/bench/sets.py" report --raw "$raw" --out "$BX_WORK/results" >"$BX_WORK/logs/report.txt" ||
-    bx_die "the report failed"
-for f in results.md results.csv raw.json; do
+    bx_die "the report failed (the measurements are in $out/raw.json)"
+for f in results.md results.csv; do
     cp "$BX_WORK/results/$f" "$out/$f"
 done
 [[ $rc -eq 0 ]] || bx_die "the measurements failed (exit status $rc; see $out/results.md)"
