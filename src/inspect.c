@@ -282,8 +282,7 @@ BloomWalkIndex(BloomWalkData *walk)
 					sizeof(BlockNumber), BloomCompareBlocks) != NULL;
 		if (listed && BloomPageHasFlag(page, layout->pageKinds))
 			BloomReportCorruption(index, blkno,
-								  psprintf("A data page was expected: the %s layout lists it as a page of live rows.",
-										   layout->name));
+								  psprintf("A %s was expected.", layout->rowPageName));
 
 		problem = BloomPageCommonProblem(page, &done);
 		if (problem == NULL && !done)

@@ -136,6 +136,7 @@ struct BloomMetaPageData;		/* page.h */
 typedef struct BloomLayoutRoutine
 {
 	const char *name;			/* the value of the layout option */
+	const char *rowPageName;	/* what its row pages are, for messages */
 	uint16		pageKinds;		/* page flags of its own (page.h), for checks */
 
 	/*

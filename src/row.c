@@ -41,6 +41,7 @@ BloomRowDerivedLength(double m, double fpr, const BloomShape *shape)
 
 const BloomLayoutRoutine BloomRowLayout = {
 	.name = "row",
+	.rowPageName = "data page",
 	.pageKinds = 0,
 	.defaultFpr = BLOOMIDX_ROW_DEFAULT_FPR,
 	.maxSigBits = BLOOMIDX_MAX_LENGTH,

@@ -91,6 +91,7 @@ BloomSlicedInit(void)
 
 const BloomLayoutRoutine BloomSlicedLayout = {
 	.name = "sliced",
+	.rowPageName = "pending page",
 	.pageKinds = BLOOMIDX_SLICED_FLAGS,
 	.defaultFpr = BLOOMIDX_SLICED_DEFAULT_FPR,
 	.maxSigBits = BLOOMIDX_SLICED_MAX_LENGTH,
