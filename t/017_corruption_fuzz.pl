@@ -9,8 +9,10 @@
 # sequential scan's) that bloomidx_check(heapallindexed) does not report.
 # Errors are expected: the statements may fail, cleanly.
 #
-# A round builds one small table with one index per corruption, stops the
-# server, corrupts every index file at once (a different corruption each),
+# A round builds one small table with one index per corruption (every
+# third with columns of sets as well: text_trgm_ops and array_elem_ops),
+# stops the server, corrupts every index file at once (a different
+# corruption each),
 # starts the server and runs the statements on each table.  Corruptions
 # are seeded and so reproducible; each is printed (note) before it is
 # tried.  They are field-aware (metapage fields, page headers and counts,
@@ -286,7 +288,8 @@ sub check_answers
 {
 	my ($table, $index, $what, $targeted) = @_;
 	my $wrong = 0;
-	for my $cond ("a = 7 AND b = 'b7'", "a = ANY ('{3, 5, 7, 11}')", "b = 'b1'")
+	for my $cond ("a = 7 AND b = 'b7'", "a = ANY ('{3, 5, 7, 11}')", "b = 'b1'",
+		"s LIKE '%x12.so%'", "t @> '{3, 5}'")
 	{
 		my $seq = answer($table, $cond, 0, "seq scan on $cond", $what);
 		my $idx = answer($table, $cond, 1, "index scan on $cond", $what);
@@ -325,16 +328,19 @@ for my $layout (@layouts)
 		# One table and index per corruption; the sliced layout with rows on
 		# pending pages too, and every second index with its first rows
 		# merged into a stripe (slices, a TID map, a stripe page and a
-		# stripe-list page)
+		# stripe-list page); every third index has columns of sets too
+		# (text_trgm_ops, array_elem_ops: format version 2)
 		my $setup = '';
+		my $rows = "g, g % 100, 'b' || (g % 37), 'usr/x' || (g % 50) || '.so', ARRAY[g % 10, g % 7]";
 		for my $i (1 .. $n)
 		{
+			my $columns = $i % 3 == 0 ? 'a, b, s text_trgm_ops, t array_elem_ops' : 'a, b';
 			$setup .= "DROP TABLE IF EXISTS fz$i;\n"
-			  . "CREATE TABLE fz$i (id int, a int, b text);\n"
-			  . "INSERT INTO fz$i SELECT g, g % 100, 'b' || (g % 37) FROM generate_series(1, 3000) g;\n"
-			  . "CREATE INDEX fz${i}_bx ON fz$i USING bloomidx (a, b) WITH (layout = '$layout');\n"
+			  . "CREATE TABLE fz$i (id int, a int, b text, s text, t int[]);\n"
+			  . "INSERT INTO fz$i SELECT $rows FROM generate_series(1, 3000) g;\n"
+			  . "CREATE INDEX fz${i}_bx ON fz$i USING bloomidx ($columns) WITH (layout = '$layout');\n"
 			  . ($layout eq 'sliced' && $i % 2 == 0 ? "SELECT bloomidx_merge('fz${i}_bx');\n" : '')
-			  . "INSERT INTO fz$i SELECT g, g % 100, 'b' || (g % 37) FROM generate_series(3001, 3100) g;\n";
+			  . "INSERT INTO fz$i SELECT $rows FROM generate_series(3001, 3100) g;\n";
 		}
 		$node->safe_psql('postgres', $setup . 'CHECKPOINT;');
 		my @files = map {
