@@ -36,6 +36,29 @@ bench_build() {
     fi
 }
 
+# Set SETTINGS to the benchmark cluster's settings, shared_buffers $1 MB
+# (bench/run.sh and bench/sets.sh; the README of bench/ explains them).
+bench_settings() {
+    local sb_mb=$1
+    SETTINGS=(
+        "shared_buffers=${sb_mb}MB"
+        max_parallel_workers_per_gather=0
+        max_parallel_maintenance_workers=2
+        jit=off
+        work_mem=4MB
+        maintenance_work_mem=1GB
+        autovacuum=off
+        fsync=off
+        synchronous_commit=off
+        full_page_writes=off
+        max_wal_size=32GB
+        checkpoint_timeout=1h
+        random_page_cost=4
+        effective_cache_size=$((sb_mb * 2))MB
+        log_min_duration_statement=-1
+    )
+}
+
 # Start a throwaway cluster in $BX_WORK/cluster with the settings given as
 # arguments, on a Unix socket in $BX_WORK/sock, with a database "bench";
 # exports PGHOST, PGPORT, PGUSER and PGDATABASE for psql.

@@ -89,23 +89,7 @@ else
     sb_mb=$(( nrows / 2000 + 512 ))
     (( sb_mb > mem_kb / 1024 / 4 )) && sb_mb=$(( mem_kb / 1024 / 4 ))
 fi
-SETTINGS=(
-    "shared_buffers=${sb_mb}MB"
-    max_parallel_workers_per_gather=0
-    max_parallel_maintenance_workers=2
-    jit=off
-    work_mem=4MB
-    maintenance_work_mem=1GB
-    autovacuum=off
-    fsync=off
-    synchronous_commit=off
-    full_page_writes=off
-    max_wal_size=32GB
-    checkpoint_timeout=1h
-    random_page_cost=4
-    effective_cache_size=$((sb_mb * 2))MB
-    log_min_duration_statement=-1
-)
+bench_settings "$sb_mb"     # sets SETTINGS (bench/lib.sh)
 
 bash "$REPO/scripts/deps.sh"
 [[ -x $PYTHON ]] || bx_die "$PYTHON not found"
