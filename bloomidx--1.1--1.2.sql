@@ -85,6 +85,21 @@ FOR TYPE jsonb USING bloomidx AS
 	FUNCTION	3	bloomidx_jsonb_extract_query(jsonb, int2, internal),
 	FUNCTION	4	bloomidx_jsonb_options(internal);
 
+-- What the cost model expects of a query that tests a given number of
+-- elements in each column of sets it names
+CREATE FUNCTION bloomidx_estimate(index regclass, columns text[], elements int4,
+	OUT false_positive_rate float8,
+	OUT false_positive_rows float8,
+	OUT true_rows float8,
+	OUT candidate_rows float8,
+	OUT fill float8,
+	OUT index_pages bigint)
+RETURNS record
+AS 'MODULE_PATHNAME'
+LANGUAGE C STRICT STABLE PARALLEL SAFE;
+COMMENT ON FUNCTION bloomidx_estimate(regclass, text[], int4) IS
+'false positives, true matches and pages the planner expects of a query testing a number of elements in each column of sets named';
+
 COMMENT ON OPERATOR CLASS text_trgm_ops USING bloomidx IS
 	'trigrams of text: LIKE and ILIKE with a pattern of three or more characters, and =';
 COMMENT ON OPERATOR CLASS array_elem_ops USING bloomidx IS

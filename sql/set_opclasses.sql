@@ -166,6 +166,18 @@ ANALYZE st;
 EXPLAIN (COSTS OFF) SELECT * FROM st WHERE s LIKE '%a%';
 EXPLAIN (COSTS OFF) SELECT * FROM st WHERE s LIKE '%xyzzy%';
 
+-- The model's false-positive rate of a query of m elements: the more
+-- elements, the fewer false positives; an equality column is unchanged
+SELECT e1.false_positive_rate > e5.false_positive_rate AS fewer_with_more_elements,
+	   e5.false_positive_rate > e12.false_positive_rate AS fewer_still,
+	   q.false_positive_rate = s1.false_positive_rate AS sec_unchanged
+FROM bloomidx_estimate('st_sliced', '{s}', 1) e1, bloomidx_estimate('st_sliced', '{s}', 5) e5,
+	 bloomidx_estimate('st_sliced', '{s}', 12) e12, bloomidx_estimate('st_sliced', '{sec}') q,
+	 bloomidx_estimate('st_sliced', '{sec}', 7) s1;
+\set VERBOSITY default
+SELECT * FROM bloomidx_estimate('st_sliced', '{s}', 0);
+\set VERBOSITY terse
+
 -- Sizing: the options of the set operator classes
 CREATE INDEX st_opts ON st USING bloomidx (s text_trgm_ops (elements = 64, query_elements = 2), a array_elem_ops (elements = 4));
 SELECT signature_bits, bits_per_column FROM bloomidx_stats('st_opts');

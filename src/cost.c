@@ -732,15 +732,22 @@ BloomEstimateCheckAccess(Oid indexoid, Datum *names, int nnames)
  * table's statistics; NULL without them), the candidates (both), with the
  * fill it assumes and the pages a scan reads.  The values are unknown, as
  * in a generic plan; the frequent values of the columns are known.
+ *
+ * bloomidx_estimate(index, columns, elements int4) (1.2): a query of each
+ * named column of sets tests that many elements (the trigrams of a LIKE
+ * pattern, the elements of an @> array) rather than its operator class's
+ * query_elements; columns of equality are as above.
  */
 Datum
 bloomidx_estimate(PG_FUNCTION_ARGS)
 {
 	Oid			indexoid = PG_GETARG_OID(0);
 	ArrayType  *columns = PG_GETARG_ARRAYTYPE_P(1);
+	int32		elements = PG_NARGS() > 2 ? PG_GETARG_INT32(2) : 0;
 	Relation	index;
 	Relation	heap;
 	BloomState	state;
+	BloomShape	eshape;
 	BloomModelShape mshape;
 	BloomRowModel model;
 	BloomCostQuery query;
@@ -766,6 +773,11 @@ bloomidx_estimate(PG_FUNCTION_ARGS)
 					  &names, &nulls, &nnames);
 
 	/* The arguments need no lock: checked before it, for every caller */
+	if (PG_NARGS() > 2 && elements < 1)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("elements must be at least 1, not %d", elements),
+				 errhint("Give the number of elements a query tests in each column of sets, such as the trigrams of a LIKE pattern.")));
 	if (nnames == 0)
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
@@ -848,8 +860,17 @@ bloomidx_estimate(PG_FUNCTION_ARGS)
 		trueFraction *= Max(sel, 0);
 	}
 
+	/*
+	 * A query of a column of sets tests query_elements elements of it, or
+	 * as many as given
+	 */
+	eshape = state->shape;
+	if (elements > 0)
+		for (i = 0; i < nnames; i++)
+			if (eshape.setColumns & (1U << cols[i]))
+				eshape.queryBits[cols[i]] = eshape.bitsPerColumn[cols[i]] * elements;
 	fill = BloomIndexFill(index, &state->shape);
-	mshape = BloomModelShapeOf(&state->shape);
+	mshape = BloomModelShapeOf(&eshape);
 	BloomRowModelInit(&model, &mshape, fill);
 	BloomEstimateQuery(&mshape, &model, &query, &est);
 
