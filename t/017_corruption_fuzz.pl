@@ -10,7 +10,8 @@
 # Errors are expected: the statements may fail, cleanly.
 #
 # A round builds one small table with one index per corruption (every
-# third with columns of sets as well: text_trgm_ops and array_elem_ops),
+# third with columns of sets as well: text_trgm_ops, array_elem_ops and
+# jsonb_path_ops),
 # stops the server, corrupts every index file at once (a different
 # corruption each),
 # starts the server and runs the statements on each table.  Corruptions
@@ -289,7 +290,7 @@ sub check_answers
 	my ($table, $index, $what, $targeted) = @_;
 	my $wrong = 0;
 	for my $cond ("a = 7 AND b = 'b7'", "a = ANY ('{3, 5, 7, 11}')", "b = 'b1'",
-		"s LIKE '%x12.so%'", "t @> '{3, 5}'")
+		"s LIKE '%x12.so%'", "t @> '{3, 5}'", q{j @> '{"k": 3, "o": {"p": 1}}'})
 	{
 		my $seq = answer($table, $cond, 0, "seq scan on $cond", $what);
 		my $idx = answer($table, $cond, 1, "index scan on $cond", $what);
@@ -329,14 +330,16 @@ for my $layout (@layouts)
 		# pending pages too, and every second index with its first rows
 		# merged into a stripe (slices, a TID map, a stripe page and a
 		# stripe-list page); every third index has columns of sets too
-		# (text_trgm_ops, array_elem_ops: format version 2)
+		# (text_trgm_ops, array_elem_ops, jsonb_path_ops: format version 2)
 		my $setup = '';
-		my $rows = "g, g % 100, 'b' || (g % 37), 'usr/x' || (g % 50) || '.so', ARRAY[g % 10, g % 7]";
+		my $rows = "g, g % 100, 'b' || (g % 37), 'usr/x' || (g % 50) || '.so', ARRAY[g % 10, g % 7],"
+		  . " jsonb_build_object('k', g % 9, 'o', jsonb_build_object('p', g % 4))";
 		for my $i (1 .. $n)
 		{
-			my $columns = $i % 3 == 0 ? 'a, b, s text_trgm_ops, t array_elem_ops' : 'a, b';
+			my $columns = $i % 3 == 0
+			  ? 'a, b, s text_trgm_ops, t array_elem_ops, j jsonb_path_ops' : 'a, b';
 			$setup .= "DROP TABLE IF EXISTS fz$i;\n"
-			  . "CREATE TABLE fz$i (id int, a int, b text, s text, t int[]);\n"
+			  . "CREATE TABLE fz$i (id int, a int, b text, s text, t int[], j jsonb);\n"
 			  . "INSERT INTO fz$i SELECT $rows FROM generate_series(1, 3000) g;\n"
 			  . "CREATE INDEX fz${i}_bx ON fz$i USING bloomidx ($columns) WITH (layout = '$layout');\n"
 			  . ($layout eq 'sliced' && $i % 2 == 0 ? "SELECT bloomidx_merge('fz${i}_bx');\n" : '')
