@@ -32,7 +32,7 @@ bloomidx_insert(Relation index, Datum *values, bool *isnull,
 
 	/* Hashing may allocate; the executor resets this context per row */
 	nbitsSet = BloomFormSignature(state, values, isnull, sig);
-	BloomGetLayout(&state->shape)->insert(index, state, sig, nbitsSet, ht_ctid);
+	BloomGetStateLayout(index, state)->insert(index, state, sig, nbitsSet, ht_ctid);
 	return false;
 }
 

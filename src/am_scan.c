@@ -196,7 +196,7 @@ bloomidx_getbitmap(IndexScanDesc scan, TIDBitmap *tbm)
 	pgstat_count_index_scan(index);
 	BloomCountIndexSearch(scan);
 
-	return BloomGetLayout(&state->shape)->getbitmap(index, state, so, tbm);
+	return BloomGetStateLayout(index, state)->getbitmap(index, state, so, tbm);
 }
 
 /*

@@ -38,7 +38,7 @@ bloomidx_bulkdelete(IndexVacuumInfo *info, IndexBulkDeleteResult *stats,
 	BloomState	state = BloomGetState(info->index);
 
 	BloomFlushGathered(info->index);
-	return BloomGetLayout(&state->shape)->bulkdelete(info, stats, callback,
+	return BloomGetStateLayout(info->index, state)->bulkdelete(info, stats, callback,
 													 callback_state);
 }
 
@@ -55,7 +55,7 @@ bloomidx_vacuumcleanup(IndexVacuumInfo *info, IndexBulkDeleteResult *stats)
 
 	state = BloomGetState(info->index);
 	BloomFlushGathered(info->index);
-	stats = BloomGetLayout(&state->shape)->vacuumcleanup(info, stats);
+	stats = BloomGetStateLayout(info->index, state)->vacuumcleanup(info, stats);
 	IndexFreeSpaceMapVacuum(info->index);
 	return stats;
 }
@@ -112,7 +112,7 @@ bloomidx_merge(PG_FUNCTION_ARGS)
 	BloomCheckOwner(indexoid);
 
 	BloomFlushGathered(index);
-	layout = BloomGetLayout(&BloomGetState(index)->shape);
+	layout = BloomGetStateLayout(index, BloomGetState(index));
 	if (layout->merge == NULL)
 		ereport(ERROR,
 				(errcode(ERRCODE_WRONG_OBJECT_TYPE),

@@ -149,6 +149,8 @@ typedef struct BloomStateData
 	FmgrInfo	extractFn[BLOOMIDX_MAX_COLUMNS];	/* fn_oid 0 if none */
 	FmgrInfo	extractQueryFn[BLOOMIDX_MAX_COLUMNS];	/* fn_oid 0 if none */
 	bool		hasSets;		/* a column has an extract function */
+	bool		layoutChecked;	/* the layout's metapage fields were checked
+								 * (BloomGetStateLayout) */
 	Oid			collations[BLOOMIDX_MAX_COLUMNS];
 	BlockNumber knownBlocks;	/* a length the index had (BloomBlocksCovering) */
 	BloomRecentBuffer *recent;	/* by block number modulo a power of two, or

@@ -438,7 +438,7 @@ BloomCostScanPages(PlannerInfo *root, IndexOptInfo *index, Relation indexRel,
 	in.shape = &mshape;
 	in.query = query;
 	in.wordsPerRow = est->wordsTested;
-	BloomGetLayout(&state->shape)->scanpages(indexRel, state, &in, &out);
+	BloomGetStateLayout(indexRel, state)->scanpages(indexRel, state, &in, &out);
 	*pagesFetched = out.pagesFetched;
 	*wordsTested = out.wordsTested;
 }

@@ -13,6 +13,8 @@
  */
 #include "postgres.h"
 
+#include "storage/bufmgr.h"
+
 #include "layout.h"
 #include "page.h"
 
@@ -55,6 +57,31 @@ const BloomLayoutRoutine *
 BloomGetLayout(const BloomShape *shape)
 {
 	return BloomLayoutById(shape->layout);
+}
+
+/*
+ * The routines of the layout of an index whose state the caller has, for
+ * the shells: the first time for a state (a relcache entry), the metapage's
+ * fields of that layout are checked, before the layout reads anything by
+ * them.  The state itself was read with the checks every metapage shares
+ * (state.c knows no layout).
+ */
+const BloomLayoutRoutine *
+BloomGetStateLayout(Relation index, BloomState state)
+{
+	const BloomLayoutRoutine *layout = BloomGetLayout(&state->shape);
+
+	if (!state->layoutChecked)
+	{
+		Buffer		buffer = ReadBuffer(index, BLOOMIDX_METAPAGE_BLKNO);
+
+		LockBuffer(buffer, BUFFER_LOCK_SHARE);
+		BloomCheckMeta(index, BufferGetPage(buffer), layout->metaproblem,
+					   layout->metablocksproblem);
+		UnlockReleaseBuffer(buffer);
+		state->layoutChecked = true;
+	}
+	return layout;
 }
 
 /*

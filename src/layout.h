@@ -255,6 +255,8 @@ typedef struct BloomLayoutRoutine
 extern relopt_enum_elt_def BloomLayoutOptionValues[];
 extern const BloomLayoutRoutine *BloomLayoutById(int layout);
 extern const BloomLayoutRoutine *BloomGetLayout(const BloomShape *shape);
+extern const BloomLayoutRoutine *BloomGetStateLayout(Relation index,
+													 BloomState state);
 extern void BloomInitLayouts(void);
 extern void BloomFlushGathered(Relation index);
 

@@ -34,7 +34,6 @@ BloomRowGetBitmap(Relation index, BloomState state, BloomScanOpaque so,
 	int			sigBytes = state->shape.sigBytes;
 	int			sigWords = state->shape.sigWords;
 	BufferAccessStrategy bas;
-	Buffer		metabuf;
 	BlockNumber npages;
 	BloomBlockRange range;
 	ReadStream *stream;
@@ -42,16 +41,6 @@ BloomRowGetBitmap(Relation index, BloomState state, BloomScanOpaque so,
 	ItemPointerData *tids;
 	char	   *copy;
 	int64		ntids = 0;
-
-	/*
-	 * The metapage's fields of the row layout (its signature length among
-	 * them), checked as every reader of the metapage checks them: the
-	 * state was read with the checks every layout shares
-	 */
-	metabuf = ReadBuffer(index, BLOOMIDX_METAPAGE_BLKNO);
-	LockBuffer(metabuf, BUFFER_LOCK_SHARE);
-	BloomRowCheckMeta(index, BufferGetPage(metabuf));
-	UnlockReleaseBuffer(metabuf);
 
 	tids = palloc(sizeof(ItemPointerData) * state->tuplesPerPage);
 	copy = palloc(BLCKSZ);

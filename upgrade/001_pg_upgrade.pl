@@ -120,7 +120,7 @@ SELECT opc.opcname, amp.amproc::regproc
 FROM pg_opclass opc JOIN pg_am am ON am.oid = opc.opcmethod AND am.amname = 'bloomidx'
 	JOIN pg_amproc amp ON amp.amprocfamily = opc.opcfamily
 		AND amp.amproclefttype = opc.opcintype AND amp.amprocrighttype = opc.opcintype
-ORDER BY 1};
+ORDER BY 1, amp.amprocnum};
 my @indexes = qw(up_row_bx up_row_tn_bx up_sliced_bx up_sliced_tn_bx ty_row_bx ty_sliced_bx
   se_row_bx se_sliced_bx);
 
