@@ -2,27 +2,38 @@
 
 EXTENSION = bloomidx
 MODULE_big = bloomidx
-# Every object, named: a stray src/*.c is not linked, and
+# Every object, named: a stray .c under src/ is not linked, and
 # scripts/check-structure.sh fails if one is left out.
 OBJS = bloomidx.o \
-	src/am_build.o src/am_insert.o src/am_scan.o src/am_vacuum.o src/cost.o \
-	src/elements.o src/filter_agg.o src/filter_agg_combine.o \
-	src/filter_blocked.o src/filter_compare.o src/filter_core.o \
-	src/filter_counting.o src/filter_detoast.o src/filter_format.o \
-	src/filter_growing.o src/filter_hash.o src/filter_io.o src/filter_keyed.o \
-	src/filter_ops.o src/filter_plain.o src/filter_probe.o \
-	src/filter_variant.o src/fpmodel.o src/inspect.o src/layout.o \
-	src/opclass_array.o src/opclass_jsonb.o src/opclass_trgm.o src/options.o \
-	src/page.o src/pagecheck.o src/row.o src/row_build.o src/row_check.o \
-	src/row_insert.o src/row_scan.o src/row_vacuum.o src/rowpage.o \
-	src/signature.o src/sliced.o src/sliced_batch.o src/sliced_build.o \
-	src/sliced_check.o src/sliced_format.o src/sliced_merge.o \
-	src/sliced_pending.o src/sliced_scan.o src/sliced_stripe.o \
-	src/sliced_util.o src/sliced_vacuum.o src/state.o src/validate.o
+	src/core/datapage.o src/core/fpmodel.o src/core/layout.o src/core/page.o \
+	src/core/pagecheck.o src/core/signature.o src/core/state.o \
+	src/layout/row/row.o src/layout/row/row_build.o src/layout/row/row_check.o \
+	src/layout/row/row_insert.o src/layout/row/row_scan.o \
+	src/layout/row/row_vacuum.o \
+	src/layout/sliced/sliced.o src/layout/sliced/sliced_batch.o \
+	src/layout/sliced/sliced_build.o src/layout/sliced/sliced_check.o \
+	src/layout/sliced/sliced_format.o src/layout/sliced/sliced_merge.o \
+	src/layout/sliced/sliced_pending.o src/layout/sliced/sliced_scan.o \
+	src/layout/sliced/sliced_stripe.o src/layout/sliced/sliced_util.o \
+	src/layout/sliced/sliced_vacuum.o \
+	src/am/am_build.o src/am/am_insert.o src/am/am_scan.o src/am/am_vacuum.o \
+	src/am/cost.o src/am/inspect.o src/am/options.o src/am/validate.o \
+	src/opclass/elements.o src/opclass/opclass_array.o \
+	src/opclass/opclass_jsonb.o src/opclass/opclass_trgm.o \
+	src/filter/filter_agg.o src/filter/filter_agg_combine.o \
+	src/filter/filter_compare.o src/filter/filter_core.o \
+	src/filter/filter_detoast.o src/filter/filter_format.o \
+	src/filter/filter_hash.o src/filter/filter_io.o src/filter/filter_ops.o \
+	src/filter/filter_probe.o src/filter/filter_variant.o \
+	src/filter/variant/filter_blocked.o src/filter/variant/filter_counting.o \
+	src/filter/variant/filter_growing.o src/filter/variant/filter_keyed.o \
+	src/filter/variant/filter_plain.o
 DATA = bloomidx--1.0.sql bloomidx--1.1.sql bloomidx--1.0--1.1.sql bloomidx--1.1--1.2.sql
 PGFILEDESC = "bloomidx - bloom signature index access method"
 
-PG_CPPFLAGS = -I$(srcdir)/src
+# The folders whose headers are shared (src/README, "Source tree"); a
+# layout's own header (src/layout/*/) is found only beside its files.
+PG_CPPFLAGS = -I$(srcdir) -I$(srcdir)/src -I$(srcdir)/src/core -I$(srcdir)/src/filter
 
 REGRESS = $(patsubst sql/%.sql,%,$(sort $(wildcard sql/*.sql)))
 ISOLATION = $(patsubst specs/%.spec,%,$(sort $(wildcard specs/*.spec)))

@@ -28,8 +28,8 @@ lf_seconds=${FUZZ_LIBFUZZER_SECONDS:-45}
 work=$(mktemp -d "${TMPDIR:-/tmp}/bloomfuzz.XXXXXX")
 trap 'rm -rf "$work"' EXIT
 
-srcs=("$here/filter_fuzz.c" "$root/src/filter_format.c")
-flags=(-std=gnu11 -g -O1 -Wall -Wno-ignored-attributes -DFRONTEND -I"$root/src" -I"$inc")
+srcs=("$here/filter_fuzz.c" "$root/src/filter/filter_format.c")
+flags=(-std=gnu11 -g -O1 -Wall -Wno-ignored-attributes -DFRONTEND -I"$root/src" -I"$root/src/filter" -I"$root/src/core" -I"$inc")
 
 # Pick a compiler whose sanitizers link; fall back to a plain build.
 bx_pick_sanitizer_cc fuzz "$work" clang gcc cc

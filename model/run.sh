@@ -21,8 +21,8 @@ inc=$("$PG_CONFIG" --includedir-server)
 work=$(mktemp -d "${TMPDIR:-/tmp}/bloommodel.XXXXXX")
 trap 'rm -rf "$work"' EXIT
 
-srcs=("$here/model_test.c" "$here/shim.c" "$root/src/fpmodel.c")
-flags=(-std=gnu11 -g -O1 -Wall -Werror -Wno-ignored-attributes -DFRONTEND -I"$root/src" -I"$inc")
+srcs=("$here/model_test.c" "$here/shim.c" "$root/src/core/fpmodel.c")
+flags=(-std=gnu11 -g -O1 -Wall -Werror -Wno-ignored-attributes -DFRONTEND -I"$root/src" -I"$root/src/core" -I"$root" -I"$inc")
 
 # Pick a compiler whose sanitizers link; fall back to a plain build.
 bx_pick_sanitizer_cc model "$work" gcc clang cc

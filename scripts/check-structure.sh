@@ -43,6 +43,11 @@ PG_CONFIG=${1:-$(command -v pg_config || echo /usr/lib/postgresql/15/bin/pg_conf
 [[ -x $PG_CONFIG ]] || { echo "error: no pg_config at $PG_CONFIG" >&2; exit 1; }
 [[ -d $SRC ]] || { echo "error: no src/ in ${SRC%/src}" >&2; exit 1; }
 
+# Every source file of src/, in its folders, and the handler's header
+mapfile -t sources < <(find "$SRC" -name '*.[ch]' | sort)
+[[ -f ${SRC%/src}/bloomidx.h ]] && sources+=("${SRC%/src}/bloomidx.h")
+mapfile -t cfiles < <(printf '%s\n' "${sources[@]}" | grep '\.c$')
+
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/bloomidx-structure.XXXXXX")
 trap 'rm -rf "$tmp"' EXIT
 problems=0
@@ -61,7 +66,7 @@ constant_file_allowed() {
     esac
     return 1
 }
-for f in "$SRC"/*.c "$SRC"/*.h; do
+for f in "${sources[@]}"; do
     name=$(basename "$f")
     constant_file_allowed "$name" && continue
     while IFS= read -r hit; do
@@ -70,7 +75,7 @@ for f in "$SRC"/*.c "$SRC"/*.h; do
 done
 
 # Rule 6: filter variant flags
-for f in "$SRC"/*.c "$SRC"/*.h; do
+for f in "${sources[@]}"; do
     name=$(basename "$f")
     case $name in
         filter_variant.[ch] | filter_plain.c | filter_growing.c | filter_counting.c | \
@@ -82,10 +87,10 @@ for f in "$SRC"/*.c "$SRC"/*.h; do
 done
 
 # Rule 2: private headers
-for f in "$SRC"/*.c "$SRC"/*.h; do
+for f in "${sources[@]}"; do
     name=$(basename "$f")
     while IFS= read -r hit; do
-        header=$(sed -E 's/.*#include "([^"]+)".*/\1/' <<<"${hit#*:}")
+        header=$(sed -E 's/.*#include "([^"]*\/)?([^"/]+)".*/\2/' <<<"${hit#*:}")
         case $header in
             row.h)
                 case $name in row.c | row.h | row_*.c) continue ;; esac ;;
@@ -94,7 +99,7 @@ for f in "$SRC"/*.c "$SRC"/*.h; do
             *) continue ;;
         esac
         breach "$name:${hit%%:*}: includes $header, private to its layout"
-    done < <(grep -nE '^#include "(row|sliced)\.h"' "$f" || true)
+    done < <(grep -nE '^#include "([^"]*/)?(row|sliced)\.h"' "$f" || true)
 done
 
 # Rule 5: OBJS
@@ -102,7 +107,7 @@ makefile=${SRC%/src}/Makefile
 if [[ -f $makefile ]]; then
     objs=$(sed -n '/^OBJS *=/,/[^\\]$/p' "$makefile" | tr -s ' \t\\' '\n' |
         grep -E '^src/.*\.o$' | sed 's/\.o$/.c/' | sort)
-    files=$(cd "${SRC%/src}" && ls src/*.c | sort)
+    files=$(cd "${SRC%/src}" && find src -name '*.c' | sort)
     for f in $(comm -13 <(echo "$objs") <(echo "$files")); do
         breach "Makefile: OBJS does not name $f"
     done
@@ -113,8 +118,8 @@ fi
 
 # Rules 3 and 4: who calls whom, from each file's object
 inc=$("$PG_CONFIG" --includedir-server)
-cflags=(-c -O0 -w -I"$SRC" -I"$inc" -I"$("$PG_CONFIG" --includedir)")
-for f in "$SRC"/*.c; do
+cflags=(-c -O0 -w -I"${SRC%/src}" -I"$SRC" -I"$SRC/core" -I"$SRC/filter" -I"$inc" -I"$("$PG_CONFIG" --includedir)")
+for f in "${cfiles[@]}"; do
     name=$(basename "$f" .c)
     if ! gcc "${cflags[@]}" -o "$tmp/$name.o" "$f" 2>"$tmp/$name.err"; then
         cat "$tmp/$name.err" >&2
@@ -161,6 +166,6 @@ if [[ $problems -gt 0 ]]; then
     echo "structure: $problems problem(s)"
     exit 1
 fi
-echo "structure: ok ($(ls "$SRC"/*.c | wc -l) files, $(wc -l <"$tmp/edges") calls between files)"
+echo "structure: ok (${#cfiles[@]} files, $(wc -l <"$tmp/edges") calls between files)"
 exit 0
 }

@@ -49,7 +49,8 @@ foreach my $script (@scripts)
 ok($nfunctions >= 20, "C functions found in the extension scripts ($nfunctions)");
 
 # Entry points that parallel workers look up by name
-foreach my $file (glob("$root/*.c"), glob("$root/src/*.c"))
+foreach my $file (glob("$root/*.c"), glob("$root/src/*.c"), glob("$root/src/*/*.c"),
+	glob("$root/src/*/*/*.c"))
 {
 	my $source = slurp_file($file);
 	while ($source =~ /CreateParallelContext\(\s*"bloomidx"\s*,\s*"(\w+)"/g)

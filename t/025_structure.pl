@@ -8,6 +8,7 @@ use strict;
 use warnings;
 
 use File::Copy;
+use File::Path qw(make_path);
 use FindBin;
 use lib $FindBin::RealBin;
 
@@ -27,14 +28,33 @@ like($out, qr/^structure: ok \(\d+ files, \d+ calls between files\)$/m,
 
 # A copy with one breach of each rule
 my $copy = PostgreSQL::Test::Utils::tempdir();
-mkdir "$copy/src" or die "mkdir: $!";
-copy($_, "$copy/src/") or die "copy $_: $!" foreach glob("$root/src/*.[ch]");
-copy("$root/Makefile", "$copy/Makefile") or die "copy Makefile: $!";
+my %path;    # file name => its path in the copy
+foreach my $file (split /\n/, slurp_file_list())
+{
+	my ($dir) = $file =~ m{^(.*)/[^/]+$};
+	make_path("$copy/$dir");
+	copy("$root/$file", "$copy/$file") or die "copy $file: $!";
+	$path{ (split m{/}, $file)[-1] } = "$copy/$file";
+}
+copy("$root/$_", "$copy/$_") or die "copy $_: $!" foreach ('Makefile', 'bloomidx.h');
+$path{'bloomidx.h'} = "$copy/bloomidx.h";
+
+sub slurp_file_list
+{
+	my ($list) = run_command([ 'sh', '-c', "cd '$root' && find src -name '*.[ch]'" ]);
+	return $list;
+}
+
+sub path_of
+{
+	my ($file) = @_;
+	return $path{$file} // "$copy/src/$file";
+}
 
 sub append_to
 {
 	my ($file, $text) = @_;
-	open(my $fh, '>>', "$copy/src/$file") or die "open $file: $!";
+	open(my $fh, '>>', path_of($file)) or die "open $file: $!";
 	print $fh $text;
 	close($fh);
 }
@@ -42,17 +62,17 @@ sub append_to
 sub include_in
 {
 	my ($file, $header) = @_;
-	my $source = slurp_file("$copy/src/$file");
+	my $source = slurp_file(path_of($file));
 	$source =~ s/^(#include "bloomidx.h"\n)/$1#include "$header"\n/m
 	  or die "no #include \"bloomidx.h\" in $file";
-	open(my $fh, '>', "$copy/src/$file") or die "open $file: $!";
+	open(my $fh, '>', path_of($file)) or die "open $file: $!";
 	print $fh $source;
 	close($fh);
 }
 
 append_to('inspect.c', "\n/* BLOOMIDX_STRIPE_ROWS */\n");
 append_to('filter_probe.c', "\n/* BLOOM_VARIANT_COUNTING */\n");
-include_in('cost.c', 'sliced.h');
+include_in('cost.c', '../layout/sliced/sliced.h');
 append_to('layout.c',
 	"\nvoid BloomStructureProbe(void);\nvoid\nBloomStructureProbe(void)\n{\n\tBloomInitOptions();\n}\n");
 append_to('row_insert.c',
