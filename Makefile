@@ -17,9 +17,9 @@ OBJS = bloomidx.o \
 	src/layout/sliced/sliced_stripe.o src/layout/sliced/sliced_util.o \
 	src/layout/sliced/sliced_vacuum.o \
 	src/am/am_build.o src/am/am_insert.o src/am/am_scan.o src/am/am_vacuum.o \
-	src/am/cost.o src/am/inspect.o src/am/options.o src/am/validate.o \
+	src/am/cost.o src/am/inspect.o src/am/options.o \
 	src/opclass/elements.o src/opclass/opclass_array.o \
-	src/opclass/opclass_jsonb.o src/opclass/opclass_trgm.o \
+	src/opclass/opclass_jsonb.o src/opclass/opclass_trgm.o src/opclass/validate.o \
 	src/filter/filter_agg.o src/filter/filter_agg_combine.o \
 	src/filter/filter_compare.o src/filter/filter_core.o \
 	src/filter/filter_detoast.o src/filter/filter_format.o \
