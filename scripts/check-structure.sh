@@ -1,34 +1,46 @@
 #!/usr/bin/env bash
 #
-# scripts/check-structure.sh: check the layering rules of src/ (src/README,
-# "Layers"), failing with a list of every breach:
+# scripts/check-structure.sh: check the layering rules of the source tree
+# (src/README, "Source tree" and "Layers"), failing with a list of every
+# breach.  The folders are the layers:
 #
-#   1. a layout's constants (BLOOMIDX_LAYOUT_ROW, BLOOMIDX_SLICED_*, the
-#      sliced page kinds and sizes, ...) appear only in page.h, which
-#      declares every on-disk struct, in layout.h and layout.c, the one
-#      dispatch point, and in that layout's own files (row.c, row.h,
-#      row_*.c; sliced.c, sliced.h, sliced_*.c);
-#   2. a layout's private header (row.h, sliced.h) is included only by
-#      that layout's own files;
-#   3. no two files of src/ call each other, directly or around a longer
-#      cycle (a file calls another if its object refers to a symbol the
-#      other defines);
-#   4. the layouts (row*.c, sliced*.c) call no function of the shells
-#      (bloomidx.c, am_*.c, inspect.c, cost.c);
-#   5. the Makefile's OBJS names every src/*.c file and nothing else, so
-#      that a stray file is not linked and a new one is not forgotten;
-#   6. the filter variants' flags (BLOOM_VARIANT_*) appear only in the
-#      variant table (filter_variant.[ch]), the variants' own files
-#      (filter_plain.c, filter_growing.c, filter_counting.c,
-#      filter_blocked.c, filter_keyed.c) and the byte format
-#      (filter_format.[ch], whose decoder runs, and is fuzzed, outside the
-#      server).
+#   bloomidx.c, bloomidx.h   the handler and the access method's header
+#   src/am/                  the access method's callbacks (the shells)
+#   src/core/                state, signatures, pages, the layout table
+#   src/layout/NAME/         one layout each
+#   src/opclass/             operator classes and their element interface
+#   src/filter/              the bloomfilter type
+#   src/filter/variant/      its variants, one file each
+#
+# and the rules:
+#
+#   1. nothing outside src/layout/NAME/ names layout NAME: its constants
+#      (BLOOMIDX_LAYOUT_ROW, BLOOMIDX_SLICED_*, ...), its headers, or a
+#      symbol one of its files defines; the one exception is the layout
+#      table (src/core/layout.c), which names each layout's routine table,
+#      and, for the constants, the on-disk declarations listed in
+#      %layout_constant_hosts below and the entries of %layout_leaks;
+#   2. nothing outside src/filter/variant/ names a filter variant: its flags
+#      (BLOOM_VARIANT_*) or a symbol one of its files defines; the
+#      exceptions are the variant table (filter_variant.[ch]), the byte
+#      format (filter_format.[ch], whose decoder runs, and is fuzzed,
+#      outside the server), and the entries of %variant_leaks;
+#   3. nothing in src/core/ includes a header of src/am/, src/layout/ or
+#      src/filter/, or calls a function they define (but the layout table);
+#   4. no two files call each other, directly or around a longer cycle (a
+#      file calls another if its object refers to a symbol the other
+#      defines);
+#   5. the layouts call no function of the shells (bloomidx.c, src/am/);
+#   6. the Makefile names an object for every .c file of src/ and for
+#      nothing else, so that a stray file is not linked and a new one is
+#      not forgotten.
 #
 #   bash scripts/check-structure.sh [PG_CONFIG]
 #
-# Compiles each file of src/ on its own into a temp dir with PG_CONFIG's
-# headers (default: pg_config on PATH, else PostgreSQL 15's) to read the
-# symbols; nothing is written into the tree.  Exit status 0 if every rule
+# Compiles every file of src/ with PG_CONFIG's headers (default: pg_config
+# on PATH, else PostgreSQL 15's) in one compiler run into a temp dir, reads
+# every object's symbols with one nm, and checks the rules in one perl
+# process; nothing is written into the tree.  Exit status 0 if every rule
 # holds, 1 otherwise.  BX_STRUCTURE_SRC names another tree to check (the
 # TAP test t/025_structure.pl checks a broken copy with it).
 set -euo pipefail
@@ -38,134 +50,235 @@ set -euo pipefail
 {
 
 REPO=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
-SRC=${BX_STRUCTURE_SRC:-$REPO}/src
+ROOT=${BX_STRUCTURE_SRC:-$REPO}
 PG_CONFIG=${1:-$(command -v pg_config || echo /usr/lib/postgresql/15/bin/pg_config)}
 [[ -x $PG_CONFIG ]] || { echo "error: no pg_config at $PG_CONFIG" >&2; exit 1; }
-[[ -d $SRC ]] || { echo "error: no src/ in ${SRC%/src}" >&2; exit 1; }
-
-# Every source file of src/, in its folders, and the handler's header
-mapfile -t sources < <(find "$SRC" -name '*.[ch]' | sort)
-[[ -f ${SRC%/src}/bloomidx.h ]] && sources+=("${SRC%/src}/bloomidx.h")
-mapfile -t cfiles < <(printf '%s\n' "${sources[@]}" | grep '\.c$')
+[[ -d $ROOT/src ]] || { echo "error: no src/ in $ROOT" >&2; exit 1; }
+ROOT=$(cd "$ROOT" && pwd)
 
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/bloomidx-structure.XXXXXX")
 trap 'rm -rf "$tmp"' EXIT
-problems=0
 
-breach() {
-    echo "structure: $*"
-    problems=$((problems + 1))
-}
+cd "$ROOT"
+find src -name '*.[ch]' | sort >"$tmp/sources"
+grep '\.c$' "$tmp/sources" >"$tmp/cfiles" || true
+[[ -f bloomidx.c ]] && echo bloomidx.c >>"$tmp/cfiles"
 
-# Rule 1: layout constants
-layout_constants='BLOOMIDX_(LAYOUT_ROW|LAYOUT_SLICED|ROW_[A-Z_]+|SLICED_[A-Z_]+|SLICE|TIDMAP[A-Z_]*|STRIPE[A-Z_]*|MAX_STRIPE[A-Z_]*|PENDING_[A-Z_]+|FROZEN)\b'
-constant_file_allowed() {
-    case $1 in
-        page.h | layout.h | layout.c) return 0 ;;
-        row.c | row.h | row_*.c | sliced.c | sliced.h | sliced_*.c) return 0 ;;
-    esac
-    return 1
-}
-for f in "${sources[@]}"; do
-    name=$(basename "$f")
-    constant_file_allowed "$name" && continue
-    while IFS= read -r hit; do
-        breach "$name:${hit%%:*}: layout constant outside its layout's files: $(grep -oE "$layout_constants" <<<"${hit#*:}" | head -n 1)"
-    done < <(grep -nE "$layout_constants" "$f" || true)
-done
-
-# Rule 6: filter variant flags
-for f in "${sources[@]}"; do
-    name=$(basename "$f")
-    case $name in
-        filter_variant.[ch] | filter_plain.c | filter_growing.c | filter_counting.c | \
-            filter_blocked.c | filter_keyed.c | filter_format.[ch]) continue ;;
-    esac
-    while IFS= read -r hit; do
-        breach "$name:${hit%%:*}: filter variant flag outside the variant files: $(grep -oE 'BLOOM_VARIANT_[A-Z_]+' <<<"${hit#*:}" | head -n 1)"
-    done < <(grep -nE 'BLOOM_VARIANT_[A-Z_]+' "$f" || true)
-done
-
-# Rule 2: private headers
-for f in "${sources[@]}"; do
-    name=$(basename "$f")
-    while IFS= read -r hit; do
-        header=$(sed -E 's/.*#include "([^"]*\/)?([^"/]+)".*/\2/' <<<"${hit#*:}")
-        case $header in
-            row.h)
-                case $name in row.c | row.h | row_*.c) continue ;; esac ;;
-            sliced.h)
-                case $name in sliced.c | sliced.h | sliced_*.c) continue ;; esac ;;
-            *) continue ;;
-        esac
-        breach "$name:${hit%%:*}: includes $header, private to its layout"
-    done < <(grep -nE '^#include "([^"]*/)?(row|sliced)\.h"' "$f" || true)
-done
-
-# Rule 5: OBJS
-makefile=${SRC%/src}/Makefile
-if [[ -f $makefile ]]; then
-    objs=$(sed -n '/^OBJS *=/,/[^\\]$/p' "$makefile" | tr -s ' \t\\' '\n' |
-        grep -E '^src/.*\.o$' | sed 's/\.o$/.c/' | sort)
-    files=$(cd "${SRC%/src}" && find src -name '*.c' | sort)
-    for f in $(comm -13 <(echo "$objs") <(echo "$files")); do
-        breach "Makefile: OBJS does not name $f"
-    done
-    for f in $(comm -23 <(echo "$objs") <(echo "$files")); do
-        breach "Makefile: OBJS names ${f%.c}.o, which has no source"
-    done
-fi
-
-# Rules 3 and 4: who calls whom, from each file's object
+# One compiler run (two at once) for every file; the file names are unique,
+# so the objects go side by side.  -fno-inline keeps the calls between
+# files that an optimizing build could fold away.  A file that does not
+# compile on its own is named by the check below.
 inc=$("$PG_CONFIG" --includedir-server)
-cflags=(-c -O0 -w -I"${SRC%/src}" -I"$SRC" -I"$SRC/core" -I"$SRC/filter" -I"$inc" -I"$("$PG_CONFIG" --includedir)")
-for f in "${cfiles[@]}"; do
-    name=$(basename "$f" .c)
-    if ! gcc "${cflags[@]}" -o "$tmp/$name.o" "$f" 2>"$tmp/$name.err"; then
-        cat "$tmp/$name.err" >&2
-        breach "$name.c: does not compile on its own"
-        continue
-    fi
-    nm --defined-only -g "$tmp/$name.o" | awk '$2 ~ /^[TDRB]$/ { print $3 }' >"$tmp/$name.def"
-    nm -u "$tmp/$name.o" | awk '{ print $2 }' | sort -u >"$tmp/$name.undef"
-done
+(cd "$tmp" && sed "s|^|$ROOT/|" cfiles | tr '\n' '\0' |
+    xargs -0 -n 16 -P 2 gcc -c -O0 -w -I"$ROOT" -I"$ROOT/src" -I"$ROOT/src/core" \
+        -I"$ROOT/src/filter" -I"$inc" -I"$("$PG_CONFIG" --includedir)" 2>"$tmp/cc.err") || true
+compgen -G "$tmp/*.o" >/dev/null && (cd "$tmp" && nm -A -g ./*.o) >"$tmp/symbols" 2>/dev/null || : >"$tmp/symbols"
 
-: >"$tmp/edges"
-for undef in "$tmp"/*.undef; do
-    from=$(basename "$undef" .undef)
-    for def in "$tmp"/*.def; do
-        to=$(basename "$def" .def)
-        [[ $from == "$to" ]] && continue
-        sym=$(sort -u "$def" | comm -12 - "$undef" | head -n 1)
-        [[ -n $sym ]] || continue
-        echo "$from $to" >>"$tmp/edges"
-        echo "$from $to $sym" >>"$tmp/calls"
-    done
-done
+BX_ROOT=$ROOT BX_TMP=$tmp perl -w - <<'PERL'
+use strict;
 
-# Mutual calls, then longer cycles (tsort names the files of each loop)
-while read -r a b; do
-    if [[ $a < $b ]] && grep -qx "$b $a" "$tmp/edges"; then
-        breach "$a.c and $b.c call each other ($(awk -v a="$a" -v b="$b" '$1 == a && $2 == b { print $3 }' "$tmp/calls") and $(awk -v a="$a" -v b="$b" '$1 == b && $2 == a { print $3 }' "$tmp/calls"))"
-    fi
-done <"$tmp/edges"
-if ! tsort "$tmp/edges" >/dev/null 2>"$tmp/tsort.err"; then
-    loop=$(grep -v 'input contains a loop' "$tmp/tsort.err" | sed 's/^tsort: //' | tr '\n' ' ')
-    breach "src/ files call each other around a cycle: $loop"
-fi
+my $root = $ENV{BX_ROOT};
+my $tmp = $ENV{BX_TMP};
+my @problems;
+sub breach { push @problems, "structure: @_" }
 
-# The layouts call no shell
-while read -r from to sym; do
-    case $from in row | row_* | sliced | sliced_*) ;; *) continue ;; esac
-    case $to in bloomidx | am_* | inspect | cost)
-        breach "$from.c calls $sym of $to.c: a layout depends on a shell" ;;
-    esac
-done < <(cat "$tmp/calls" 2>/dev/null || true)
+sub slurp { local (@ARGV, $/) = @_; return <> // '' }
 
-if [[ $problems -gt 0 ]]; then
-    echo "structure: $problems problem(s)"
-    exit 1
-fi
-echo "structure: ok (${#cfiles[@]} files, $(wc -l <"$tmp/edges") calls between files)"
-exit 0
+# Every file, by name (names are unique in the tree) and by folder
+my @sources = split /\n/, slurp("$tmp/sources");
+push @sources, grep { -f "$root/$_" } qw(bloomidx.c bloomidx.h);
+my %path;       # name => path
+my %folder;     # name => folder ('' for the repository's root)
+foreach my $p (@sources)
+{
+	my ($dir, $name) = $p =~ m{^(?:(.*)/)?([^/]+)$};
+	$path{$name} = $p;
+	$folder{$name} = $dir // '';
+}
+
+# Which layout, variant or layer a file belongs to
+sub layout_of { my ($f) = @_; return $folder{$f} =~ m{^src/layout/([^/]+)$} ? $1 : undef }
+sub in_variants { return $folder{ $_[0] } eq 'src/filter/variant' }
+sub in_core { return $folder{ $_[0] } eq 'src/core' }
+sub is_shell { return $folder{ $_[0] } eq 'src/am' || $_[0] =~ /^bloomidx\.[ch]$/ }
+
+# Each layout's constants
+my %layout_constants = (
+	row => qr/\bBLOOMIDX_(?:LAYOUT_ROW|ROW_[A-Z_]+)\b/,
+	sliced => qr/\bBLOOMIDX_(?:LAYOUT_SLICED|SLICED_[A-Z_]+|SLICE|TIDMAP[A-Z_]*|STRIPE[A-Z_]*|MAX_STRIPE[A-Z_]*|PENDING_[A-Z_]+|FROZEN)\b/,
+	test => qr/\bBLOOMIDX_(?:LAYOUT_TEST|TEST_LAYOUT_[A-Z_]+)\b/,
+);
+# Files outside a layout that may name its constants: the layout table and
+# the declarations of every on-disk struct.
+my %layout_constant_hosts = map { $_ => 1 } qw(layout.c layout.h page.h);
+# Layout constants named by another layout, to be moved behind the layout
+# table: "file constant" (none is wanted)
+my %layout_leaks = map { $_ => 1 } (
+	'sliced.c BLOOMIDX_LAYOUT_ROW',    # its fallback for long signatures
+);
+# Calls into a filter variant from outside the variant folder, to be moved
+# behind the variant table: "from to symbol" (none is wanted)
+my %variant_leaks = map { $_ => 1 } (
+	'filter_agg filter_keyed BloomCheckKey',
+	'filter_agg filter_keyed BloomKeyFromBytea',
+	'filter_agg filter_keyed BloomKeyedHash',
+	'filter_ops filter_keyed BloomCheckKey',
+	'filter_ops filter_keyed BloomKeyFromBytea',
+	'filter_probe filter_keyed BloomCheckKey',
+	'filter_probe filter_keyed BloomKeyFromBytea',
+	'filter_probe filter_keyed BloomKeyedHash',
+	'filter_core filter_plain BloomPlainVariant',
+);
+
+# Rules 1 to 3 on the text: constants, flags, includes
+foreach my $name (sort keys %path)
+{
+	my $layout = layout_of($name) // '';
+	my $n = 0;
+	foreach my $line (split /\n/, slurp("$root/$path{$name}"))
+	{
+		$n++;
+		foreach my $l (sort keys %layout_constants)
+		{
+			next if $l eq $layout || $layout_constant_hosts{$name};
+			breach("$name:$n: names layout $l outside src/layout/$l/: $1")
+			  if $line =~ /($layout_constants{$l})/ && !$layout_leaks{"$name $1"};
+		}
+		if ($line =~ /\b(BLOOM_VARIANT_[A-Z_]+)/ && !in_variants($name)
+			&& $name !~ /^filter_(?:variant|format)\.[ch]$/)
+		{
+			breach("$name:$n: names a filter variant outside src/filter/variant/: $1");
+		}
+		next unless $line =~ /^\s*#\s*include\s+"([^"]+)"/;
+		my $header = (split m{/}, $1)[-1];
+		next unless exists $folder{$header};
+		my $hl = layout_of($header);
+		if (defined $hl && $hl ne $layout)
+		{
+			breach("$name:$n: includes $header, private to src/layout/$hl/");
+		}
+		elsif (in_core($name) && $folder{$header} =~ m{^src/(am|layout|filter)\b})
+		{
+			breach("$name:$n: src/core/ includes $header of src/$1/");
+		}
+	}
+}
+
+# Who calls whom, from the objects' symbols
+my @cfiles = map { (split m{/})[-1] } split /\n/, slurp("$tmp/cfiles");
+my (%defines, %uses, %has_object);
+foreach my $line (split /\n/, slurp("$tmp/symbols"))
+{
+	my ($object, $rest) = $line =~ m{^\./([^:]+)\.o:\s*(.*)$} or next;
+	$has_object{$object} = 1;
+	my @f = split ' ', $rest;
+	if (@f == 2 && $f[0] eq 'U') { $uses{$object}{ $f[1] } = 1 }
+	elsif (@f == 3 && $f[1] =~ /^[TDRBCVW]$/) { $defines{ $f[2] } = $object }
+}
+my $cc_err = slurp("$tmp/cc.err");
+foreach my $c (sort @cfiles)
+{
+	(my $base = $c) =~ s/\.c$//;
+	next if $has_object{$base};
+	print STDERR $cc_err;
+	breach("$c: does not compile on its own");
+}
+
+my %calls;    # from => to => first symbol
+foreach my $from (sort keys %uses)
+{
+	foreach my $sym (sort keys %{ $uses{$from} })
+	{
+		my $to = $defines{$sym};
+		next unless defined $to && $to ne $from;
+		$calls{$from}{$to} //= $sym;
+	}
+}
+
+foreach my $from (sort keys %calls)
+{
+	my $f = "$from.c";
+	foreach my $to (sort keys %{ $calls{$from} })
+	{
+		my $t = "$to.c";
+		my $sym = $calls{$from}{$to};
+		my $tl = layout_of($t);
+		# Rule 1: a layout's symbols, outside it (but the layout table)
+		if (defined $tl && ($folder{$f} ne $folder{$t}) && $f ne 'layout.c')
+		{
+			breach("$f calls $sym of $t: names layout $tl outside src/layout/$tl/");
+		}
+		# Rule 2: a variant's symbols, outside the variants (but the table)
+		if (in_variants($t) && !in_variants($f) && $f ne 'filter_variant.c')
+		{
+			foreach my $s (sort keys %{ $uses{$from} })
+			{
+				next unless ($defines{$s} // '') eq $to;
+				next if $variant_leaks{"$from $to $s"};
+				breach("$f calls $s of $t: names a filter variant outside src/filter/variant/");
+			}
+		}
+		# Rule 3: core calls no layer above it (but the layout table)
+		if (in_core($f) && $folder{$t} =~ m{^src/(am|layout|filter)\b}
+			&& !($f eq 'layout.c' && defined $tl))
+		{
+			breach("$f calls $sym of $t: src/core/ depends on src/$1/");
+		}
+		# Rule 5: layouts call no shell
+		breach("$f calls $sym of $t: a layout depends on a shell")
+		  if defined layout_of($f) && is_shell($t);
+		# Rule 4: two files calling each other
+		breach("$f and $t call each other ($sym and $calls{$to}{$from})")
+		  if $from lt $to && exists $calls{$to}{$from};
+	}
+}
+
+# Rule 4: longer cycles, by depth-first search (a back edge closes a loop)
+my (%state, @stack, %reported);
+sub visit
+{
+	my ($v) = @_;
+	$state{$v} = 1;
+	push @stack, $v;
+	foreach my $w (sort keys %{ $calls{$v} // {} })
+	{
+		if (($state{$w} // 0) == 1)
+		{
+			my @loop = @stack[ (grep { $stack[$_] eq $w } 0 .. $#stack)[0] .. $#stack ];
+			next if @loop < 3;    # a pair is named above
+			my $key = join ' ', sort @loop;
+			breach("files call each other around a cycle: " . join(' -> ', map { "$_.c" } @loop, $w))
+			  unless $reported{$key}++;
+		}
+		visit($w) unless $state{$w};
+	}
+	pop @stack;
+	$state{$v} = 2;
+}
+visit($_) foreach grep { !$state{$_} } sort keys %calls;
+
+# Rule 6: the Makefile's objects
+if (-f "$root/Makefile")
+{
+	my %objs;
+	my $makefile = slurp("$root/Makefile");
+	$objs{"$1.c"} = 1 while $makefile =~ m{\b(src/[\w/]+)\.o\b}g;
+	my %files = map { $path{$_} => 1 } grep { $path{$_} =~ m{^src/} } @cfiles;
+	breach("Makefile: OBJS does not name $_") foreach grep { !$objs{$_} } sort keys %files;
+	breach("Makefile: OBJS names ${\ substr($_, 0, -2)}.o, which has no source")
+	  foreach grep { !$files{$_} } sort keys %objs;
+}
+
+if (@problems)
+{
+	print "$_\n" foreach @problems;
+	printf "structure: %d problem(s)\n", scalar @problems;
+	exit 1;
+}
+my $ncalls = 0;
+$ncalls += keys %{ $calls{$_} } foreach keys %calls;
+printf "structure: ok (%d files, %d calls between files)\n", scalar @cfiles, $ncalls;
+exit 0;
+PERL
+exit $?
 }

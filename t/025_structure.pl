@@ -1,11 +1,12 @@
 # Copyright and license: see the project's LICENSE.
 
 # scripts/check-structure.sh holds the layering rules of src/ (src/README,
-# "Layers"): it passes on the tree, and on a copy broken in each of the
-# ways it checks, it names every breach.
+# "Source tree"): it passes on the tree, and on a copy broken in each of
+# the ways it checks, it names every breach and nothing else.
 
 use strict;
 use warnings;
+use feature 'state';
 
 use File::Copy;
 use File::Path qw(make_path);
@@ -36,7 +37,7 @@ foreach my $file (split /\n/, slurp_file_list())
 	copy("$root/$file", "$copy/$file") or die "copy $file: $!";
 	$path{ (split m{/}, $file)[-1] } = "$copy/$file";
 }
-copy("$root/$_", "$copy/$_") or die "copy $_: $!" foreach ('Makefile', 'bloomidx.h');
+copy("$root/$_", "$copy/$_") or die "copy $_: $!" foreach ('Makefile', 'bloomidx.c', 'bloomidx.h');
 $path{'bloomidx.h'} = "$copy/bloomidx.h";
 
 sub slurp_file_list
@@ -70,35 +71,79 @@ sub include_in
 	close($fh);
 }
 
-append_to('inspect.c', "\n/* BLOOMIDX_STRIPE_ROWS */\n");
-append_to('filter_probe.c', "\n/* BLOOM_VARIANT_COUNTING */\n");
-include_in('cost.c', '../layout/sliced/sliced.h');
-append_to('layout.c',
-	"\nvoid BloomStructureProbe(void);\nvoid\nBloomStructureProbe(void)\n{\n\tBloomInitOptions();\n}\n");
-append_to('row_insert.c',
-	"\nvoid BloomStructureProbe2(void);\nvoid\nBloomStructureProbe2(void)\n{\n\t(void) BloomIndexFill(NULL, NULL);\n}\n");
+sub add_function
+{
+	my ($file, $body) = @_;
+	state $n = 0;
+	$n++;
+	append_to($file,
+		"\nvoid BloomStructureProbe$n(void);\nvoid\nBloomStructureProbe$n(void)\n{\n$body}\n");
+}
 
-append_to('stray.c',
-	"#include \"postgres.h\"\n\nint BloomStray(void);\n\nint\nBloomStray(void)\n{\n\treturn 1;\n}\n");
+# Rule 1: a layout named outside its folder, by a constant, a header or a call
+append_to('inspect.c', "\n/* BLOOMIDX_STRIPE_ROWS */\n");
+append_to('sliced_util.c', "\n/* BLOOMIDX_LAYOUT_ROW */\n");
+include_in('cost.c', '../layout/sliced/sliced.h');
+add_function('am_scan.c', "\textern void BloomRowSharedSize(void);\n\tBloomRowSharedSize();\n");
+# Rule 2: a filter variant named outside its folder, by a flag or a call
+append_to('filter_probe.c', "\n/* BLOOM_VARIANT_COUNTING */\n");
+add_function('filter_hash.c', "\textern void BloomBlockedVariant(void);\n\tBloomBlockedVariant();\n");
+# Rule 3: the core on a layer above it, by an include and by a call
+include_in('state.c', 'filter.h');
+add_function('layout.c', "\tBloomInitOptions();\n");    # and options.c calls layout.c
+# Rule 4: a longer cycle page.c -> signature.c -> fpmodel.c -> page.c
+add_function('page.c', "\t(void) BloomCountBits(NULL, 0);\n");
+add_function('signature.c', "\textern void BloomGetOccupancy(void);\n\tBloomGetOccupancy();\n");
+add_function('fpmodel.c', "\textern void BloomFreePage(void);\n\tBloomFreePage();\n");
+# Rule 5: a layout on a shell
+add_function('row_insert.c', "\t(void) BloomIndexFill(NULL, NULL);\n");
+# Rule 6: a file the Makefile does not link, an object without a source
+open(my $stray, '>', "$copy/src/core/stray.c") or die "open stray.c: $!";
+print $stray "#include \"postgres.h\"\n\nint BloomStray(void);\n\nint\nBloomStray(void)\n{\n\treturn 1;\n}\n";
+close($stray);
+open(my $mk, '>>', "$copy/Makefile") or die "open Makefile: $!";
+print $mk "OBJS += src/core/gone.o\n";
+close($mk);
 
 my $result = run_log([ 'env', "BX_STRUCTURE_SRC=$copy", 'bash', $script, $pg_config ],
 	'>', \$out, '2>', \$err);
 ok(!$result, 'the broken copy fails the check');
-like($out, qr/^structure: inspect\.c:\d+: layout constant outside its layout's files: BLOOMIDX_STRIPE_ROWS$/m,
-	'a layout constant in a shell is named');
-like($out, qr/^structure: cost\.c:\d+: includes sliced\.h, private to its layout$/m,
-	"a layout's private header in another file is named");
-like($out, qr/^structure: layout\.c and options\.c call each other \(BloomInitOptions and Bloom\w*Layout\w*\)$/m,
-	'two files that call each other are named');
-like($out, qr/^structure: src\/ files call each other around a cycle: /m,
-	'the cycle is reported');
-like($out, qr/^structure: row_insert\.c calls BloomIndexFill of cost\.c: a layout depends on a shell$/m,
-	'a layout that calls a shell is named');
-like($out, qr/^structure: Makefile: OBJS does not name src\/stray\.c$/m,
-	'a source file the Makefile does not link is named');
-like($out, qr/^structure: filter_probe\.c:\d+: filter variant flag outside the variant files: BLOOM_VARIANT_COUNTING$/m,
-	'a filter variant flag outside the variant files is named');
-like($out, qr/^structure: 7 problem\(s\)$/m, 'nothing else is reported')
+my @expected = (
+	[ qr/inspect\.c:\d+: names layout sliced outside src\/layout\/sliced\/: BLOOMIDX_STRIPE_ROWS/,
+	  'a layout constant in a shell' ],
+	[ qr/sliced_util\.c:\d+: names layout row outside src\/layout\/row\/: BLOOMIDX_LAYOUT_ROW/,
+	  "a layout constant in another layout" ],
+	[ qr/cost\.c:\d+: includes sliced\.h, private to src\/layout\/sliced\//,
+	  "a layout's header in another folder" ],
+	[ qr/am_scan\.c calls BloomRowSharedSize of row_build\.c: names layout row outside src\/layout\/row\//,
+	  "a call into a layout from outside" ],
+	[ qr/filter_probe\.c:\d+: names a filter variant outside src\/filter\/variant\/: BLOOM_VARIANT_COUNTING/,
+	  'a filter variant flag outside the variants' ],
+	[ qr/filter_hash\.c calls BloomBlockedVariant of filter_blocked\.c: names a filter variant outside src\/filter\/variant\//,
+	  'a filter variant reached around the variant table' ],
+	[ qr/state\.c:\d+: src\/core\/ includes filter\.h of src\/filter\//,
+	  'the core including a header of a layer above it' ],
+	[ qr/layout\.c calls BloomInitOptions of options\.c: src\/core\/ depends on src\/am\//,
+	  'the core calling a layer above it' ],
+	[ qr/layout\.c and options\.c call each other \(BloomInitOptions and Bloom\w*Layout\w*\)/,
+	  'two files that call each other' ],
+	[ qr/files call each other around a cycle: (?=.*page\.c)(?=.*signature\.c)(?=.*fpmodel\.c).*/,
+	  'a longer cycle' ],
+	[ qr/files call each other around a cycle: (?=.*row_insert\.c)(?=.*cost\.c)(?=.*layout\.c).*/,
+	  'the cycle a layout calling a shell closes (through the layout table)' ],
+	[ qr/row_insert\.c calls BloomIndexFill of cost\.c: a layout depends on a shell/,
+	  'a layout that calls a shell' ],
+	[ qr/Makefile: OBJS does not name src\/core\/stray\.c/,
+	  'a source file the Makefile does not link' ],
+	[ qr/Makefile: OBJS names src\/core\/gone\.o, which has no source/,
+	  'an object the Makefile names without a source' ],
+);
+foreach my $e (@expected)
+{
+	like($out, qr/^structure: $e->[0]$/m, "$e->[1] is named");
+}
+my $n = @expected;
+like($out, qr/^structure: $n problem\(s\)$/m, 'nothing else is reported')
   or diag($out);
 
 done_testing();
