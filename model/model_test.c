@@ -1,7 +1,7 @@
 /*-------------------------------------------------------------------------
  *
  * model_test.c
- *	  Tests of the false-positive model (src/fpmodel.c), built and run
+ *	  Tests of the false-positive model (src/core/fpmodel.c), built and run
  *	  outside the server.
  *
  * The model's premise is that a row's signature holds the bits of its

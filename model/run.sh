@@ -1,5 +1,5 @@
 #!/bin/bash
-# Test the false-positive model of the cost estimates (src/fpmodel.c)
+# Test the false-positive model of the cost estimates (src/core/fpmodel.c)
 # outside the server: model/model_test.c against exact combinatorics, a
 # Monte Carlo run of the real probe code (fixed seed) and invariants, with
 # model/shim.c standing in for palloc and CHECK_FOR_INTERRUPTS.  Built

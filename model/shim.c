@@ -1,7 +1,7 @@
 /*-------------------------------------------------------------------------
  *
  * shim.c
- *	  What src/fpmodel.c needs of the server, for its tests outside it:
+ *	  What src/core/fpmodel.c needs of the server, for its tests outside it:
  *	  palloc and friends on malloc, CHECK_FOR_INTERRUPTS's variables, and
  *	  pg_popcount64.
  *

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 #
 # scripts/check-structure.sh: check the layering rules of the source tree
-# (src/README, "Source tree" and "Layers"), failing with a list of every
+# (src/README, "Source tree and layers"), failing with a list of every
 # breach.  The folders are the layers:
 #
 #   bloomidx.c, bloomidx.h   the handler and the access method's header

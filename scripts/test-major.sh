@@ -28,7 +28,7 @@
 #                   these start their own clusters (PostgreSQL::Test::Cluster)
 #        fuzz       fuzz/run.sh: the bloomfilter decoder, outside the server
 #        model      model/run.sh: the cost estimates' false-positive model
-#                   (src/fpmodel.c), outside the server; each check counts
+#                   (src/core/fpmodel.c), outside the server; each check counts
 #        bench      bench/run.sh --smoke
 #      regress and isolation share one throwaway cluster that listens only on
 #      a Unix socket in the work dir.  A suite with no tests is skipped.
@@ -367,7 +367,7 @@ fi
 #
 # limits/sql/*.sql test what only an index of billions of rows would reach
 # (the sliced layout's stripe lists filling up), on a second build of the
-# same source with -DBLOOMIDX_SMALL_LIMITS (see src/page.h), installed into
+# same source with -DBLOOMIDX_SMALL_LIMITS (see src/core/page.h), installed into
 # a second private PostgreSQL with a cluster of its own.
 
 # build_limits: make && make install of the small-limits build.

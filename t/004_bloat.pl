@@ -36,7 +36,7 @@
 # A stripe is counted at its largest for the table as it is: the stripe
 # page, one slice per signature bit and the TID maps of 65,280 rows, each
 # TID packed in the bits of the table's highest block number plus those of
-# MaxHeapTuplesPerPage (see src/page.h): 84 to 86 pages for the 64-bit
+# MaxHeapTuplesPerPage (see src/core/page.h): 84 to 86 pages for the 64-bit
 # indexes here, 101 for the 80-bit one.  Measured: cycle 1 grows the
 # indexes by 22 to 155 pages, cycles 2 and 3 by 2 or 3 pages over cycle 1
 # (the 400,000-row every-other-row index: 204, 260, 262, 262 pages).

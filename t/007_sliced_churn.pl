@@ -11,7 +11,7 @@
 # that listed the stripe before that may then find one of its pages freed
 # or reused: every page of a stripe carries the stripe's number, and the
 # scan starts over (DEBUG1 "a stripe was emptied during a scan, starting
-# over"), or raises XX002 if the stripe is still listed (see src/sliced.c).
+# over"), or raises XX002 if the stripe is still listed (see src/layout/sliced/sliced.c).
 # A bitmap scan is one call, so this path cannot be reached step by step;
 # this test gives it many chances and checks that every answer is exact.
 #
@@ -74,7 +74,7 @@ max_parallel_maintenance_workers = 0
 $node->start;
 
 my $blcksz = $node->safe_psql('postgres', 'SHOW block_size');
-# BLOOMIDX_STRIPE_ROWS (src/page.h): 64 rows per word of a page's contents
+# BLOOMIDX_STRIPE_ROWS (src/core/page.h): 64 rows per word of a page's contents
 my $stripe_rows = int(($blcksz - 24 - 8) / 8) * 64;
 
 $node->safe_psql('postgres', qq{

@@ -75,7 +75,7 @@ if ($ENV{BX_ASAN})
 }
 my $blcksz = $node->safe_psql('postgres', 'SHOW block_size');
 
-# Offsets in a page, and in the contents of each kind of page (src/page.h)
+# Offsets in a page, and in the contents of each kind of page (src/core/page.h)
 my $contents = 24;
 my @header = ([ 'pd_lower', 12, 'S' ], [ 'pd_upper', 14, 'S' ],
 	[ 'pd_special', 16, 'S' ], [ 'ntuples', $blcksz - 8, 'S' ],

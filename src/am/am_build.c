@@ -19,7 +19,7 @@
  * Copyright (c) 2026, bloomidx contributors
  *
  * IDENTIFICATION
- *	  src/am_build.c
+ *	  src/am/am_build.c
  *
  *-------------------------------------------------------------------------
  */

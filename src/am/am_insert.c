@@ -7,7 +7,7 @@
  * Copyright (c) 2026, bloomidx contributors
  *
  * IDENTIFICATION
- *	  src/am_insert.c
+ *	  src/am/am_insert.c
  *
  *-------------------------------------------------------------------------
  */

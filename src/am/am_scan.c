@@ -12,7 +12,7 @@
  * Copyright (c) 2026, bloomidx contributors
  *
  * IDENTIFICATION
- *	  src/am_scan.c
+ *	  src/am/am_scan.c
  *
  *-------------------------------------------------------------------------
  */

@@ -7,7 +7,7 @@
  * Copyright (c) 2026, bloomidx contributors
  *
  * IDENTIFICATION
- *	  src/am_vacuum.c
+ *	  src/am/am_vacuum.c
  *
  *-------------------------------------------------------------------------
  */

@@ -35,7 +35,7 @@
  * Copyright (c) 2026, bloomidx contributors
  *
  * IDENTIFICATION
- *	  src/inspect.c
+ *	  src/am/inspect.c
  *
  *-------------------------------------------------------------------------
  */

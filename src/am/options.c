@@ -7,7 +7,7 @@
  * Copyright (c) 2026, bloomidx contributors
  *
  * IDENTIFICATION
- *	  src/options.c
+ *	  src/am/options.c
  *
  *-------------------------------------------------------------------------
  */

@@ -1,6 +1,6 @@
 /*-------------------------------------------------------------------------
  *
- * rowpage.c
+ * datapage.c
  *	  Reading and changing the data pages of the row layout, which are the
  *	  pending pages of the sliced layout too: testing their signatures
  *	  against a query, removing dead rows.
@@ -14,7 +14,7 @@
  * Copyright (c) 2026, bloomidx contributors
  *
  * IDENTIFICATION
- *	  src/rowpage.c
+ *	  src/core/datapage.c
  *
  *-------------------------------------------------------------------------
  */

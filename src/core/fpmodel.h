@@ -12,7 +12,7 @@
  * Copyright (c) 2026, bloomidx contributors
  *
  * IDENTIFICATION
- *	  src/fpmodel.h
+ *	  src/core/fpmodel.h
  *
  *-------------------------------------------------------------------------
  */

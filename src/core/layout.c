@@ -7,7 +7,7 @@
  * Copyright (c) 2026, bloomidx contributors
  *
  * IDENTIFICATION
- *	  src/layout.c
+ *	  src/core/layout.c
  *
  *-------------------------------------------------------------------------
  */

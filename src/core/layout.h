@@ -12,14 +12,14 @@
  * more set of files defining a BloomLayoutRoutine, and one more case in
  * BloomGetLayout.
  *
- * The row-page primitives (rowpage.c) are shared by the layouts: the row
+ * The data-page primitives (datapage.c) are shared by the layouts: the row
  * layout's data pages and the sliced layout's pending pages are the same
  * pages.
  *
  * Copyright (c) 2026, bloomidx contributors
  *
  * IDENTIFICATION
- *	  src/layout.h
+ *	  src/core/layout.h
  *
  *-------------------------------------------------------------------------
  */

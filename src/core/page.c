@@ -13,7 +13,7 @@
  * Copyright (c) 2026, bloomidx contributors
  *
  * IDENTIFICATION
- *	  src/page.c
+ *	  src/core/page.c
  *
  *-------------------------------------------------------------------------
  */

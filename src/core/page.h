@@ -32,7 +32,7 @@
  * Copyright (c) 2026, bloomidx contributors
  *
  * IDENTIFICATION
- *	  src/page.h
+ *	  src/core/page.h
  *
  *-------------------------------------------------------------------------
  */
@@ -359,7 +359,7 @@ extern void BloomFreePage(Relation index, Buffer buffer);
 extern void BloomRecordFreeSpace(Relation index, BlockNumber blkno, Page page,
 								 int sigBytes);
 
-/* rowpage.c */
+/* datapage.c */
 extern int	BloomScanRowPage(BloomScanOpaque so, Page page, int sigBytes,
 							 int sigWords, ItemPointerData *tids);
 extern int	BloomScanRowPageBuffer(BloomScanOpaque so, Buffer buffer,

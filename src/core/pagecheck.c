@@ -10,7 +10,7 @@
  * Copyright (c) 2026, bloomidx contributors
  *
  * IDENTIFICATION
- *	  src/pagecheck.c
+ *	  src/core/pagecheck.c
  *
  *-------------------------------------------------------------------------
  */

@@ -6,7 +6,7 @@
  * Copyright (c) 2026, bloomidx contributors
  *
  * IDENTIFICATION
- *	  src/signature.c
+ *	  src/core/signature.c
  *
  *-------------------------------------------------------------------------
  */

@@ -16,7 +16,7 @@
  * Copyright (c) 2026, bloomidx contributors
  *
  * IDENTIFICATION
- *	  src/signature.h
+ *	  src/core/signature.h
  *
  *-------------------------------------------------------------------------
  */

@@ -8,7 +8,7 @@
  * Copyright (c) 2026, bloomidx contributors
  *
  * IDENTIFICATION
- *	  src/state.c
+ *	  src/core/state.c
  *
  *-------------------------------------------------------------------------
  */

@@ -16,7 +16,7 @@
  * Copyright (c) 2026, bloomidx contributors
  *
  * IDENTIFICATION
- *	  src/filter.h
+ *	  src/filter/filter.h
  *
  *-------------------------------------------------------------------------
  */

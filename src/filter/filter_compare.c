@@ -16,7 +16,7 @@
  * Copyright (c) 2026, bloomidx contributors
  *
  * IDENTIFICATION
- *	  src/filter_compare.c
+ *	  src/filter/filter_compare.c
  *
  *-------------------------------------------------------------------------
  */

@@ -23,7 +23,7 @@
  * Copyright (c) 2026, bloomidx contributors
  *
  * IDENTIFICATION
- *	  src/filter_core.c
+ *	  src/filter/filter_core.c
  *
  *-------------------------------------------------------------------------
  */

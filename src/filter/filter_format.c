@@ -11,7 +11,7 @@
  * Copyright (c) 2026, bloomidx contributors
  *
  * IDENTIFICATION
- *	  src/filter_format.c
+ *	  src/filter/filter_format.c
  *
  *-------------------------------------------------------------------------
  */

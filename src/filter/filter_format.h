@@ -88,7 +88,7 @@
  * Copyright (c) 2026, bloomidx contributors
  *
  * IDENTIFICATION
- *	  src/filter_format.h
+ *	  src/filter/filter_format.h
  *
  *-------------------------------------------------------------------------
  */

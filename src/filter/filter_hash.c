@@ -19,7 +19,7 @@
  * Copyright (c) 2026, bloomidx contributors
  *
  * IDENTIFICATION
- *	  src/filter_hash.c
+ *	  src/filter/filter_hash.c
  *
  *-------------------------------------------------------------------------
  */

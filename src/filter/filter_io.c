@@ -12,7 +12,7 @@
  * Copyright (c) 2026, bloomidx contributors
  *
  * IDENTIFICATION
- *	  src/filter_io.c
+ *	  src/filter/filter_io.c
  *
  *-------------------------------------------------------------------------
  */

@@ -8,7 +8,7 @@
  * Copyright (c) 2026, bloomidx contributors
  *
  * IDENTIFICATION
- *	  src/filter_ops.c
+ *	  src/filter/filter_ops.c
  *
  *-------------------------------------------------------------------------
  */

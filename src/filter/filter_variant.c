@@ -15,7 +15,7 @@
  * Copyright (c) 2026, bloomidx contributors
  *
  * IDENTIFICATION
- *	  src/filter_variant.c
+ *	  src/filter/filter_variant.c
  *
  *-------------------------------------------------------------------------
  */

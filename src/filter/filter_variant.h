@@ -22,7 +22,7 @@
  * Copyright (c) 2026, bloomidx contributors
  *
  * IDENTIFICATION
- *	  src/filter_variant.h
+ *	  src/filter/filter_variant.h
  *
  *-------------------------------------------------------------------------
  */

@@ -17,7 +17,7 @@
  * Copyright (c) 2026, bloomidx contributors
  *
  * IDENTIFICATION
- *	  src/opclass_array.c
+ *	  src/opclass/opclass_array.c
  *
  *-------------------------------------------------------------------------
  */

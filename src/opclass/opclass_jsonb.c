@@ -21,7 +21,7 @@
  * Copyright (c) 2026, bloomidx contributors
  *
  * IDENTIFICATION
- *	  src/opclass_jsonb.c
+ *	  src/opclass/opclass_jsonb.c
  *
  *-------------------------------------------------------------------------
  */

@@ -18,7 +18,7 @@
  * Copyright (c) 2026, bloomidx contributors
  *
  * IDENTIFICATION
- *	  src/validate.c
+ *	  src/opclass/validate.c
  *
  *-------------------------------------------------------------------------
  */

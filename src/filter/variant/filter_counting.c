@@ -12,7 +12,7 @@
  * Copyright (c) 2026, bloomidx contributors
  *
  * IDENTIFICATION
- *	  src/filter_counting.c
+ *	  src/filter/variant/filter_counting.c
  *
  *-------------------------------------------------------------------------
  */

@@ -16,7 +16,7 @@
  * Copyright (c) 2026, bloomidx contributors
  *
  * IDENTIFICATION
- *	  src/filter_growing.c
+ *	  src/filter/variant/filter_growing.c
  *
  *-------------------------------------------------------------------------
  */

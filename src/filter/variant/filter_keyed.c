@@ -17,7 +17,7 @@
  * Copyright (c) 2026, bloomidx contributors
  *
  * IDENTIFICATION
- *	  src/filter_keyed.c
+ *	  src/filter/variant/filter_keyed.c
  *
  *-------------------------------------------------------------------------
  */

@@ -8,7 +8,7 @@
  * Copyright (c) 2026, bloomidx contributors
  *
  * IDENTIFICATION
- *	  src/filter_plain.c
+ *	  src/filter/variant/filter_plain.c
  *
  *-------------------------------------------------------------------------
  */

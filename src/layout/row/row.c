@@ -7,7 +7,7 @@
  * Copyright (c) 2026, bloomidx contributors
  *
  * IDENTIFICATION
- *	  src/row.c
+ *	  src/layout/row/row.c
  *
  *-------------------------------------------------------------------------
  */

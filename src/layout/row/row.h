@@ -12,13 +12,13 @@
  *	row_vacuum.c	ambulkdelete, amvacuumcleanup
  *	row_check.c		checks of its metapage fields and pages
  *	row.c			the layout's routine table and shaping rules
- * The data pages are read and changed through rowpage.c, shared with the
- * sliced layout's pending pages.
+ * The data pages are read and changed through datapage.c (src/core/),
+ * shared with the sliced layout's pending pages.
  *
  * Copyright (c) 2026, bloomidx contributors
  *
  * IDENTIFICATION
- *	  src/row.h
+ *	  src/layout/row/row.h
  *
  *-------------------------------------------------------------------------
  */

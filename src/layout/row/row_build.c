@@ -14,7 +14,7 @@
  * Copyright (c) 2026, bloomidx contributors
  *
  * IDENTIFICATION
- *	  src/row_build.c
+ *	  src/layout/row/row_build.c
  *
  *-------------------------------------------------------------------------
  */

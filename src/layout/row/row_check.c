@@ -7,7 +7,7 @@
  * Copyright (c) 2026, bloomidx contributors
  *
  * IDENTIFICATION
- *	  src/row_check.c
+ *	  src/layout/row/row_check.c
  *
  *-------------------------------------------------------------------------
  */

@@ -13,7 +13,7 @@
  * Copyright (c) 2026, bloomidx contributors
  *
  * IDENTIFICATION
- *	  src/row_insert.c
+ *	  src/layout/row/row_insert.c
  *
  *-------------------------------------------------------------------------
  */

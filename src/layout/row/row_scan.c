@@ -7,7 +7,7 @@
  * Copyright (c) 2026, bloomidx contributors
  *
  * IDENTIFICATION
- *	  src/row_scan.c
+ *	  src/layout/row/row_scan.c
  *
  *-------------------------------------------------------------------------
  */

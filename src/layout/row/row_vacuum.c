@@ -7,7 +7,7 @@
  * Copyright (c) 2026, bloomidx contributors
  *
  * IDENTIFICATION
- *	  src/row_vacuum.c
+ *	  src/layout/row/row_vacuum.c
  *
  *-------------------------------------------------------------------------
  */

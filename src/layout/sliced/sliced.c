@@ -7,7 +7,7 @@
  * Copyright (c) 2026, bloomidx contributors
  *
  * IDENTIFICATION
- *	  src/sliced.c
+ *	  src/layout/sliced/sliced.c
  *
  *-------------------------------------------------------------------------
  */

@@ -81,7 +81,7 @@
  * Copyright (c) 2026, bloomidx contributors
  *
  * IDENTIFICATION
- *	  src/sliced.h
+ *	  src/layout/sliced/sliced.h
  *
  *-------------------------------------------------------------------------
  */

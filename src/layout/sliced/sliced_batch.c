@@ -33,7 +33,7 @@
  * Copyright (c) 2026, bloomidx contributors
  *
  * IDENTIFICATION
- *	  src/sliced_batch.c
+ *	  src/layout/sliced/sliced_batch.c
  *
  *-------------------------------------------------------------------------
  */

@@ -7,7 +7,7 @@
  * Copyright (c) 2026, bloomidx contributors
  *
  * IDENTIFICATION
- *	  src/sliced_format.c
+ *	  src/layout/sliced/sliced_format.c
  *
  *-------------------------------------------------------------------------
  */

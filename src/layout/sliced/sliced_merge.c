@@ -12,7 +12,7 @@
  * Copyright (c) 2026, bloomidx contributors
  *
  * IDENTIFICATION
- *	  src/sliced_merge.c
+ *	  src/layout/sliced/sliced_merge.c
  *
  *-------------------------------------------------------------------------
  */

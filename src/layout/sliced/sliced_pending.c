@@ -10,7 +10,7 @@
  * Copyright (c) 2026, bloomidx contributors
  *
  * IDENTIFICATION
- *	  src/sliced_pending.c
+ *	  src/layout/sliced/sliced_pending.c
  *
  *-------------------------------------------------------------------------
  */

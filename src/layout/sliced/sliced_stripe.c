@@ -7,7 +7,7 @@
  * Copyright (c) 2026, bloomidx contributors
  *
  * IDENTIFICATION
- *	  src/sliced_stripe.c
+ *	  src/layout/sliced/sliced_stripe.c
  *
  *-------------------------------------------------------------------------
  */
