@@ -17,6 +17,7 @@
 #include "access/xlog.h"
 #include "catalog/index.h"
 #include "catalog/objectaddress.h"
+#include "lib/stringinfo.h"
 #include "miscadmin.h"
 #include "storage/indexfsm.h"
 #include "utils/acl.h"
@@ -114,11 +115,23 @@ bloomidx_merge(PG_FUNCTION_ARGS)
 	BloomFlushGathered(index);
 	layout = BloomGetStateLayout(index, BloomGetState(index));
 	if (layout->merge == NULL)
+	{
+		/* The hint names the layouts that merge */
+		StringInfoData merging;
+		int			i;
+
+		initStringInfo(&merging);
+		for (i = 0; i < BloomNumLayouts(); i++)
+			if (BloomLayoutByIndex(i)->merge != NULL)
+				appendStringInfo(&merging, "%sWITH (layout = %s)",
+								 merging.len > 0 ? " or " : "",
+								 BloomLayoutByIndex(i)->name);
 		ereport(ERROR,
 				(errcode(ERRCODE_WRONG_OBJECT_TYPE),
 				 errmsg("index \"%s\" uses the %s layout, which has nothing to merge",
 						RelationGetRelationName(index), layout->name),
-				 errhint("bloomidx_merge() is for indexes built WITH (layout = sliced).")));
+				 errhint("bloomidx_merge() is for indexes built %s.", merging.data)));
+	}
 
 	merged = layout->merge(index, true);
 	relation_close(index, RowExclusiveLock);

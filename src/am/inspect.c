@@ -231,11 +231,9 @@ BloomWalkIndex(BloomWalkData *walk)
 	if (walk->collectKeys)
 	{
 		double		total = Max(walk->index->rd_rel->reltuples, 0);
-		BloomLayoutSizesData sizes;
 
-		if (layout->sizes != NULL && layout->sizes(index, &sizes))
-			total = Max(total, (double) (sizes.nextRow - sizes.firstRow) +
-						sizes.pendingPages * meta->tuplesPerPage);
+		if (layout->rowsheld != NULL)
+			total = Max(total, layout->rowsheld(index, meta));
 		else
 			total = Max(total, (double) RelationGetNumberOfBlocks(index) *
 						meta->tuplesPerPage);
@@ -414,7 +412,6 @@ bloomidx_stats(PG_FUNCTION_ARGS)
 	double		fill;
 	double		fpr = 1.0;
 	const BloomLayoutRoutine *layout;
-	BloomLayoutSizesData sizes;
 	int			i;
 
 	bool		exact = PG_NARGS() > 1 ? PG_GETARG_BOOL(1) : true;
@@ -482,21 +479,14 @@ bloomidx_stats(PG_FUNCTION_ARGS)
 			nulls[9 + i] = true;
 	}
 
-	/* The layout, and its stripes and pending pages if it has them */
+	/* The layout, and the figures of its own (NULL where it has none) */
 	layout = BloomGetLayout(&walk.shape);
 	values[13] = CStringGetTextDatum(layout->name);
-	if (layout->sizes != NULL && layout->sizes(walk.index, &sizes))
-	{
-		values[14] = Int64GetDatum((int64) sizes.stripes);
-		values[15] = Int64GetDatum((int64) sizes.pendingPages);
-		values[16] = Int64GetDatum((int64) sizes.firstRow);
-		values[17] = Int64GetDatum((int64) sizes.nextRow);
-	}
-	else
-	{
-		for (i = 14; i < 18; i++)
-			nulls[i] = true;
-	}
+	for (i = 0; i < BLOOMIDX_STATS_LAYOUT_COLUMNS; i++)
+		nulls[BLOOMIDX_STATS_LAYOUT_FIRST + i] = true;
+	if (layout->statscolumns != NULL)
+		layout->statscolumns(walk.index, values + BLOOMIDX_STATS_LAYOUT_FIRST,
+							 nulls + BLOOMIDX_STATS_LAYOUT_FIRST);
 
 	/* The false-positive rate the index was built for, if it was */
 	if (walk.shape.targetFpr > 0)

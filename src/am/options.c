@@ -63,8 +63,8 @@ BloomInitOptions(void)
 
 	add_enum_reloption(bloomidx_relopt_kind, "layout",
 					   "Page layout: one signature per row, or bit-sliced",
-					   BloomLayoutOptionValues, 0,
-					   "Valid values are \"row\" and \"sliced\".",
+					   BloomLayoutOptionValues(), 0,
+					   BloomLayoutValuesMessage(),
 					   AccessExclusiveLock);
 	bloomidx_relopt_tab[BLOOMIDX_MAX_COLUMNS + 2].optname = "layout";
 	bloomidx_relopt_tab[BLOOMIDX_MAX_COLUMNS + 2].opttype = RELOPT_TYPE_ENUM;
@@ -158,9 +158,10 @@ static void BloomResolveShape(const BloomOptions *opts, int n, int layout,
  * existing index's options are compared with its shape (an index built
  * before the default changed must not seem to ask for another layout).
  * A layout takes signatures of at most its maxSigBits bits (the sliced
- * layout 1024); a longer one gets the layout's fallback (the row layout),
- * shaped by that layout's rules, whether the layout was given or is the
- * default (BloomReportOptions says so).
+ * layout 1024); if it falls back, a longer one gets the first layout of
+ * the table that takes it (the row layout), shaped by that layout's rules,
+ * whether the layout was given or is the default (BloomReportOptions says
+ * so).
  *
  * No option set that passed bloomidx_options is refused here.
  */
@@ -191,8 +192,9 @@ BloomResolveOptions(Relation index, int unsetLayout, BloomShape *shape)
 	BloomResolveShape(opts, n, opts->layout != 0 ? opts->layout : unsetLayout,
 					  &ce, shape);
 	layout = BloomGetLayout(shape);
-	if (shape->sigBits > layout->maxSigBits && layout->fallback != 0)
-		BloomResolveShape(opts, n, layout->fallback, &ce, shape);
+	if (shape->sigBits > layout->maxSigBits && layout->fallback &&
+		(layout = BloomLayoutForLength(shape->sigBits)) != NULL)
+		BloomResolveShape(opts, n, layout->id, &ce, shape);
 }
 
 /*

@@ -13,7 +13,9 @@
  */
 #include "postgres.h"
 
+#include "lib/stringinfo.h"
 #include "storage/bufmgr.h"
+#include "utils/memutils.h"
 
 #include "layout.h"
 #include "page.h"
@@ -24,13 +26,65 @@ static const BloomLayoutRoutine *const BloomLayouts[] = {
 	&BloomSlicedLayout,
 };
 
-/* Values of the layout option (options.c) */
-relopt_enum_elt_def BloomLayoutOptionValues[] =
+/*
+ * Values of the layout option (options.c), from the table: filled on the
+ * first call, which registers the option at module load.
+ */
+relopt_enum_elt_def *
+BloomLayoutOptionValues(void)
 {
-	{"row", BLOOMIDX_LAYOUT_ROW},
-	{"sliced", BLOOMIDX_LAYOUT_SLICED},
-	{(const char *) NULL}
-};
+	static relopt_enum_elt_def values[lengthof(BloomLayouts) + 1];
+	int			i;
+
+	for (i = 0; i < lengthof(BloomLayouts); i++)
+	{
+		values[i].string_val = BloomLayouts[i]->name;
+		values[i].symbol_val = BloomLayouts[i]->id;
+	}
+	values[i].string_val = NULL;
+	return values;
+}
+
+/*
+ * The option's detail message for a value that is none of these: Valid
+ * values are "a", "b" and "c".
+ */
+const char *
+BloomLayoutValuesMessage(void)
+{
+	static char *message = NULL;
+
+	if (message == NULL)
+	{
+		StringInfoData buf;
+		int			i;
+
+		initStringInfo(&buf);
+		appendStringInfoString(&buf, "Valid values are ");
+		for (i = 0; i < lengthof(BloomLayouts); i++)
+			appendStringInfo(&buf, "%s\"%s\"",
+							 i == 0 ? "" : i == lengthof(BloomLayouts) - 1 ? " and " : ", ",
+							 BloomLayouts[i]->name);
+		appendStringInfoChar(&buf, '.');
+		message = MemoryContextStrdup(TopMemoryContext, buf.data);
+		pfree(buf.data);
+	}
+	return message;
+}
+
+/* How many layouts there are, and each in the table's order */
+int
+BloomNumLayouts(void)
+{
+	return lengthof(BloomLayouts);
+}
+
+const BloomLayoutRoutine *
+BloomLayoutByIndex(int i)
+{
+	Assert(i >= 0 && i < lengthof(BloomLayouts));
+	return BloomLayouts[i];
+}
 
 /*
  * The routines of a layout, by the number the metapage and the options
@@ -39,15 +93,28 @@ relopt_enum_elt_def BloomLayoutOptionValues[] =
 const BloomLayoutRoutine *
 BloomLayoutById(int layout)
 {
-	switch (layout)
-	{
-		case BLOOMIDX_LAYOUT_ROW:
-			return &BloomRowLayout;
-		case BLOOMIDX_LAYOUT_SLICED:
-			return &BloomSlicedLayout;
-	}
+	int			i;
+
+	for (i = 0; i < lengthof(BloomLayouts); i++)
+		if (BloomLayouts[i]->id == layout)
+			return BloomLayouts[i];
 	elog(ERROR, "unrecognized bloomidx layout %d", layout);
 	return NULL;				/* keep compiler quiet */
+}
+
+/*
+ * The layout a signature of sigBits bits falls back to when the one asked
+ * for cannot take it: the first of the table that can (NULL: none).
+ */
+const BloomLayoutRoutine *
+BloomLayoutForLength(int sigBits)
+{
+	int			i;
+
+	for (i = 0; i < lengthof(BloomLayouts); i++)
+		if (sigBits <= BloomLayouts[i]->maxSigBits)
+			return BloomLayouts[i];
+	return NULL;
 }
 
 /*

@@ -89,17 +89,11 @@ BloomBuildProgressAdd(BloomBuildProgress *progress, uint64 nrows)
 }
 
 /*
- * What a layout says of its size, for the cost model and bloomidx_stats
- * (whose stripes, pending_pages, first_row and next_row columns these are;
- * the sliced layout fills them).
+ * The columns of bloomidx_stats that a layout fills with figures of its
+ * own (stripes, pending_pages, first_row, next_row), from this one on.
  */
-typedef struct BloomLayoutSizesData
-{
-	double		stripes;		/* stripes listed and not emptied */
-	double		pendingPages;
-	uint64		firstRow;		/* rows firstRow .. nextRow - 1 are in the */
-	uint64		nextRow;		/* stripes still listed */
-} BloomLayoutSizesData;
+#define BLOOMIDX_STATS_LAYOUT_FIRST		14
+#define BLOOMIDX_STATS_LAYOUT_COLUMNS	4
 
 /* Called for each row of an index with its TID, signature and block */
 typedef void (*BloomRowCallback) (ItemPointer tid, const uint8 *sig,
@@ -135,6 +129,7 @@ struct BloomMetaPageData;		/* page.h */
  */
 typedef struct BloomLayoutRoutine
 {
+	int			id;				/* its number in the metapage and options */
 	const char *name;			/* the value of the layout option */
 	const char *rowPageName;	/* what its row pages are, for messages */
 	uint16		pageKinds;		/* page flags of its own (page.h), for checks */
@@ -145,13 +140,13 @@ typedef struct BloomLayoutRoutine
 	 * column then sets columnbits(rate) bits, in a signature of
 	 * derivedlength(m, rate, shape) bits, m being the bits the rate asks
 	 * for by the textbook formula and rate 0 if the shape was not derived
-	 * from one.  A layout takes signatures of at most maxSigBits bits; a
-	 * longer one gets the layout fallback names (0: none), shaped by that
-	 * layout's rules.
+	 * from one.  A layout takes signatures of at most maxSigBits bits; with
+	 * fallback, a longer one gets the first layout of the table that takes
+	 * it (BloomLayoutForLength), shaped by that layout's rules.
 	 */
 	double		defaultFpr;
 	int			maxSigBits;
-	int			fallback;
+	bool		fallback;
 	int			(*columnbits) (double fpr);
 	int			(*derivedlength) (double m, double fpr, const BloomShape *shape);
 
@@ -211,12 +206,16 @@ typedef struct BloomLayoutRoutine
 	/*
 	 * bloomidx_stats and bloomidx_check: walk the rows kept outside row
 	 * pages (the page walk reads those), its caller holding the merge lock;
-	 * give the layout's sizes (false to leave them NULL).  Either is NULL if
-	 * the layout has no such rows or sizes.
+	 * fill the layout's columns of bloomidx_stats (values and nulls are
+	 * its BLOOMIDX_STATS_LAYOUT_COLUMNS, all NULL on entry); bound the rows
+	 * the index holds, for bloomidx_check's set of keys.  Each is NULL if
+	 * the layout has no such rows, figures or bound.
 	 */
 	uint64		(*walkrows) (Relation index, const BloomShape *shape,
 							 BloomRowCallback fn, void *arg);
-	bool		(*sizes) (Relation index, BloomLayoutSizesData *sizes);
+	void		(*statscolumns) (Relation index, Datum *values, bool *nulls);
+	double		(*rowsheld) (Relation index,
+							 const struct BloomMetaPageData *meta);
 
 	/*
 	 * The walk of bloomidx_stats and bloomidx_check: the row pages whose
@@ -252,8 +251,12 @@ typedef struct BloomLayoutRoutine
 } BloomLayoutRoutine;
 
 /* layout.c */
-extern relopt_enum_elt_def BloomLayoutOptionValues[];
+extern relopt_enum_elt_def *BloomLayoutOptionValues(void);
+extern const char *BloomLayoutValuesMessage(void);
+extern int	BloomNumLayouts(void);
+extern const BloomLayoutRoutine *BloomLayoutByIndex(int i);
 extern const BloomLayoutRoutine *BloomLayoutById(int layout);
+extern const BloomLayoutRoutine *BloomLayoutForLength(int sigBits);
 extern const BloomLayoutRoutine *BloomGetLayout(const BloomShape *shape);
 extern const BloomLayoutRoutine *BloomGetStateLayout(Relation index,
 													 BloomState state);

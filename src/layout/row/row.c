@@ -40,12 +40,13 @@ BloomRowDerivedLength(double m, double fpr, const BloomShape *shape)
 }
 
 const BloomLayoutRoutine BloomRowLayout = {
+	.id = BLOOMIDX_LAYOUT_ROW,
 	.name = "row",
 	.rowPageName = "data page",
 	.pageKinds = 0,
 	.defaultFpr = BLOOMIDX_ROW_DEFAULT_FPR,
 	.maxSigBits = BLOOMIDX_MAX_LENGTH,
-	.fallback = 0,				/* takes every length */
+	.fallback = false,			/* takes every length */
 	.columnbits = BloomRowColumnBits,
 	.derivedlength = BloomRowDerivedLength,
 	.init = NULL,
@@ -61,7 +62,8 @@ const BloomLayoutRoutine BloomRowLayout = {
 	.vacuumcleanup = BloomRowVacuumCleanup,
 	.merge = NULL,				/* nothing to merge */
 	.walkrows = NULL,			/* every row is on a data page */
-	.sizes = NULL,
+	.statscolumns = NULL,
+	.rowsheld = NULL,
 	.scanpages = BloomRowScanPages,
 	.liverowpages = NULL,		/* every row page */
 	.metaproblem = BloomRowMetaProblem,

@@ -90,12 +90,13 @@ BloomSlicedInit(void)
 }
 
 const BloomLayoutRoutine BloomSlicedLayout = {
+	.id = BLOOMIDX_LAYOUT_SLICED,
 	.name = "sliced",
 	.rowPageName = "pending page",
 	.pageKinds = BLOOMIDX_SLICED_FLAGS,
 	.defaultFpr = BLOOMIDX_SLICED_DEFAULT_FPR,
 	.maxSigBits = BLOOMIDX_SLICED_MAX_LENGTH,
-	.fallback = BLOOMIDX_LAYOUT_ROW,
+	.fallback = true,			/* to the row layout, which takes any length */
 	.columnbits = BloomSlicedColumnBits,
 	.derivedlength = BloomSlicedDerivedLength,
 	.init = BloomSlicedInit,
@@ -111,7 +112,8 @@ const BloomLayoutRoutine BloomSlicedLayout = {
 	.vacuumcleanup = BloomSlicedVacuumCleanup,
 	.merge = BloomSlicedMergeAll,
 	.walkrows = BloomSlicedForEachRow,
-	.sizes = BloomSlicedLayoutSizes,
+	.statscolumns = BloomSlicedStatsColumns,
+	.rowsheld = BloomSlicedRowsHeld,
 	.scanpages = BloomSlicedScanPages,
 	.liverowpages = BloomSlicedLiveRowPages,
 	.metaproblem = BloomSlicedMetaProblem,

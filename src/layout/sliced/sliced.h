@@ -107,6 +107,18 @@
 					BLOOMIDX_SLICED_FLAGS, "sliced")
 
 /*
+ * The layout's sizes, for the cost model and bloomidx_stats (whose
+ * stripes, pending_pages, first_row and next_row columns these are).
+ */
+typedef struct BloomLayoutSizesData
+{
+	double		stripes;		/* stripes listed and not emptied */
+	double		pendingPages;
+	uint64		firstRow;		/* rows firstRow .. nextRow - 1 are in the */
+	uint64		nextRow;		/* stripes still listed */
+} BloomLayoutSizesData;
+
+/*
  * A copy of the metapage's lists, and of the stripe lists, taken under one
  * metapage lock.
  */
@@ -176,7 +188,9 @@ extern int	BloomReadStripeRows(Relation index, const BloomShape *shape,
 								BlockNumber stripeBlkno, int rows, int **rowOf,
 								ItemPointerData **tids, uint64 **words);
 extern void BloomSlicedSizes(Relation index, BloomLayoutSizesData *sizes);
-extern bool BloomSlicedLayoutSizes(Relation index, BloomLayoutSizesData *sizes);
+extern void BloomSlicedStatsColumns(Relation index, Datum *values, bool *nulls);
+extern double BloomSlicedRowsHeld(Relation index,
+								  const struct BloomMetaPageData *meta);
 extern uint64 BloomSlicedForEachRow(Relation index, const BloomShape *shape,
 									BloomRowCallback fn, void *arg);
 

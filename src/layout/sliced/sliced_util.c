@@ -457,13 +457,35 @@ BloomSlicedForEachRow(Relation index, const BloomShape *shape,
 
 
 /*
- * The layout's sizes, for bloomidx_stats (the routine table's sizes).
+ * The layout's columns of bloomidx_stats (the routine table's
+ * statscolumns): stripes, pending_pages, first_row, next_row.
  */
-bool
-BloomSlicedLayoutSizes(Relation index, BloomLayoutSizesData *sizes)
+void
+BloomSlicedStatsColumns(Relation index, Datum *values, bool *nulls)
 {
-	BloomSlicedSizes(index, sizes);
-	return true;
+	BloomLayoutSizesData sizes;
+
+	BloomSlicedSizes(index, &sizes);
+	values[0] = Int64GetDatum((int64) sizes.stripes);
+	values[1] = Int64GetDatum((int64) sizes.pendingPages);
+	values[2] = Int64GetDatum((int64) sizes.firstRow);
+	values[3] = Int64GetDatum((int64) sizes.nextRow);
+	nulls[0] = nulls[1] = nulls[2] = nulls[3] = false;
+}
+
+/*
+ * At most how many rows the index holds, for bloomidx_check (the routine
+ * table's rowsheld): the rows the stripe lists span and a full page's
+ * worth for each pending page.
+ */
+double
+BloomSlicedRowsHeld(Relation index, const BloomMetaPageData *meta)
+{
+	BloomLayoutSizesData sizes;
+
+	BloomSlicedSizes(index, &sizes);
+	return (double) (sizes.nextRow - sizes.firstRow) +
+		sizes.pendingPages * meta->tuplesPerPage;
 }
 
 /* Order of block numbers, for qsort */
