@@ -258,6 +258,7 @@ bloomidx_build(Relation heap, Relation index, IndexInfo *indexInfo)
 	Assert(BufferGetBlockNumber(metabuf) == BLOOMIDX_METAPAGE_BLKNO);
 	LockBuffer(metabuf, BUFFER_LOCK_EXCLUSIVE);
 	BloomInitMetaPage(BufferGetPage(metabuf), &shape);
+	BloomInitMetaAreas(BloomPageGetMeta(BufferGetPage(metabuf)));
 	MarkBufferDirty(metabuf);
 	LockBuffer(metabuf, BUFFER_LOCK_UNLOCK);
 
@@ -346,6 +347,7 @@ bloomidx_buildempty(Relation index)
 	LockBuffer(metabuf, BUFFER_LOCK_EXCLUSIVE);
 	START_CRIT_SECTION();
 	BloomInitMetaPage(BufferGetPage(metabuf), &shape);
+	BloomInitMetaAreas(BloomPageGetMeta(BufferGetPage(metabuf)));
 	MarkBufferDirty(metabuf);
 	log_newpage_buffer(metabuf, true);
 	END_CRIT_SECTION();

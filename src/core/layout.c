@@ -165,6 +165,20 @@ BloomInitLayouts(void)
 }
 
 /*
+ * Set every layout's fields of a new metapage (BloomInitMetaPage zeroed
+ * them): every index has them all, whatever its layout.
+ */
+void
+BloomInitMetaAreas(struct BloomMetaPageData *meta)
+{
+	int			i;
+
+	for (i = 0; i < lengthof(BloomLayouts); i++)
+		if (BloomLayouts[i]->metainit != NULL)
+			BloomLayouts[i]->metainit(meta);
+}
+
+/*
  * Write out the rows of the index that any layout gathered in this backend
  * and has not yet written to the index's pages.  Needs no metapage read: a
  * layout that gathered nothing for the index returns at once.

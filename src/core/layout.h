@@ -151,6 +151,13 @@ typedef struct BloomLayoutRoutine
 	int			(*derivedlength) (double m, double fpr, const BloomShape *shape);
 
 	/*
+	 * A new index's metapage: set the layout's own fields, which every
+	 * index has whatever its layout, to what an index that does not use
+	 * them keeps (BloomInitMetaAreas; they start zeroed; NULL: zero).
+	 */
+	void		(*metainit) (struct BloomMetaPageData *meta);
+
+	/*
 	 * Module load: register the layout's settings and hooks (NULL: none).
 	 * flush writes out what the layout gathered of the index's rows in
 	 * this backend and not yet wrote to its pages (NULL: it gathers none);
@@ -261,6 +268,7 @@ extern const BloomLayoutRoutine *BloomGetLayout(const BloomShape *shape);
 extern const BloomLayoutRoutine *BloomGetStateLayout(Relation index,
 													 BloomState state);
 extern void BloomInitLayouts(void);
+extern void BloomInitMetaAreas(struct BloomMetaPageData *meta);
 extern void BloomFlushGathered(Relation index);
 
 /* row.c, sliced.c */

@@ -93,7 +93,9 @@ BloomInitDeletedPage(Page page)
 }
 
 /*
- * Initialize the metapage for an index of the given shape.
+ * Initialize the metapage for an index of the given shape: the fields every
+ * index has, the layouts' fields zeroed (BloomInitMetaAreas then sets
+ * theirs).
  */
 void
 BloomInitMetaPage(Page page, const BloomShape *shape)
@@ -116,8 +118,6 @@ BloomInitMetaPage(Page page, const BloomShape *shape)
 		meta->bitsPerColumn[i] = shape->bitsPerColumn[i] |
 			((shape->setColumns & (1U << i)) ? BLOOMIDX_COLUMN_SETS : 0);
 	meta->targetFpr = shape->targetFpr;
-	for (i = 0; i < lengthof(meta->stripeLists); i++)
-		meta->stripeLists[i] = InvalidBlockNumber;
 	((PageHeader) page)->pd_lower += sizeof(BloomMetaPageData);
 }
 
@@ -190,33 +190,6 @@ BloomPageDeleteTuple(Page page, int sigBytes, int i)
 	opaque->ntuples = last;
 	((PageHeader) page)->pd_lower -= sigBytes;
 	((PageHeader) page)->pd_upper += sizeof(ItemPointerData);
-}
-
-/*
- * Remember a data page with free slots in the metapage's list, unless it is
- * there already or the list is full.
- */
-void
-BloomMetaAddFreePage(BloomMetaPage meta, BlockNumber blkno)
-{
-	int			i;
-
-	for (i = meta->freeStart; i < meta->nFree; i++)
-	{
-		if (meta->freePages[i] == blkno)
-			return;
-	}
-	if (meta->nFree < BLOOMIDX_FREELIST_SIZE)
-		meta->freePages[meta->nFree++] = blkno;
-	else if (meta->freeStart > 0)
-	{
-		/* Reclaim the entries already used up */
-		memmove(meta->freePages, meta->freePages + meta->freeStart,
-				sizeof(BlockNumber) * (meta->nFree - meta->freeStart));
-		meta->nFree -= meta->freeStart;
-		meta->freeStart = 0;
-		meta->freePages[meta->nFree++] = blkno;
-	}
 }
 
 /*

@@ -352,7 +352,6 @@ extern bool BloomPageAddTuple(Page page, int sigBytes, const uint8 *sig,
 							  ItemPointer tid);
 extern void BloomPageDeleteTuple(Page page, int sigBytes, int i);
 extern void BloomMetaGetShape(BloomMetaPage meta, BloomShape *shape);
-extern void BloomMetaAddFreePage(BloomMetaPage meta, BlockNumber blkno);
 extern Buffer BloomNewBuffer(Relation index);
 extern void BloomNewBuffers(Relation index, Buffer *buffers, int n);
 extern void BloomFreePage(Relation index, Buffer buffer);

@@ -47,6 +47,7 @@ const BloomLayoutRoutine BloomRowLayout = {
 	.defaultFpr = BLOOMIDX_ROW_DEFAULT_FPR,
 	.maxSigBits = BLOOMIDX_MAX_LENGTH,
 	.fallback = false,			/* takes every length */
+	.metainit = NULL,			/* its free list starts empty */
 	.columnbits = BloomRowColumnBits,
 	.derivedlength = BloomRowDerivedLength,
 	.init = NULL,

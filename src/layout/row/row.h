@@ -38,6 +38,9 @@
 	BloomPageIsData((index), (page), (blkno), (tuplesPerPage), 0, "row")
 
 /* row_build.c */
+/* row_insert.c */
+extern void BloomMetaAddFreePage(BloomMetaPage meta, BlockNumber blkno);
+
 extern void BloomRowBuild(Relation heap, Relation index,
 						  struct IndexInfo *indexInfo,
 						  const BloomShape *shape, BloomBuildCounts *counts);

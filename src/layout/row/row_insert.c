@@ -237,3 +237,30 @@ BloomRowInsert(Relation index, BloomState state, const uint8 *sig,
 	GenericXLogFinish(xlogState);
 	UnlockReleaseBuffer(metabuf);
 }
+
+/*
+ * Remember a data page with free slots in the metapage's list, unless it is
+ * there already or the list is full.
+ */
+void
+BloomMetaAddFreePage(BloomMetaPage meta, BlockNumber blkno)
+{
+	int			i;
+
+	for (i = meta->freeStart; i < meta->nFree; i++)
+	{
+		if (meta->freePages[i] == blkno)
+			return;
+	}
+	if (meta->nFree < BLOOMIDX_FREELIST_SIZE)
+		meta->freePages[meta->nFree++] = blkno;
+	else if (meta->freeStart > 0)
+	{
+		/* Reclaim the entries already used up */
+		memmove(meta->freePages, meta->freePages + meta->freeStart,
+				sizeof(BlockNumber) * (meta->nFree - meta->freeStart));
+		meta->nFree -= meta->freeStart;
+		meta->freeStart = 0;
+		meta->freePages[meta->nFree++] = blkno;
+	}
+}

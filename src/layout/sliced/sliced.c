@@ -89,6 +89,19 @@ BloomSlicedInit(void)
 	BloomBatchInit();
 }
 
+/*
+ * The sliced layout's fields of a new metapage, of every index: no stripe
+ * list yet.
+ */
+static void
+BloomSlicedMetaInit(BloomMetaPageData *meta)
+{
+	int			i;
+
+	for (i = 0; i < lengthof(meta->stripeLists); i++)
+		meta->stripeLists[i] = InvalidBlockNumber;
+}
+
 const BloomLayoutRoutine BloomSlicedLayout = {
 	.id = BLOOMIDX_LAYOUT_SLICED,
 	.name = "sliced",
@@ -99,6 +112,7 @@ const BloomLayoutRoutine BloomSlicedLayout = {
 	.fallback = true,			/* to the row layout, which takes any length */
 	.columnbits = BloomSlicedColumnBits,
 	.derivedlength = BloomSlicedDerivedLength,
+	.metainit = BloomSlicedMetaInit,
 	.init = BloomSlicedInit,
 	.flush = BloomBatchFlush,
 	.build = BloomSlicedBuild,
