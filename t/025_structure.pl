@@ -129,8 +129,6 @@ my @expected = (
 	  'two files that call each other' ],
 	[ qr/files call each other around a cycle: (?=.*page\.c)(?=.*signature\.c)(?=.*fpmodel\.c).*/,
 	  'a longer cycle' ],
-	[ qr/files call each other around a cycle: (?=.*row_insert\.c)(?=.*cost\.c)(?=.*layout\.c).*/,
-	  'the cycle a layout calling a shell closes (through the layout table)' ],
 	[ qr/row_insert\.c calls BloomIndexFill of cost\.c: a layout depends on a shell/,
 	  'a layout that calls a shell' ],
 	[ qr/Makefile: OBJS does not name src\/core\/stray\.c/,

@@ -14,13 +14,19 @@
 #include "postgres.h"
 
 #include "lib/stringinfo.h"
-#include "storage/bufmgr.h"
 #include "utils/memutils.h"
 
 #include "layout.h"
 #include "page.h"
 
-/* Every layout, for the routines that run for all of them */
+/*
+ * Every layout: each one's routine table (defined in its folder,
+ * src/layout/NAME/), and its entry.  The layouts are numbered 1 .. the
+ * table's length, in the table's order.
+ */
+extern const BloomLayoutRoutine BloomRowLayout;
+extern const BloomLayoutRoutine BloomSlicedLayout;
+
 static const BloomLayoutRoutine *const BloomLayouts[] = {
 	&BloomRowLayout,
 	&BloomSlicedLayout,
@@ -79,6 +85,13 @@ BloomNumLayouts(void)
 	return lengthof(BloomLayouts);
 }
 
+/* The highest layout number: the metapage of an index names 1 to this */
+int
+BloomMaxLayoutId(void)
+{
+	return lengthof(BloomLayouts);
+}
+
 const BloomLayoutRoutine *
 BloomLayoutByIndex(int i)
 {
@@ -127,31 +140,6 @@ BloomGetLayout(const BloomShape *shape)
 }
 
 /*
- * The routines of the layout of an index whose state the caller has, for
- * the shells: the first time for a state (a relcache entry), the metapage's
- * fields of that layout are checked, before the layout reads anything by
- * them.  The state itself was read with the checks every metapage shares
- * (state.c knows no layout).
- */
-const BloomLayoutRoutine *
-BloomGetStateLayout(Relation index, BloomState state)
-{
-	const BloomLayoutRoutine *layout = BloomGetLayout(&state->shape);
-
-	if (!state->layoutChecked)
-	{
-		Buffer		buffer = ReadBuffer(index, BLOOMIDX_METAPAGE_BLKNO);
-
-		LockBuffer(buffer, BUFFER_LOCK_SHARE);
-		BloomCheckMeta(index, BufferGetPage(buffer), layout->metaproblem,
-					   layout->metablocksproblem);
-		UnlockReleaseBuffer(buffer);
-		state->layoutChecked = true;
-	}
-	return layout;
-}
-
-/*
  * Module load: each layout registers its settings and hooks.
  */
 void
@@ -160,8 +148,13 @@ BloomInitLayouts(void)
 	int			i;
 
 	for (i = 0; i < lengthof(BloomLayouts); i++)
+	{
+		if (BloomLayouts[i]->id != i + 1)
+			elog(ERROR, "bloomidx layout \"%s\" is number %d, not %d, in the table",
+				 BloomLayouts[i]->name, BloomLayouts[i]->id, i + 1);
 		if (BloomLayouts[i]->init != NULL)
 			BloomLayouts[i]->init();
+	}
 }
 
 /*

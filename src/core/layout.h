@@ -261,6 +261,7 @@ typedef struct BloomLayoutRoutine
 extern relopt_enum_elt_def *BloomLayoutOptionValues(void);
 extern const char *BloomLayoutValuesMessage(void);
 extern int	BloomNumLayouts(void);
+extern int	BloomMaxLayoutId(void);
 extern const BloomLayoutRoutine *BloomLayoutByIndex(int i);
 extern const BloomLayoutRoutine *BloomLayoutById(int layout);
 extern const BloomLayoutRoutine *BloomLayoutForLength(int sigBits);
@@ -270,9 +271,5 @@ extern const BloomLayoutRoutine *BloomGetStateLayout(Relation index,
 extern void BloomInitLayouts(void);
 extern void BloomInitMetaAreas(struct BloomMetaPageData *meta);
 extern void BloomFlushGathered(Relation index);
-
-/* row.c, sliced.c */
-extern const BloomLayoutRoutine BloomRowLayout;
-extern const BloomLayoutRoutine BloomSlicedLayout;
 
 #endif							/* BLOOMIDX_LAYOUT_H */

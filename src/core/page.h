@@ -55,7 +55,6 @@
 #define BLOOMIDX_METAPAGE_BLKNO		0
 #define BLOOMIDX_LAYOUT_ROW			1
 #define BLOOMIDX_LAYOUT_SLICED		2
-#define BLOOMIDX_NLAYOUTS			2	/* layouts are numbered 1 .. this */
 #define BLOOMIDX_DEFAULT_LAYOUT		BLOOMIDX_LAYOUT_SLICED	/* of a new index */
 
 /* Page flags */

@@ -92,13 +92,13 @@ BloomMetaFormatProblem(BloomMetaPage meta)
 {
 	if ((meta->version == BLOOMIDX_FORMAT_VERSION ||
 		 meta->version == BLOOMIDX_FORMAT_SETS) &&
-		meta->layout >= 1 && meta->layout <= BLOOMIDX_NLAYOUTS &&
+		meta->layout >= 1 && meta->layout <= BloomMaxLayoutId() &&
 		meta->hashScheme == BLOOM_HASH_SCHEME)
 		return NULL;
 	return psprintf("Format version %u, layout %u and hash scheme %u; this build reads versions %u and %u, layouts 1 to %u and hash scheme %u.",
 					meta->version, meta->layout, meta->hashScheme,
 					BLOOMIDX_FORMAT_VERSION, BLOOMIDX_FORMAT_SETS,
-					BLOOMIDX_NLAYOUTS, BLOOM_HASH_SCHEME);
+					BloomMaxLayoutId(), BLOOM_HASH_SCHEME);
 }
 
 /*

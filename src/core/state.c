@@ -24,6 +24,7 @@
 #include "utils/rel.h"
 
 #include "bloomidx.h"
+#include "layout.h"
 #include "page.h"
 #include "signature.h"
 
@@ -304,4 +305,29 @@ BloomKeyHashFunction(Relation index, BloomState state, int col, Oid keytype,
 						 BLOOMIDX_HASH_PROC)));
 	fmgr_info_cxt(proc, flinfo, CurrentMemoryContext);
 	return flinfo;
+}
+
+/*
+ * The routines of the layout of an index whose state the caller has, for
+ * the shells: the first time for a state (a relcache entry), the metapage's
+ * fields of that layout are checked, before the layout reads anything by
+ * them.  The state itself was read with the checks every metapage shares
+ * (BloomGetState knows no layout).
+ */
+const BloomLayoutRoutine *
+BloomGetStateLayout(Relation index, BloomState state)
+{
+	const BloomLayoutRoutine *layout = BloomGetLayout(&state->shape);
+
+	if (!state->layoutChecked)
+	{
+		Buffer		buffer = ReadBuffer(index, BLOOMIDX_METAPAGE_BLKNO);
+
+		LockBuffer(buffer, BUFFER_LOCK_SHARE);
+		BloomCheckMeta(index, BufferGetPage(buffer), layout->metaproblem,
+					   layout->metablocksproblem);
+		UnlockReleaseBuffer(buffer);
+		state->layoutChecked = true;
+	}
+	return layout;
 }

@@ -37,10 +37,13 @@
 #define BloomRowPageIsData(index, page, blkno, tuplesPerPage) \
 	BloomPageIsData((index), (page), (blkno), (tuplesPerPage), 0, "row")
 
-/* row_build.c */
+/* row.c: the routine table (layout.c lists it) */
+extern const BloomLayoutRoutine BloomRowLayout;
+
 /* row_insert.c */
 extern void BloomMetaAddFreePage(BloomMetaPage meta, BlockNumber blkno);
 
+/* row_build.c */
 extern void BloomRowBuild(Relation heap, Relation index,
 						  struct IndexInfo *indexInfo,
 						  const BloomShape *shape, BloomBuildCounts *counts);

@@ -151,6 +151,8 @@ BloomSnapStripe(const BloomSlicedSnapshot *snap, uint32 s)
 }
 
 
+/* sliced.c: the routine table (layout.c lists it) */
+extern const BloomLayoutRoutine BloomSlicedLayout;
 
 /* sliced_check.c */
 extern char *BloomSlicedMetaProblem(BloomMetaPage meta, BlockNumber *needBlocks);
