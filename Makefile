@@ -28,6 +28,10 @@ OBJS = bloomidx.o \
 	src/filter/variant/filter_blocked.o src/filter/variant/filter_counting.o \
 	src/filter/variant/filter_growing.o src/filter/variant/filter_keyed.o \
 	src/filter/variant/filter_plain.o
+# A test build's throwaway third layout (src/layout/test/testlayout.c)
+ifneq (,$(findstring -DBLOOMIDX_TEST_LAYOUT,$(PG_CFLAGS) $(PG_CPPFLAGS)))
+OBJS += src/layout/test/testlayout.o
+endif
 DATA = bloomidx--1.0.sql bloomidx--1.1.sql bloomidx--1.0--1.1.sql bloomidx--1.1--1.2.sql
 PGFILEDESC = "bloomidx - bloom signature index access method"
 
@@ -39,7 +43,7 @@ REGRESS = $(patsubst sql/%.sql,%,$(sort $(wildcard sql/*.sql)))
 ISOLATION = $(patsubst specs/%.spec,%,$(sort $(wildcard specs/*.spec)))
 TAP_TESTS = 1
 
-EXTRA_CLEAN = results output_iso tmp_check log
+EXTRA_CLEAN = results output_iso tmp_check log src/layout/test/testlayout.o src/layout/test/testlayout.bc
 
 PG_CONFIG ?= pg_config
 PGXS := $(shell $(PG_CONFIG) --pgxs)

@@ -368,13 +368,15 @@ fi
 # limits/sql/*.sql test what only an index of billions of rows would reach
 # (the sliced layout's stripe lists filling up), on a second build of the
 # same source with -DBLOOMIDX_SMALL_LIMITS (see src/core/page.h), installed into
-# a second private PostgreSQL with a cluster of its own.
+# a second private PostgreSQL with a cluster of its own.  The build also has
+# the throwaway third layout (-DBLOOMIDX_TEST_LAYOUT, src/layout/test/),
+# which limits/sql/test_layout.sql runs the differential queries on.
 
 # build_limits: make && make install of the small-limits build.
 # shellcheck disable=SC2317 # called through bx_run_job
 build_limits() {
     bx_as_pg make -C "$LIMITS_SRC" --no-print-directory PG_CONFIG="$BX_PG_CONFIG" \
-        PG_CFLAGS="-DBLOOMIDX_SMALL_LIMITS ${PG_CFLAGS:-}" -j"$(nproc)" &&
+        PG_CFLAGS="-DBLOOMIDX_SMALL_LIMITS -DBLOOMIDX_TEST_LAYOUT ${PG_CFLAGS:-}" -j"$(nproc)" &&
         bx_as_pg make -C "$LIMITS_SRC" --no-print-directory PG_CONFIG="$BX_PG_CONFIG" install
 }
 

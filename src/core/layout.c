@@ -26,10 +26,16 @@
  */
 extern const BloomLayoutRoutine BloomRowLayout;
 extern const BloomLayoutRoutine BloomSlicedLayout;
+#ifdef BLOOMIDX_TEST_LAYOUT
+extern const BloomLayoutRoutine BloomTestLayout;
+#endif
 
 static const BloomLayoutRoutine *const BloomLayouts[] = {
 	&BloomRowLayout,
 	&BloomSlicedLayout,
+#ifdef BLOOMIDX_TEST_LAYOUT
+	&BloomTestLayout,
+#endif
 };
 
 /*
