@@ -8,9 +8,9 @@
  * is the one place that maps it to the layout's routines; the callbacks
  * (am_*.c), the SQL functions that read an index (inspect.c) and the page
  * checks (pagecheck.c) go through the table and never test the layout
- * themselves.  A new layout is one
- * more set of files defining a BloomLayoutRoutine, and one more case in
- * BloomGetLayout.
+ * themselves.  A new layout is one more folder, src/layout/NAME/, whose
+ * files define a BloomLayoutRoutine, and its lines in layout.c's table
+ * (src/layout/test/ shows one, in test builds).
  *
  * The data-page primitives (datapage.c) are shared by the layouts: the row
  * layout's data pages and the sliced layout's pending pages are the same
