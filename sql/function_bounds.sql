@@ -39,7 +39,7 @@ ANALYZE tfb;
 GRANT SELECT ON tfb TO regress_bx_bounds;
 
 SET ROLE regress_bx_bounds;
-SET statement_timeout = '10s';
+SET statement_timeout = '60s';
 
 --
 -- bloomidx_estimate's elements: bits per element times elements in 64
