@@ -331,6 +331,8 @@ extern FmgrInfo *BloomKeyHashFunction(Relation index, BloomState state,
 extern void BloomInitState(BloomState state, Relation index,
 						   const BloomShape *shape);
 extern void BloomCheckIndexRelation(Relation rel);
+extern Relation BloomOpenIndexRelation(Oid relid, LOCKMODE lockmode,
+									   bool mustBeIndex);
 extern int	BloomFormSignatureWords(BloomState state, Datum *values,
 									bool *isnull, uint64 *words);
 extern int	BloomFormSignature(BloomState state, Datum *values, bool *isnull,

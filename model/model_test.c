@@ -693,6 +693,36 @@ TestUnknownValues(void)
 }
 
 /*
+ * Values of very many probes (a query of millions of elements): every bit
+ * of the longest signature is set, P(d = m) = 1, the same distribution
+ * whatever the number of probes past that, and the model's estimate is
+ * that of a query testing every bit.
+ */
+static void
+TestSaturatedProbes(void)
+{
+	int			m = 4096;
+	const double *pd = BloomProbeDistinct(m, 1 << 24);
+	const double *pd2 = BloomProbeDistinct(m, 1 << 30);
+	const double *pd3 = BloomProbeDistinct(m, 400000);
+	int			k[1] = {1 << 30};
+	BloomModelShape shape = Shape(m, 1, k);
+	BloomCostClause cl[1];
+	BloomCostResult r;
+
+	Check(pd[m] == 1 && pd2[m] == 1 && pd3[m] == 1, "",
+		  "%d, %d and %d probes into %d bits: every bit set",
+		  1 << 24, 1 << 30, 400000, m);
+
+	cl[0] = Unknown(0, 0);
+	r = Estimate(&shape, 0.999, cl, 1, NULL);
+	why[0] = '\0';
+	/* Over 1024 bits the model takes a row's bits as independent: fill^q */
+	Check(Close(r.falsePositiveRate, pow(0.999, m), 1e-12, 1e-6, "rate"),
+		  why, "unknown value of 2^30 probes into %d bits at fill 0.999: fill^%d", m, m);
+}
+
+/*
  * "= ANY": with one element it is the equality; with several the model
  * takes the elements' covers as independent, between the largest element's
  * cover and their sum, and here within 15% of the exact union
@@ -1031,6 +1061,7 @@ main(int argc, char **argv)
 	TestKnownEqualities();
 	TestFrequentValues();
 	TestUnknownValues();
+	TestSaturatedProbes();
 	TestAny();
 	TestNoMatchAndSlices();
 	TestMonteCarlo();

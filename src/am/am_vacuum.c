@@ -107,7 +107,7 @@ bloomidx_merge(PG_FUNCTION_ARGS)
 	 * fails here, one that is no index below.
 	 */
 	BloomCheckOwner(indexoid);
-	index = relation_open(indexoid, RowExclusiveLock);
+	index = BloomOpenIndexRelation(indexoid, RowExclusiveLock, false);
 	BloomCheckIndexRelation(index);
 	/* Under the lock, for an index dropped and its OID reused meanwhile */
 	BloomCheckOwner(indexoid);

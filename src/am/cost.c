@@ -792,7 +792,7 @@ bloomidx_estimate(PG_FUNCTION_ARGS)
 
 	/* Privileges first, then the lock; again under the lock, as they hold */
 	BloomEstimateCheckAccess(indexoid, names, nnames);
-	index = relation_open(indexoid, AccessShareLock);
+	index = BloomOpenIndexRelation(indexoid, AccessShareLock, false);
 	BloomCheckIndexRelation(index);
 	BloomEstimateCheckAccess(indexoid, names, nnames);
 	state = BloomGetState(index);
@@ -862,13 +862,16 @@ bloomidx_estimate(PG_FUNCTION_ARGS)
 
 	/*
 	 * A query of a column of sets tests query_elements elements of it, or
-	 * as many as given
+	 * as many as given (in 64 bits: elements up to INT_MAX times the bits
+	 * of one; past BLOOM_MODEL_MAX_QUERY_BITS every bit is tested anyway)
 	 */
 	eshape = state->shape;
 	if (elements > 0)
 		for (i = 0; i < nnames; i++)
 			if (eshape.setColumns & (1U << cols[i]))
-				eshape.queryBits[cols[i]] = eshape.bitsPerColumn[cols[i]] * elements;
+				eshape.queryBits[cols[i]] = (int)
+					Min((int64) eshape.bitsPerColumn[cols[i]] * elements,
+						BLOOM_MODEL_MAX_QUERY_BITS);
 	fill = BloomIndexFill(index, &state->shape);
 	mshape = BloomModelShapeOf(&eshape);
 	BloomRowModelInit(&model, &mshape, fill);

@@ -424,7 +424,7 @@ bloomidx_stats(PG_FUNCTION_ARGS)
 
 	memset(&walk, 0, sizeof(walk));
 	memset(nulls, 0, sizeof(nulls));
-	walk.index = index_open(indexoid, AccessShareLock);
+	walk.index = BloomOpenIndexRelation(indexoid, AccessShareLock, true);
 	if (walk.index->rd_rel->relkind == RELKIND_PARTITIONED_INDEX &&
 		walk.index->rd_indam->aminsert == bloomidx_insert)
 	{
@@ -646,7 +646,7 @@ bloomidx_check(PG_FUNCTION_ARGS)
 		save_nestlevel = NewGUCNestLevel();
 	}
 
-	index = index_open(indexoid, AccessShareLock);
+	index = BloomOpenIndexRelation(indexoid, AccessShareLock, true);
 	if (heap == NULL || heapoid != IndexGetRelation(indexoid, false))
 		ereport(ERROR,
 				(errcode(ERRCODE_UNDEFINED_TABLE),

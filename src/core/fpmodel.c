@@ -281,10 +281,11 @@ BloomProbeDistinct(int m, int k)
 		double	   *p;
 	}			cache[BLOOM_PROBE_CACHE_SIZE];
 	static int	next = 0;
-	int			dmax = Min(k, m);
+	int			dmax = Max(Min(k, m), 0);
 	int			nsamples;
 	uint64	   *mask;
 	double	   *p;
+	double	   *kept;
 	int			nwords = (m + 63) / 64;
 	int			i;
 
@@ -292,24 +293,51 @@ BloomProbeDistinct(int m, int k)
 		if (cache[i].p != NULL && cache[i].m == m && cache[i].k == k)
 			return cache[i].p;
 
-	nsamples = Min(BLOOM_PROBE_SAMPLES, Max(BLOOM_PROBE_MIN_SAMPLES, BLOOM_PROBE_WORK / k));
-	p = MemoryContextAllocZero(TopMemoryContext, sizeof(double) * (dmax + 1));
+	nsamples = Min(BLOOM_PROBE_SAMPLES, Max(BLOOM_PROBE_MIN_SAMPLES, BLOOM_PROBE_WORK / Max(k, 1)));
+	p = palloc0(sizeof(double) * (dmax + 1));
 	mask = palloc(sizeof(uint64) * nwords);
 	for (i = 0; i < nsamples; i++)
 	{
+		BloomProbe	probe;
+		int			d = 0;
+		int			j;
+
+		CHECK_FOR_INTERRUPTS();
 		memset(mask, 0, sizeof(uint64) * nwords);
-		BloomSetMaskBits(mask, m, BloomSampleHash(i), 0, k);
-		p[Min(BloomMaskBits(mask, NULL, NULL, nwords), dmax)] += 1.0 / nsamples;
+		BloomProbeInit(&probe, BloomSampleHash(i), 0, m);
+
+		/*
+		 * The probes of BloomSetMaskBits, counting the bits they set; once
+		 * all m are set the rest change nothing, so a value of millions of
+		 * probes costs what filling the signature does (about m ln m).
+		 */
+		for (j = 0; j < k && d < m; j++)
+		{
+			uint64		pos = BloomProbeNext(&probe);
+			uint64		bit = UINT64CONST(1) << (pos & 63);
+
+			if ((mask[pos >> 6] & bit) == 0)
+			{
+				mask[pos >> 6] |= bit;
+				d++;
+			}
+		}
+		p[Min(d, dmax)] += 1.0 / nsamples;
 	}
 	pfree(mask);
+
+	/* Kept for the backend's life once complete (not if cancelled above) */
+	kept = MemoryContextAllocZero(TopMemoryContext, sizeof(double) * (dmax + 1));
+	memcpy(kept, p, sizeof(double) * (dmax + 1));
+	pfree(p);
 
 	if (cache[next].p != NULL)
 		pfree(cache[next].p);
 	cache[next].m = m;
 	cache[next].k = k;
-	cache[next].p = p;
+	cache[next].p = kept;
 	next = (next + 1) % BLOOM_PROBE_CACHE_SIZE;
-	return p;
+	return kept;
 }
 
 /*

@@ -34,6 +34,14 @@
 #define BLOOM_MODEL_FREQUENT_MIN	0.01
 #define BLOOM_MODEL_MAX_FREQUENT	16
 
+/*
+ * Bits a query value tests, at most: more probes set no new bit of any
+ * signature (BLOOMIDX_MAX_LENGTH, 4096 bits: 2^24 uniform probes leave
+ * one unset with probability below 4096 e^-4096), so a larger count is
+ * modelled as this one.  32 columns of it still fit an int.
+ */
+#define BLOOM_MODEL_MAX_QUERY_BITS	(1 << 24)
+
 /* Occupancy distributions a row model keeps (see BloomGetOccupancy) */
 #define BLOOM_MODEL_OCCUPANCY_CACHE	32
 

@@ -14,6 +14,7 @@
  */
 #include "postgres.h"
 
+#include "access/relation.h"
 #include "catalog/pg_class.h"
 #include "utils/builtins.h"
 #include "utils/lsyscache.h"
@@ -236,6 +237,30 @@ BloomFormSignature(BloomState state, Datum *values, bool *isnull, uint8 *sig)
 
 	BloomStoreWords(sig, words, state->shape.sigBytes);
 	return nbits;
+}
+
+/*
+ * Open the relation that an OID given to one of the extension's SQL
+ * functions names, under lockmode, complaining cleanly if there is none
+ * (relation_open fails with an internal error), and with mustBeIndex if it
+ * is no index, as index_open does.
+ */
+Relation
+BloomOpenIndexRelation(Oid relid, LOCKMODE lockmode, bool mustBeIndex)
+{
+	Relation	rel = try_relation_open(relid, lockmode);
+
+	if (rel == NULL)
+		ereport(ERROR,
+				(errcode(ERRCODE_UNDEFINED_TABLE),
+				 errmsg("relation with OID %u does not exist", relid)));
+	if (mustBeIndex && rel->rd_rel->relkind != RELKIND_INDEX &&
+		rel->rd_rel->relkind != RELKIND_PARTITIONED_INDEX)
+		ereport(ERROR,
+				(errcode(ERRCODE_WRONG_OBJECT_TYPE),
+				 errmsg("\"%s\" is not an index",
+						RelationGetRelationName(rel))));
+	return rel;
 }
 
 /*

@@ -40,6 +40,12 @@
 #define BLOOM_REHOME_MIN_SIZE	(4 * 1024 * 1024)
 #define BLOOM_HUGE_PAGE_SIZE	(2 * 1024 * 1024)
 
+/*
+ * Bytes of a filter's cells that one pass (zeroing, copying, combining)
+ * covers between interrupt checks: a 256 MB filter is 32 of them
+ */
+#define BLOOM_CHUNK_BYTES		(8 * 1024 * 1024)
+
 /* Values the array forms of bloom_contains probe at once */
 #define BLOOM_PROBE_BATCH		16
 

@@ -24,6 +24,7 @@
 
 #include "common/hashfn.h"
 #include "fmgr.h"
+#include "miscadmin.h"
 
 #include "filter.h"
 #include "filter_format.h"
@@ -98,7 +99,16 @@ BloomFilterCompare(FunctionCallInfo fcinfo)
 		;
 	else
 	{
-		cmp = memcmp(ca.rest, cb.rest, Min(ca.restlen, cb.restlen));
+		size_t		len = Min(ca.restlen, cb.restlen);
+		size_t		off;
+
+		cmp = 0;
+		for (off = 0; off < len && cmp == 0; off += BLOOM_CHUNK_BYTES)
+		{
+			CHECK_FOR_INTERRUPTS();
+			cmp = memcmp(ca.rest + off, cb.rest + off,
+						 Min(len - off, BLOOM_CHUNK_BYTES));
+		}
 		if (cmp == 0 && ca.restlen != cb.restlen)
 			cmp = ca.restlen < cb.restlen ? -1 : 1;
 	}

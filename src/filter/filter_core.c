@@ -81,9 +81,16 @@ BloomFilterAllocate(MemoryContext cxt, const BloomFilterHeader *hdr)
 	size_t		size;
 	bytea	   *datum;
 
+	size_t		off;
+
 	BloomFilterLayoutLayers(&layout);
 	size = VARHDRSZ + layout.bits_offset + layout.nbytes;
-	datum = (bytea *) MemoryContextAllocExtended(cxt, size, MCXT_ALLOC_ZERO);
+	datum = (bytea *) MemoryContextAlloc(cxt, size);
+	for (off = 0; off < size; off += BLOOM_CHUNK_BYTES)
+	{
+		CHECK_FOR_INTERRUPTS();
+		memset((char *) datum + off, 0, Min(size - off, BLOOM_CHUNK_BYTES));
+	}
 	SET_VARSIZE(datum, size);
 	BloomFilterEncodeHeader((uint8 *) VARDATA(datum), &layout);
 	return datum;
@@ -98,9 +105,15 @@ BloomFilterCopy(MemoryContext cxt, const bytea *datum)
 {
 	Size		len = VARSIZE_ANY_EXHDR(datum);
 	bytea	   *copy = (bytea *) MemoryContextAlloc(cxt, VARHDRSZ + len);
+	Size		off;
 
 	SET_VARSIZE(copy, VARHDRSZ + len);
-	memcpy(VARDATA(copy), VARDATA_ANY(datum), len);
+	for (off = 0; off < len; off += BLOOM_CHUNK_BYTES)
+	{
+		CHECK_FOR_INTERRUPTS();
+		memcpy(VARDATA(copy) + off, VARDATA_ANY(datum) + off,
+			   Min(len - off, BLOOM_CHUNK_BYTES));
+	}
 	return copy;
 }
 

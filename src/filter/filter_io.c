@@ -23,6 +23,7 @@
 #include "catalog/pg_type.h"
 #include "fmgr.h"
 #include "libpq/pqformat.h"
+#include "miscadmin.h"
 #include "utils/builtins.h"
 #include "utils/syscache.h"
 
@@ -213,11 +214,17 @@ bloomfilter_out(PG_FUNCTION_ARGS)
 	size_t		len;
 	const uint8 *data = BloomFilterOutputBytes(datum, &len);
 	char	   *result = palloc(2 * len + 3);
-	uint64		n;
+	uint64		n = 0;
+	size_t		off;
 
 	result[0] = '\\';
 	result[1] = 'x';
-	n = hex_encode((const char *) data, len, result + 2);
+	for (off = 0; off < len; off += BLOOM_CHUNK_BYTES)
+	{
+		CHECK_FOR_INTERRUPTS();
+		n += hex_encode((const char *) data + off, Min(len - off, BLOOM_CHUNK_BYTES),
+						result + 2 + n);
+	}
 	result[2 + n] = '\0';
 	PG_RETURN_CSTRING(result);
 }

@@ -339,8 +339,16 @@ BloomFilterStats(const BloomFilterData *f, BloomFilterStatsData *st)
 		uint64		nset;
 		double		n;
 		double		rate;
+		size_t		off;
 
-		nset = v->countset(f->data + layer->offset, layer->nbytes);
+		/* Cells are counted byte by byte: any chunking gives the same */
+		nset = 0;
+		for (off = 0; off < layer->nbytes; off += BLOOM_CHUNK_BYTES)
+		{
+			CHECK_FOR_INTERRUPTS();
+			nset += v->countset(f->data + layer->offset + off,
+								Min(layer->nbytes - off, BLOOM_CHUNK_BYTES));
+		}
 		n = BloomLayerCardinality((double) layer->nbits, nset, layer->nhashes);
 		if (nset == 0)
 			rate = 0.0;
@@ -474,10 +482,17 @@ BloomCombineInto(MemoryContext cxt, bytea *a, bytea *b, bool intersect)
 	}
 	for (i = 0; i < fb.hdr.nlayers; i++)
 	{
-		CHECK_FOR_INTERRUPTS();
-		v->combine(fa.data + fa.hdr.layers[i].offset,
-				   fb.data + fb.hdr.layers[i].offset,
-				   fa.hdr.layers[i].nbytes, intersect);
+		size_t		nbytes = fa.hdr.layers[i].nbytes;
+		size_t		off;
+
+		/* Cells are combined byte by byte: any chunking gives the same */
+		for (off = 0; off < nbytes; off += BLOOM_CHUNK_BYTES)
+		{
+			CHECK_FOR_INTERRUPTS();
+			v->combine(fa.data + fa.hdr.layers[i].offset + off,
+					   fb.data + fb.hdr.layers[i].offset + off,
+					   Min(nbytes - off, BLOOM_CHUNK_BYTES), intersect);
+		}
 		fa.hdr.layers[i].count += fb.hdr.layers[i].count;
 	}
 

@@ -119,6 +119,23 @@ typedef struct BloomLayoutSizesData
 } BloomLayoutSizesData;
 
 /*
+ * The sliced code's arrays hold signatures of at most
+ * BLOOMIDX_SLICED_MAX_LENGTH bits: a stripe's slices, a row's signature
+ * bytes and words on the stack.  A shape longer than that can only come
+ * from a corrupted metapage (the build refuses one), and is refused with
+ * XX002 where those arrays are filled, before anything is written past
+ * them, whatever checked the metapage before.
+ */
+static inline void
+BloomSlicedCheckSigBits(Relation index, int sigBits)
+{
+	if (unlikely(sigBits < 1 || sigBits > BLOOMIDX_SLICED_MAX_LENGTH))
+		BloomReportCorruption(index, BLOOMIDX_METAPAGE_BLKNO,
+							  psprintf("Signature length %d is not between 1 and %d.",
+									   sigBits, BLOOMIDX_SLICED_MAX_LENGTH));
+}
+
+/*
  * A copy of the metapage's lists, and of the stripe lists, taken under one
  * metapage lock.
  */

@@ -120,6 +120,7 @@ BloomBatchWrite(BloomInsertBatch *batch)
 			/* A single-row statement: the last pending page's own lock */
 			uint8		sig[BLOOMIDX_SLICED_MAX_LENGTH / 8];
 
+			BloomSlicedCheckSigBits(index, state->shape.sigBits);
 			BloomStoreWords(sig, batch->words, state->shape.sigBytes);
 			BloomPendingInsert(index, state, sig,
 							   BloomCountBits(sig, state->shape.sigBytes),
@@ -240,7 +241,7 @@ BloomBatchAdd(Relation index, BloomState state, const uint8 *sig,
 	uint64	   *words;
 	int			i;
 
-	Assert(shape->sigWords > 0);
+	BloomSlicedCheckSigBits(index, shape->sigBits);
 
 	/* Written directly where nothing may be deferred */
 	if (IsInParallelMode())

@@ -320,6 +320,7 @@ BloomSlicedBuildStateCreate(Relation index, const BloomShape *shape,
 {
 	BloomSlicedBuildState *bs = palloc0(sizeof(BloomSlicedBuildState));
 
+	BloomSlicedCheckSigBits(index, shape->sigBits);
 	BloomInitState(&bs->state, index, shape);
 	bs->index = index;
 	bs->tmpCtx = AllocSetContextCreate(CurrentMemoryContext,

@@ -297,6 +297,7 @@ BloomStripeGetPages(Page page, int sigBits, BloomStripePages *pages)
 {
 	BloomStripe stripe = BloomPageGetStripe(page);
 
+	Assert(sigBits >= 1 && sigBits <= BLOOMIDX_SLICED_MAX_LENGTH);
 	pages->nTidPages = Min(stripe->nTidPages, BLOOMIDX_STRIPE_TIDPAGES);
 	memcpy(pages->tidPages, stripe->tidPages, sizeof(pages->tidPages));
 	memcpy(pages->tidFirstRow, stripe->tidFirstRow, sizeof(pages->tidFirstRow));

@@ -325,6 +325,7 @@ BloomSlicedMergeOnce(Relation index, BloomMergeMode mode)
 	int			navail;
 	int			i;
 
+	BloomSlicedCheckSigBits(index, sigBits);
 	INSTR_TIME_SET_CURRENT(start);
 	BloomMergeRecordsReset();
 	snap = palloc(sizeof(BloomSlicedSnapshot));

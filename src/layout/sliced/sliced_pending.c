@@ -177,6 +177,8 @@ BloomPendingAddRows(Relation index, BloomState state, const uint64 *words,
 	int			done = 0;
 	int			started = 0;
 
+	BloomSlicedCheckSigBits(index, shape->sigBits);
+
 	while (done < n)
 	{
 		Buffer		metabuf = BloomReadBufferRecent(index, BLOOMIDX_METAPAGE_BLKNO,

@@ -432,6 +432,7 @@ BloomSlicedGetBitmap(Relation index, BloomState state, BloomScanOpaque so,
 	int64		ntids = 0;
 	int			restarts;
 
+	BloomSlicedCheckSigBits(index, state->shape.sigBits);
 	work->maxtids = Max(state->tuplesPerPage, 1024);
 	work->tids = palloc(sizeof(ItemPointerData) * work->maxtids);
 	work->copy = palloc(BLCKSZ);

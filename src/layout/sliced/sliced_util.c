@@ -172,9 +172,11 @@ bool
 BloomReadStripe(Relation index, uint32 s, BlockNumber blkno, int sigBits,
 				BloomStripePages *pages)
 {
-	Buffer		buffer = BloomReadBufferRecent(index, blkno, NULL);
+	Buffer		buffer;
 	Page		page;
 
+	BloomSlicedCheckSigBits(index, sigBits);
+	buffer = BloomReadBufferRecent(index, blkno, NULL);
 	LockBuffer(buffer, BUFFER_LOCK_SHARE);
 	page = BufferGetPage(buffer);
 	if (!BloomPageIsSliced(page, BLOOMIDX_STRIPE, s))
