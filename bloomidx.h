@@ -95,6 +95,8 @@ typedef struct BloomShape
 	double		targetFpr;		/* rate asked for (0 if length/colN given) */
 	int			layout;			/* its layout (page.h, layout.h) */
 	uint32		setColumns;		/* bit i: column i's values are sets */
+	bool		legacyFold;		/* format 2: text_trgm_ops folded case with
+								 * lower() (opclass_trgm.c) */
 
 	/*
 	 * Not on disk, from the options of the operator classes of sets
@@ -178,6 +180,8 @@ struct BloomElementSink
 	void		(*add) (BloomElementSink *sink, uint64 hash);
 	BloomElementMode mode;
 	int64		nelements;		/* elements added so far */
+	bool		legacyFold;		/* the index is of format 2 (page.h): an
+								 * operator class extracts as it did then */
 };
 
 static inline void
@@ -295,6 +299,9 @@ extern double BloomEqualityFpr(const BloomShape *shape, double fill, int ncols,
 
 /* validate.c */
 extern bool bloomidx_validate(Oid opclassoid);
+
+/* opclass_trgm.c */
+extern void BloomTrgmCheckBuild(Relation index);
 
 /* elements.c */
 extern bool BloomInitOptionalProcs(Relation index, int nColumns,

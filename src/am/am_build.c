@@ -250,6 +250,7 @@ bloomidx_build(Relation heap, Relation index, IndexInfo *indexInfo)
 		elog(ERROR, "index \"%s\" already contains data",
 			 RelationGetRelationName(index));
 
+	BloomTrgmCheckBuild(index);
 	BloomResolveOptions(index, BLOOMIDX_DEFAULT_LAYOUT, &shape);
 	BloomReportOptions(index, &shape);
 
@@ -335,6 +336,7 @@ bloomidx_buildempty(Relation index)
 	BloomShape	shape;
 	Buffer		metabuf;
 
+	BloomTrgmCheckBuild(index);
 	BloomResolveOptions(index, BLOOMIDX_DEFAULT_LAYOUT, &shape);
 
 	/*

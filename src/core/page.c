@@ -108,7 +108,7 @@ BloomInitMetaPage(Page page, const BloomShape *shape)
 	memset(meta, 0, sizeof(BloomMetaPageData));
 	meta->magic = BLOOMIDX_MAGIC;
 	meta->version = shape->setColumns != 0 ?
-		BLOOMIDX_FORMAT_SETS : BLOOMIDX_FORMAT_VERSION;
+		BLOOMIDX_FORMAT_FOLD : BLOOMIDX_FORMAT_VERSION;
 	meta->layout = shape->layout;
 	meta->hashScheme = BLOOM_HASH_SCHEME;
 	meta->tuplesPerPage = BloomTuplesPerPage(shape->sigBytes);
@@ -147,6 +147,7 @@ BloomMetaGetShape(BloomMetaPage meta, BloomShape *shape)
 	}
 	shape->targetFpr = meta->targetFpr;
 	shape->layout = meta->layout;
+	shape->legacyFold = meta->version == BLOOMIDX_FORMAT_SETS;
 }
 
 /*

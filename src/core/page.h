@@ -49,6 +49,8 @@
 #define BLOOMIDX_MAGIC				0x58494c42	/* "BLIX" */
 #define BLOOMIDX_FORMAT_VERSION		1
 #define BLOOMIDX_FORMAT_SETS		2	/* has a column of sets (below) */
+#define BLOOMIDX_FORMAT_FOLD		3	/* as 2, text_trgm_ops folding case
+										 * with its own fold (src/README) */
 #define BLOOMIDX_COLUMN_SETS		0x8000	/* in bitsPerColumn, version 2: the
 											 * column's values are sets */
 #define BLOOMIDX_PAGE_ID			0xFF8B	/* for pg_filedump */
@@ -190,7 +192,7 @@ typedef BloomStripeData *BloomStripe;
 typedef struct BloomMetaPageData
 {
 	uint32		magic;			/* BLOOMIDX_MAGIC */
-	uint16		version;		/* BLOOMIDX_FORMAT_VERSION */
+	uint16		version;		/* BLOOMIDX_FORMAT_VERSION, _SETS or _FOLD */
 	uint16		layout;			/* BLOOMIDX_LAYOUT_ROW or _SLICED */
 	uint16		hashScheme;		/* BLOOM_HASH_SCHEME */
 	uint16		tuplesPerPage;	/* slots on a data page */

@@ -90,14 +90,14 @@ BloomBlocksCovering(Relation index, BlockNumber blkno)
 static char *
 BloomMetaFormatProblem(BloomMetaPage meta)
 {
-	if ((meta->version == BLOOMIDX_FORMAT_VERSION ||
-		 meta->version == BLOOMIDX_FORMAT_SETS) &&
+	if (meta->version >= BLOOMIDX_FORMAT_VERSION &&
+		meta->version <= BLOOMIDX_FORMAT_FOLD &&
 		meta->layout >= 1 && meta->layout <= BloomMaxLayoutId() &&
 		meta->hashScheme == BLOOM_HASH_SCHEME)
 		return NULL;
-	return psprintf("Format version %u, layout %u and hash scheme %u; this build reads versions %u and %u, layouts 1 to %u and hash scheme %u.",
+	return psprintf("Format version %u, layout %u and hash scheme %u; this build reads versions %u to %u, layouts 1 to %u and hash scheme %u.",
 					meta->version, meta->layout, meta->hashScheme,
-					BLOOMIDX_FORMAT_VERSION, BLOOMIDX_FORMAT_SETS,
+					BLOOMIDX_FORMAT_VERSION, BLOOMIDX_FORMAT_FOLD,
 					BloomMaxLayoutId(), BLOOM_HASH_SCHEME);
 }
 

@@ -71,6 +71,7 @@ BloomInitMaskSink(BloomMaskSink *ms, const BloomShape *shape, int col,
 	ms->base.add = BloomMaskSinkAdd;
 	ms->base.mode = BLOOM_ELEMENTS_ALL;
 	ms->base.nelements = 0;
+	ms->base.legacyFold = shape->legacyFold;
 	ms->mask = mask;
 	ms->sigBits = shape->sigBits;
 	ms->col = col;
@@ -131,6 +132,7 @@ void
 BloomValueElements(BloomState state, int col, Datum value, bool isnull,
 				   BloomElementSink *sink)
 {
+	sink->legacyFold = state->shape.legacyFold;
 	if (isnull)
 		BloomAddElement(sink, BLOOM_NULL_HASH);
 	else if (OidIsValid(state->extractFn[col].fn_oid))
@@ -169,6 +171,7 @@ BloomKeyElements(BloomState state, int col, FmgrInfo *hashFn, int strategy,
 				 Datum value, BloomElementSink *sink)
 {
 	sink->mode = BLOOM_ELEMENTS_ALL;
+	sink->legacyFold = state->shape.legacyFold;
 	if (OidIsValid(state->extractQueryFn[col].fn_oid))
 		FunctionCall3Coll(&state->extractQueryFn[col], state->collations[col],
 						  value, Int16GetDatum((int16) strategy),

@@ -4,12 +4,19 @@
  *	  text_trgm_ops: strings as sets of trigrams, answering LIKE and ILIKE
  *	  (~~, ~~*) with a pattern that has a trigram, and = on the column.
  *
- * The trigrams are those pg_trgm extracts: the string is split into words
- * (runs of word characters: ASCII letters and digits, and every non-ASCII
- * character), each word is case-folded under the column's collation and
- * padded with two blanks before and one after, and every three
- * consecutive characters of a padded word are a trigram.  Each trigram's
- * bytes are hashed into one element of the signature.
+ * The trigrams are those pg_trgm extracts, but for the case: the string is
+ * split into words (runs of word characters: ASCII letters and digits, and
+ * every non-ASCII character), each character of a word is folded by the
+ * extension's own fold (trgm_fold_table.h: the same for every collation,
+ * without context, so that no lower() of any collation changes a
+ * character's fold), the word is padded with two blanks before and one
+ * after, and every three consecutive folded characters are a trigram,
+ * hashed into one element of the signature.  src/README ("The trigrams'
+ * fold") says why that answers LIKE, ILIKE and = under every deterministic
+ * collation, and why a nondeterministic one is refused.  An index of
+ * format 2 (page.h) folded each word with lower() under the column's
+ * collation, which was exact under libc collations only: it keeps its
+ * fold, and under other collations its queries test no bit.
  *
  * A LIKE pattern's trigrams are those every string it matches contains:
  * the pattern is split into words at wildcards ('%' and '_'), non-word
@@ -23,7 +30,7 @@
  * trigrams of the value, as stored.
  *
  * Memory: the trigrams go to the sink as they are found, so a value takes
- * no more than its longest word, case-folded, beside the value itself.
+ * no more than its longest word, folded, beside the value itself.
  *
  * Copyright (c) 2026, bloomidx contributors
  *
@@ -34,14 +41,21 @@
  */
 #include "postgres.h"
 
+#include "access/genam.h"
+#include "catalog/namespace.h"
 #include "catalog/pg_collation.h"
+#include "catalog/pg_database.h"
 #include "common/hashfn.h"
 #include "mb/pg_wchar.h"
 #include "miscadmin.h"
 #include "utils/builtins.h"
 #include "utils/formatting.h"
+#include "utils/lsyscache.h"
+#include "utils/rel.h"
+#include "utils/syscache.h"
 
 #include "bloomidx.h"
+#include "trgm_fold_table.h"
 
 PG_FUNCTION_INFO_V1(bloomidx_trgm_extract);
 PG_FUNCTION_INFO_V1(bloomidx_trgm_extract_query);
@@ -49,6 +63,21 @@ PG_FUNCTION_INFO_V1(bloomidx_trgm_options);
 
 /* Seed of the trigrams' hashes: a trigram is not the value of a column */
 #define BLOOM_TRGM_SEED		UINT64CONST(0x7472676d)
+/* ... and of the folded trigrams (format 3), other bytes than format 2's */
+#define BLOOM_TRGM_FOLD_SEED	UINT64CONST(0x7472676d66)
+
+/* The fold of a character of a multibyte encoding other than UTF8 */
+#define BLOOM_TRGM_OPAQUE		UINT64CONST(0x80000000)
+/* The code point of a byte with none (SQL_ASCII): a private use one */
+#define BLOOM_TRGM_PRIVATE_BYTE	0xF700
+
+/* The database encoding's code points of bytes 0x80 .. 0xFF, or -1 */
+static int	bloomTrgmByteEncoding = -1;
+static uint32 bloomTrgmByteCodepoint[128];
+
+/* The collation whose lower() of single bytes was checked, and its answer */
+static Oid	bloomTrgmByteCollation = InvalidOid;
+static bool bloomTrgmByteLowerSafe;
 
 /*
  * Is the character at p (of clen bytes) a word character?  Every non-ASCII
@@ -67,12 +96,12 @@ BloomTrgmIsWordChar(const char *p, int clen)
 }
 
 /*
- * Give sink the trigrams of word (bytes, not padded), case-folded under
- * collation, with two blanks before it if padLeft and one after it if
- * padRight.
+ * Give sink the trigrams of word (bytes, not padded) as an index of format
+ * 2 has them: lowered under collation, with two blanks before it if padLeft
+ * and one after it if padRight.
  */
 static void
-BloomTrgmAddWord(BloomElementSink *sink, const char *word, int len,
+BloomTrgmAddLoweredWord(BloomElementSink *sink, const char *word, int len,
 				 bool padLeft, bool padRight, Oid collation)
 {
 	char	   *lowered = str_tolower(word, len, collation);
@@ -113,6 +142,149 @@ BloomTrgmAddWord(BloomElementSink *sink, const char *word, int len,
 	}
 	pfree(buf);
 	pfree(lowered);
+}
+
+/*
+ * The fold of a code point (trgm_fold_table.h): its class's representative,
+ * or -1 for a character that folds to nothing.
+ */
+static int64
+BloomTrgmFoldCodepoint(uint32 c)
+{
+	int			lo = 0;
+	int			hi = lengthof(bloom_trgm_fold_runs) - 1;
+
+	while (lo <= hi)
+	{
+		int			mid = (lo + hi) / 2;
+		const BloomTrgmFoldRun *run = &bloom_trgm_fold_runs[mid];
+
+		if (c < run->first)
+			hi = mid - 1;
+		else if (c > run->last)
+			lo = mid + 1;
+		else if (run->kind == BLOOM_TRGM_FOLD_DROP)
+			return -1;
+		else if (run->kind == BLOOM_TRGM_FOLD_TARGET)
+			return run->value;
+		else if ((c - run->first) % run->stride == 0)
+			return (int64) c + run->value;
+		else
+			return c;
+	}
+	return c;
+}
+
+/*
+ * Fill in the code points of the database encoding's bytes 0x80 .. 0xFF, a
+ * single-byte encoding: through its conversion to UTF8, LATIN1's its own;
+ * a private use code point where there is none (SQL_ASCII, or a byte the
+ * encoding leaves undefined).
+ */
+static void
+BloomTrgmInitByteCodepoints(void)
+{
+	int			encoding = GetDatabaseEncoding();
+	Oid			proc = InvalidOid;
+	int			b;
+
+	if (encoding == bloomTrgmByteEncoding)
+		return;
+	if (encoding != PG_SQL_ASCII && encoding != PG_LATIN1)
+		proc = FindDefaultConversionProc(encoding, PG_UTF8);
+	for (b = 0x80; b <= 0xFF; b++)
+	{
+		unsigned char src[1] = {(unsigned char) b};
+		unsigned char dst[MAX_CONVERSION_GROWTH + 1];
+		uint32		cp = BLOOM_TRGM_PRIVATE_BYTE + b;
+
+		if (encoding == PG_LATIN1)
+			cp = b;
+		else if (OidIsValid(proc) &&
+				 pg_do_encoding_conversion_buf(proc, encoding, PG_UTF8,
+											   src, 1, dst, sizeof(dst),
+											   true) == 1)
+			cp = utf8_to_unicode(dst);
+		bloomTrgmByteCodepoint[b - 0x80] = cp;
+	}
+	bloomTrgmByteEncoding = encoding;
+}
+
+/*
+ * The fold of the character at p (clen bytes) in the database encoding:
+ * through its code point in UTF8 and single-byte encodings, its bytes,
+ * unfolded, in other multibyte ones; -1 if it folds to nothing.
+ */
+static int64
+BloomTrgmFoldChar(const unsigned char *p, int clen)
+{
+	if (clen == 1 && !IS_HIGHBIT_SET(*p))
+		return BloomTrgmFoldCodepoint(*p);
+	if (GetDatabaseEncoding() == PG_UTF8)
+		return BloomTrgmFoldCodepoint(utf8_to_unicode(p));
+	if (clen == 1)
+	{
+		BloomTrgmInitByteCodepoints();
+		return BloomTrgmFoldCodepoint(bloomTrgmByteCodepoint[*p - 0x80]);
+	}
+	return BLOOM_TRGM_OPAQUE | (hash_bytes(p, clen) & 0x7FFFFFFF);
+}
+
+/*
+ * Give sink the trigrams of word (bytes, not padded), each character
+ * folded, with two blanks before it if padLeft and one after it if
+ * padRight.  A trigram is hashed as its three folds, 32-bit little-endian.
+ */
+static void
+BloomTrgmAddFoldedWord(BloomElementSink *sink, const char *word, int len,
+					   bool padLeft, bool padRight)
+{
+	uint32	   *folds = palloc(sizeof(uint32) * (len + 3));
+	const char *end = word + len;
+	const char *p;
+	int			n = 0;
+	int			i;
+
+	if (padLeft)
+	{
+		folds[n++] = ' ';
+		folds[n++] = ' ';
+	}
+	for (p = word; p < end; p += pg_mblen(p))
+	{
+		int64		f = BloomTrgmFoldChar((const unsigned char *) p,
+										  pg_mblen(p));
+
+		if (f >= 0)
+			folds[n++] = (uint32) f;
+	}
+	if (padRight)
+		folds[n++] = ' ';
+	for (i = 0; i + 2 < n; i++)
+	{
+		unsigned char bytes[12];
+		int			j;
+
+		for (j = 0; j < 12; j++)
+			bytes[j] = (unsigned char) (folds[i + j / 4] >> (8 * (j % 4)));
+		BloomAddElement(sink, hash_bytes_extended(bytes, sizeof(bytes),
+												  BLOOM_TRGM_FOLD_SEED));
+	}
+	pfree(folds);
+}
+
+/*
+ * Give sink the trigrams of word (bytes, not padded) as the index has them
+ * (its format's fold), padded on the sides asked.
+ */
+static void
+BloomTrgmAddWord(BloomElementSink *sink, const char *word, int len,
+				 bool padLeft, bool padRight, Oid collation)
+{
+	if (sink->legacyFold)
+		BloomTrgmAddLoweredWord(sink, word, len, padLeft, padRight, collation);
+	else
+		BloomTrgmAddFoldedWord(sink, word, len, padLeft, padRight);
 }
 
 /*
@@ -242,6 +414,117 @@ BloomTrgmCollation(FunctionCallInfo fcinfo)
 	return OidIsValid(collation) ? collation : DEFAULT_COLLATION_OID;
 }
 
+/* The provider of a collation, the database's for the default one */
+static char
+BloomTrgmProvider(Oid collation)
+{
+	HeapTuple	tuple;
+	char		provider;
+
+	tuple = SearchSysCache1(COLLOID, ObjectIdGetDatum(collation));
+	if (!HeapTupleIsValid(tuple))
+		elog(ERROR, "cache lookup failed for collation %u", collation);
+	provider = ((Form_pg_collation) GETSTRUCT(tuple))->collprovider;
+	ReleaseSysCache(tuple);
+	if (provider != COLLPROVIDER_DEFAULT)
+		return provider;
+	tuple = SearchSysCache1(DATABASEOID, ObjectIdGetDatum(MyDatabaseId));
+	if (!HeapTupleIsValid(tuple))
+		elog(ERROR, "cache lookup failed for database %u", MyDatabaseId);
+	provider = ((Form_pg_database) GETSTRUCT(tuple))->datlocprovider;
+	ReleaseSysCache(tuple);
+	return provider;
+}
+
+/*
+ * Does ILIKE's lowering leave every character's fold as it was, under
+ * collation?  In UTF8, yes, whatever the collation (src/README,
+ * scripts/check-trgm-fold.sh).  In a single-byte encoding ILIKE lowers
+ * byte by byte: under a libc collation, whose tolower() may map any byte
+ * to any byte (a LATIN1 locale on SQL_ASCII), each byte is checked, once
+ * a collation; ICU and the builtin provider lower as Unicode does, which
+ * the fold is built from.  In other multibyte encodings the fold leaves
+ * non-ASCII characters as they are, which lower() need not: no.
+ */
+static bool
+BloomTrgmIlikeIsSafe(Oid collation)
+{
+	int			b;
+
+	if (GetDatabaseEncoding() == PG_UTF8)
+		return true;
+	if (pg_database_encoding_max_length() > 1)
+		return false;
+	if (BloomTrgmProvider(collation) != COLLPROVIDER_LIBC)
+		return true;
+	if (collation == bloomTrgmByteCollation)
+		return bloomTrgmByteLowerSafe;
+
+	bloomTrgmByteLowerSafe = true;
+	for (b = 1; b <= 0xFF && bloomTrgmByteLowerSafe; b++)
+	{
+		char		byte = (char) b;
+		char	   *lowered = str_tolower(&byte, 1, collation);
+
+		if (strlen(lowered) != 1 ||
+			BloomTrgmFoldChar((unsigned char *) lowered, 1) !=
+			BloomTrgmFoldChar((unsigned char *) &byte, 1))
+			bloomTrgmByteLowerSafe = false;
+		pfree(lowered);
+	}
+	bloomTrgmByteCollation = collation;
+	return bloomTrgmByteLowerSafe;
+}
+
+/*
+ * Can a query of the given strategy under collation be answered from the
+ * trigrams?  Never under a nondeterministic collation, which makes strings
+ * of other trigrams equal (ignorable characters, accents); an index of
+ * format 2 only under libc collations, whose lower() is context-free, as
+ * its fold was; ILIKE as BloomTrgmIlikeIsSafe says.
+ */
+static bool
+BloomTrgmQueryIsSafe(BloomElementSink *sink, Oid collation, int strategy)
+{
+	if (!get_collation_isdeterministic(collation))
+		return false;
+	if (sink->legacyFold)
+		return BloomTrgmProvider(collation) == COLLPROVIDER_LIBC;
+	if (strategy == BLOOMIDX_ILIKE_STRATEGY)
+		return BloomTrgmIlikeIsSafe(collation);
+	return true;
+}
+
+/*
+ * Refuse to build an index with a text_trgm_ops column under a
+ * nondeterministic collation (CREATE INDEX, REINDEX): no query under it
+ * could use the index.
+ */
+void
+BloomTrgmCheckBuild(Relation index)
+{
+	int			i;
+
+	for (i = 0; i < IndexRelationGetNumberOfKeyAttributes(index); i++)
+	{
+		Oid			collation = index->rd_indcollation[i];
+
+		if (!OidIsValid(collation) ||
+			get_collation_isdeterministic(collation) ||
+			!OidIsValid(index_getprocid(index, i + 1, BLOOMIDX_EXTRACT_PROC)) ||
+			index_getprocinfo(index, i + 1, BLOOMIDX_EXTRACT_PROC)->fn_addr !=
+			bloomidx_trgm_extract)
+			continue;
+		ereport(ERROR,
+				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+				 errmsg("text_trgm_ops cannot index column \"%s\" under nondeterministic collation \"%s\"",
+						NameStr(TupleDescAttr(RelationGetDescr(index), i)->attname),
+						get_collation_name(collation)),
+				 errdetail("Under a nondeterministic collation, strings with other trigrams are equal or match a pattern."),
+				 errhint("Index the column under a deterministic collation (COLLATE \"C\", for instance), which the queries must then use, or index = with the text equality operator class.")));
+	}
+}
+
 /*
  * bloomidx_trgm_extract(text, internal): the trigrams of a stored string
  * (support function 2).
@@ -269,6 +552,8 @@ bloomidx_trgm_extract_query(PG_FUNCTION_ARGS)
 	BloomElementSink *sink = (BloomElementSink *) PG_GETARG_POINTER(2);
 
 	sink->mode = BLOOM_ELEMENTS_ALL;
+	if (!BloomTrgmQueryIsSafe(sink, BloomTrgmCollation(fcinfo), strategy))
+		PG_RETURN_VOID();		/* no trigram: every row is a candidate */
 	switch (strategy)
 	{
 		case BLOOMIDX_EQUAL_STRATEGY:
