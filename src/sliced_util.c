@@ -14,6 +14,7 @@
  */
 #include "postgres.h"
 
+#include "executor/instrument.h"
 #include "miscadmin.h"
 #include "storage/bufmgr.h"
 #include "utils/rel.h"
@@ -172,7 +173,19 @@ bool
 BloomReadStripe(Relation index, uint32 s, BlockNumber blkno, int sigBits,
 				BloomStripePages *pages)
 {
-	Buffer		buffer = BloomReadBufferRecent(index, blkno, NULL);
+	return BloomReadStripeBuffer(index, s, BloomReadBufferRecent(index, blkno, NULL),
+								 sigBits, pages);
+}
+
+/*
+ * BloomReadStripe of a stripe page already pinned in buffer, which it
+ * releases.
+ */
+bool
+BloomReadStripeBuffer(Relation index, uint32 s, Buffer buffer, int sigBits,
+					  BloomStripePages *pages)
+{
+	BlockNumber blkno = BufferGetBlockNumber(buffer);
 	Page		page;
 
 	LockBuffer(buffer, BUFFER_LOCK_SHARE);
@@ -490,4 +503,116 @@ BloomSlicedLiveRowPages(const BloomMetaPageData *meta, int *npages)
 	qsort(pages, meta->nPending, sizeof(BlockNumber), BloomBlockCmp);
 	*npages = meta->nPending;
 	return pages;
+}
+
+/*
+ * Read stream callback of a BloomReader: its next page, while the reader
+ * allows it to be read ahead.
+ */
+static BlockNumber
+BloomReaderNextBlock(ReadStream *stream, void *arg, void *per_buffer_data)
+{
+	BloomReader *reader = (BloomReader *) arg;
+
+	if (reader->taken >= reader->allowed)
+		return InvalidBlockNumber;
+	return reader->blocks[reader->taken++];
+}
+
+/*
+ * Set up reader to read pages of index (with strategy bas) through a read
+ * stream of flags once one of them is not in shared buffers.
+ */
+void
+BloomReaderInit(BloomReader *reader, Relation index, BufferAccessStrategy bas,
+				int flags)
+{
+	memset(reader, 0, sizeof(BloomReader));
+	reader->index = index;
+	reader->bas = bas;
+	reader->flags = flags;
+}
+
+/*
+ * Start reading the n pages of blocks (the caller's array, kept until the
+ * next start), in that order, the first allowed of them ahead of their
+ * use.  Pages read ahead of the last list and not used are dropped.
+ */
+void
+BloomReaderStart(BloomReader *reader, BlockNumber *blocks, int n, int allowed)
+{
+	if (reader->stream != NULL)
+		read_stream_end(reader->stream);
+	reader->stream = NULL;
+	reader->blocks = blocks;
+	reader->nblocks = n;
+	reader->allowed = Min(allowed, n);
+	reader->taken = 0;
+	reader->next = 0;
+}
+
+/*
+ * Let the first n pages of the list be read ahead.
+ */
+void
+BloomReaderAllow(BloomReader *reader, int n)
+{
+	reader->allowed = Max(reader->allowed, Min(n, reader->nblocks));
+}
+
+/*
+ * The next page of the list, pinned.  Read as BloomReadBufferRecent reads
+ * it while every page so far was in shared buffers; once one was not, read
+ * through a read stream over the pages allowed (a stream that ran out of
+ * them is started again).
+ */
+Buffer
+BloomReaderNext(BloomReader *reader)
+{
+	Buffer		buffer;
+
+	Assert(reader->next < reader->nblocks);
+	reader->allowed = Max(reader->allowed, reader->next + 1);
+	if (!reader->streaming)
+	{
+		int64		read = pgBufferUsage.shared_blks_read +
+			pgBufferUsage.local_blks_read;
+
+		buffer = BloomReadBufferRecent(reader->index, reader->blocks[reader->next],
+									   reader->bas);
+		reader->streaming = pgBufferUsage.shared_blks_read +
+			pgBufferUsage.local_blks_read > read;
+		reader->taken = ++reader->next;
+		return buffer;
+	}
+	for (;;)
+	{
+		if (reader->stream == NULL)
+		{
+			reader->taken = reader->next;
+			reader->stream = read_stream_begin_relation(reader->flags, reader->bas,
+														reader->index, MAIN_FORKNUM,
+														BloomReaderNextBlock,
+														reader, 0);
+		}
+		buffer = read_stream_next_buffer(reader->stream, NULL);
+		if (BufferIsValid(buffer))
+			break;
+		read_stream_end(reader->stream);
+		reader->stream = NULL;
+	}
+	Assert(BufferGetBlockNumber(buffer) == reader->blocks[reader->next]);
+	reader->next++;
+	return buffer;
+}
+
+/*
+ * Done with a reader: pages read ahead and not used are dropped.
+ */
+void
+BloomReaderEnd(BloomReader *reader)
+{
+	if (reader->stream != NULL)
+		read_stream_end(reader->stream);
+	reader->stream = NULL;
 }

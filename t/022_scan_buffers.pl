@@ -101,6 +101,14 @@ cmp_ok($r[0], '>', 0, 'sliced: the first scan reads its slices');
 cmp_ok($r[0], '<', 512, 'sliced: fewer than a quarter of shared_buffers');
 is($r[1], 0, 'sliced: run again, it finds them all in shared buffers');
 
+# Read ahead from the file: one column, and an = ANY's alternatives
+$node->restart;
+@r = scan_twice('big_sliced', 'big', 'big_row', 'b = 205');
+cmp_ok($r[0], '>', 0, 'sliced, one column: the first scan reads its slices');
+$node->restart;
+@r = scan_twice('big_sliced', 'big', 'big_row', 'c = ANY (ARRAY[7, 205, 7000]) AND d = 7');
+cmp_ok($r[0], '>', 0, 'sliced, = ANY: the first scan reads its slices');
+
 $node->restart;
 @r = scan_twice('big_row', 'big', 'big_sliced', 'a = 4242 AND b = 205');
 cmp_ok($r[0], '>=', $pages{big_row} - 2, 'big row index: the first scan reads every page');
