@@ -204,6 +204,8 @@ extern void BloomReaderStart(BloomReader *reader, BlockNumber *blocks, int n,
 extern void BloomReaderAllow(BloomReader *reader, int n);
 extern Buffer BloomReaderNext(BloomReader *reader);
 extern void BloomReaderEnd(BloomReader *reader);
+extern void BloomReaderStartStripes(BloomReader *reader,
+									const BloomSlicedSnapshot *snap);
 extern void BloomSlicedSizes(Relation index, BloomLayoutSizesData *sizes);
 extern bool BloomSlicedLayoutSizes(Relation index, BloomLayoutSizesData *sizes);
 extern uint64 BloomSlicedForEachRow(Relation index, const BloomShape *shape,

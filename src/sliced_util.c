@@ -348,6 +348,9 @@ BloomReadStripeRows(Relation index, const BloomShape *shape,
 {
 	int			sigWords = shape->sigWords;
 	ItemPointerData *map = palloc(sizeof(ItemPointerData) * BLOOMIDX_STRIPE_ROWS);
+	BlockNumber blocks[BLOOMIDX_STRIPE_TIDPAGES + BLOOMIDX_SLICED_MAX_LENGTH];
+	BloomReader reader;
+	int			nblocks = 0;
 	int			nlive = 0;
 	int			t,
 				b,
@@ -356,15 +359,25 @@ BloomReadStripeRows(Relation index, const BloomShape *shape,
 	*rowOf = palloc(sizeof(int) * Max(rows, 1));
 	*tids = palloc(sizeof(ItemPointerData) * Max(rows, 1));
 
+	/* Its TID maps, then its slices, read ahead */
+	for (t = 0; t < pages->nTidPages; t++)
+		blocks[nblocks++] = pages->tidPages[t];
+	for (b = 0; b < shape->sigBits; b++)
+	{
+		if (pages->slices[b] != InvalidBlockNumber)
+			blocks[nblocks++] = pages->slices[b];
+	}
+	BloomReaderInit(&reader, index, NULL, READ_STREAM_FULL);
+	BloomReaderStart(&reader, blocks, nblocks, nblocks);
+
 	for (t = 0; t < pages->nTidPages; t++)
 	{
 		Buffer		buffer;
 		int			first,
 					n;
 
-		buffer = BloomReadStripePage(index, pages, stripeBlkno, pages->tidPages[t],
-									 BLOOMIDX_TIDMAP, NULL);
-		if (!BufferIsValid(buffer))
+		buffer = BloomReaderNext(&reader);
+		if (!BloomLockStripePage(index, pages, stripeBlkno, buffer, BLOOMIDX_TIDMAP))
 			elog(ERROR, "stripe %u of bloomidx index \"%s\" was emptied while it was read",
 				 pages->stripe, RelationGetRelationName(index));
 		first = BloomTidMapGetFirstRow(BufferGetPage(buffer));
@@ -399,9 +412,8 @@ BloomReadStripeRows(Relation index, const BloomShape *shape,
 		if (pages->slices[b] == InvalidBlockNumber)
 			continue;
 		CHECK_FOR_INTERRUPTS();
-		buffer = BloomReadStripePage(index, pages, stripeBlkno, pages->slices[b],
-									 BLOOMIDX_SLICE, NULL);
-		if (!BufferIsValid(buffer))
+		buffer = BloomReaderNext(&reader);
+		if (!BloomLockStripePage(index, pages, stripeBlkno, buffer, BLOOMIDX_SLICE))
 			elog(ERROR, "stripe %u of bloomidx index \"%s\" was emptied while it was read",
 				 pages->stripe, RelationGetRelationName(index));
 		slice = BufferGetPage(buffer);
@@ -412,6 +424,7 @@ BloomReadStripeRows(Relation index, const BloomShape *shape,
 		}
 		UnlockReleaseBuffer(buffer);
 	}
+	BloomReaderEnd(&reader);
 	return nlive;
 }
 
@@ -428,10 +441,13 @@ BloomSlicedForEachRow(Relation index, const BloomShape *shape,
 {
 	BloomSlicedSnapshot *snap = palloc(sizeof(BloomSlicedSnapshot));
 	BloomStripePages *pages = palloc(sizeof(BloomStripePages));
+	BloomReader stripes;
 	uint64		total = 0;
 	uint32		s;
 
 	BloomTakeSnapshot(index, snap, true);
+	BloomReaderInit(&stripes, index, NULL, READ_STREAM_FULL);
+	BloomReaderStartStripes(&stripes, snap);
 	for (s = snap->firstStripe; s < snap->nStripes; s++)
 	{
 		int			rows = BloomStripeRows(snap->mergedRows, s);
@@ -446,7 +462,8 @@ BloomSlicedForEachRow(Relation index, const BloomShape *shape,
 			break;
 		if (blkno == InvalidBlockNumber)
 			continue;
-		if (!BloomReadStripe(index, s, blkno, shape->sigBits, pages))
+		if (!BloomReadStripeBuffer(index, s, BloomReaderNext(&stripes),
+								   shape->sigBits, pages))
 			elog(ERROR, "stripe %u of bloomidx index \"%s\" was emptied while it was read",
 				 s, RelationGetRelationName(index));
 		nlive = BloomReadStripeRows(index, shape, pages, blkno, rows,
@@ -463,6 +480,8 @@ BloomSlicedForEachRow(Relation index, const BloomShape *shape,
 		pfree(tids);
 		pfree(words);
 	}
+	BloomReaderEnd(&stripes);
+	pfree(stripes.blocks);
 	pfree(pages);
 	BloomFreeSnapshot(snap);
 	return total;
@@ -615,4 +634,27 @@ BloomReaderEnd(BloomReader *reader)
 	if (reader->stream != NULL)
 		read_stream_end(reader->stream);
 	reader->stream = NULL;
+}
+
+/*
+ * Start reading the stripe pages of a snapshot (taken with stripes) in
+ * order, those of its stripes up to the first without merged rows, less
+ * any emptied; the list is palloc'd in reader->blocks.
+ */
+void
+BloomReaderStartStripes(BloomReader *reader, const BloomSlicedSnapshot *snap)
+{
+	BlockNumber *blocks = palloc(sizeof(BlockNumber) *
+								 Max(snap->nStripes - snap->firstStripe, 1));
+	int			n = 0;
+	uint32		s;
+
+	for (s = snap->firstStripe; s < snap->nStripes; s++)
+	{
+		if (BloomStripeRows(snap->mergedRows, s) == 0)
+			break;
+		if (BloomSnapStripe(snap, s) != InvalidBlockNumber)
+			blocks[n++] = BloomSnapStripe(snap, s);
+	}
+	BloomReaderStart(reader, blocks, n, n);
 }
