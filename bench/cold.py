@@ -148,9 +148,14 @@ def check_answer(pg, name, qname, sql):
                            "sequential scan %s" % (name, qname, got, want))
 
 
+IO_CONCURRENCY = None
+
+
 def explain(pg, sql):
     """Time, result and the pages of a query: (ms, shared read, shared hit)."""
-    out = pg.run("SET enable_seqscan = off;\n"
+    out = pg.run(("SET effective_io_concurrency = %d;\n" % IO_CONCURRENCY
+                  if IO_CONCURRENCY is not None else "") +
+                 "SET enable_seqscan = off;\n"
                  "EXPLAIN (ANALYZE, BUFFERS, FORMAT JSON) %s;\n" % sql)
     plan = json.loads(out)[0]
     top = plan["Plan"]
@@ -189,6 +194,8 @@ def cold_once(pg, server, a, relpaths, sql, lib=None):
 
 
 def cmd_cold(a):
+    global IO_CONCURRENCY
+    IO_CONCURRENCY = a.io_concurrency
     pg = Pg(a.psql)
     server = Server(a)
     ensure_table(pg, a.rows)
@@ -245,9 +252,11 @@ def cold_report(results, a):
     lines = ["### Cold and warm queries, %d rows" % a.rows, "",
              "Query time under EXPLAIN ANALYZE, cold (server restarted, the "
              "table's and index's files evicted from the OS cache; median of "
-             "%d) and warm (median of 5); ratios to contrib/bloom's in the "
+             "%d) and warm (median of 5)%s; ratios to contrib/bloom's in the "
              "same run. Pages: cold, read/found in shared buffers (the whole "
-             "plan, heap included); warm, touched." % a.runs, "",
+             "plan, heap included); warm, touched."
+             % (a.runs, ", effective_io_concurrency = %d" % a.io_concurrency
+                if a.io_concurrency is not None else ""), "",
              "| contender | query | size MB | cold ms | cold pages read/hit | "
              "warm ms | warm pages |", "|---|---|---|---|---|---|---|"]
     for r in results:
@@ -397,6 +406,8 @@ def main():
     c.add_argument("--lib-before", default="")
     c.add_argument("--lib-after", default="")
     c.add_argument("--queries", default="1col,2col")
+    c.add_argument("--io-concurrency", type=int, default=None,
+                   help="effective_io_concurrency of the queries")
     c.add_argument("--out", default="")
     k = sub.add_parser("concurrency")
     k.add_argument("--psql", required=True)

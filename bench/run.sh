@@ -41,6 +41,8 @@
 #                 -march=native and the like here, never in the Makefile
 #   BENCH_BEFORE  with --cold: a commit whose bloomidx is measured beside the
 #                 one built, its library swapped in while the server is down
+#   BENCH_IO_CONCURRENCY  with --cold: effective_io_concurrency of the
+#                 queries (default: the server's)
 set -euo pipefail
 
 REPO=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
@@ -148,6 +150,7 @@ cold_bench() {
                 --datadir "$BX_WORK/cluster/data" --logfile "$BX_WORK/cluster/server.log"
                 --pg-user "$BX_PG_OS_USER" --rows "$rows" --lib-path "$lib"
                 --out "$BX_WORK/results/cold.md" "$@")
+    [[ -n ${BENCH_IO_CONCURRENCY:-} ]] && args+=(--io-concurrency "$BENCH_IO_CONCURRENCY")
     if [[ -n ${BENCH_BEFORE:-} ]]; then
         local before=$BX_WORK/src-before
         mkdir -p "$before"
