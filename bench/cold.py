@@ -369,8 +369,8 @@ def conc_report(results, a):
     key = {(r["contender"], r["query"], r["clients"], r["inserting"]): r
            for r in results}
     for name in a.contenders.split(","):
-        for ins in (0, 2):
-            for q in ("1col", "2col"):
+        for ins in ((0,) if a.no_insert else (0, 2)):
+            for q in a.queries.split(","):
                 cells = []
                 for c in clients:
                     r = key.get((name, q, c, ins))
