@@ -560,8 +560,7 @@ BloomReaderInit(BloomReader *reader, Relation index, BufferAccessStrategy bas,
 void
 BloomReaderStart(BloomReader *reader, BlockNumber *blocks, int n, int allowed)
 {
-	if (reader->stream != NULL)
-		read_stream_end(reader->stream);
+	BloomReaderEnd(reader);
 	reader->stream = NULL;
 	reader->blocks = blocks;
 	reader->nblocks = n;
@@ -631,6 +630,8 @@ BloomReaderNext(BloomReader *reader)
 void
 BloomReaderEnd(BloomReader *reader)
 {
+	/* The stream takes no more pages as it ends */
+	reader->allowed = reader->taken;
 	if (reader->stream != NULL)
 		read_stream_end(reader->stream);
 	reader->stream = NULL;
