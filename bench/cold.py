@@ -159,8 +159,17 @@ def explain(pg, sql):
                  "EXPLAIN (ANALYZE, BUFFERS, FORMAT JSON) %s;\n" % sql)
     plan = json.loads(out)[0]
     top = plan["Plan"]
+    scan = [0.0, 0, 0]
+    nodes = [top]
+    while nodes:
+        node = nodes.pop()
+        nodes.extend(node.get("Plans", []))
+        if node["Node Type"] == "Bitmap Index Scan":
+            scan[0] += node["Actual Total Time"]
+            scan[1] += node.get("Shared Read Blocks", 0)
+            scan[2] += node.get("Shared Hit Blocks", 0)
     return (plan["Execution Time"], top.get("Shared Read Blocks", 0),
-            top.get("Shared Hit Blocks", 0))
+            top.get("Shared Hit Blocks", 0), scan[0], scan[1], scan[2])
 
 
 # --- cold --------------------------------------------------------------------
@@ -226,12 +235,17 @@ def cmd_cold(a):
                          cold_ms=median([c[0] for c in cold]),
                          cold_read=median([c[1] for c in cold]),
                          cold_hit=median([c[2] for c in cold]),
+                         cold_index_ms=median([c[3] for c in cold]),
+                         cold_index_read=median([c[4] for c in cold]),
+                         cold_index_hit=median([c[5] for c in cold]),
                          warm_ms=median([w[0] for w in warm]),
                          warm_pages=median([w[1] + w[2] for w in warm]))
                 results.append(r)
-                log("%s %s: cold %.1f ms (%d read, %d hit), warm %.3f ms"
+                log("%s %s: cold %.1f ms (%d read, %d hit; index scan %.1f ms, "
+                    "%d read, %d hit), warm %.3f ms"
                     % (r["label"], qname, r["cold_ms"], r["cold_read"],
-                       r["cold_hit"], r["warm_ms"]))
+                       r["cold_hit"], r["cold_index_ms"], r["cold_index_read"],
+                       r["cold_index_hit"], r["warm_ms"]))
         if libs[0][1] is not None and mine:
             shutil.copyfile(a.lib_after, a.lib_path)
             server.stop()
@@ -258,7 +272,8 @@ def cold_report(results, a):
              % (a.runs, ", effective_io_concurrency = %d" % a.io_concurrency
                 if a.io_concurrency is not None else ""), "",
              "| contender | query | size MB | cold ms | cold pages read/hit | "
-             "warm ms | warm pages |", "|---|---|---|---|---|---|---|"]
+             "cold index scan ms | its pages read/hit | warm ms | warm pages |",
+             "|---|---|---|---|---|---|---|---|---|"]
     for r in results:
         b = base.get(r["query"])
 
@@ -266,11 +281,13 @@ def cold_report(results, a):
             if b is None or not b[k]:
                 return ""
             return " (%.3g×)" % (r[k] / b[k])
-        lines.append("| %s | %s | %.1f | %.1f%s | %d/%d | %.3f%s | %d |"
+        lines.append("| %s | %s | %.1f | %.1f%s | %d/%d | %.1f%s | %d/%d | "
+                     "%.3f%s | %d |"
                      % (r["label"], r["query"], r["size"] / 1048576.0,
                         r["cold_ms"], ratio("cold_ms"), r["cold_read"],
-                        r["cold_hit"], r["warm_ms"], ratio("warm_ms"),
-                        r["warm_pages"]))
+                        r["cold_hit"], r["cold_index_ms"], ratio("cold_index_ms"),
+                        r["cold_index_read"], r["cold_index_hit"],
+                        r["warm_ms"], ratio("warm_ms"), r["warm_pages"]))
     return "\n".join(lines) + "\n"
 
 
