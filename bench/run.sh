@@ -8,6 +8,8 @@
 #   bash bench/run.sh --quick        # 1,000,000 rows (development)
 #   bash bench/run.sh --smoke        # 20,000 rows, 1 run: checks the pipeline
 #   bash bench/run.sh --rows N --runs N --out DIR
+#   bash bench/run.sh --cold         # cold-cache queries only (bench/cold.py)
+#   bash bench/run.sh --concurrency  # throughput with 1-8 clients only
 #   make bench                       # the same as the first line
 #
 # Steps:
@@ -37,6 +39,10 @@
 #                 working tree, tracked and untracked-but-not-ignored files)
 #   BENCH_CFLAGS  compiler flags of the benchmark build (default -O2); keep
 #                 -march=native and the like here, never in the Makefile
+#   BENCH_BEFORE  with --cold: a commit whose bloomidx is measured beside the
+#                 one built, its library swapped in while the server is down
+#   BENCH_IO_CONCURRENCY  with --cold: effective_io_concurrency of the
+#                 queries (default: the server's)
 set -euo pipefail
 
 REPO=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
@@ -48,7 +54,7 @@ source "$REPO/bench/lib.sh"
 PYTHON=/usr/bin/python3
 
 usage() {
-    sed -n '3,13p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'
+    sed -n '3,15p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'
 }
 
 # --- options -------------------------------------------------------------------
@@ -65,6 +71,8 @@ while [[ $# -gt 0 ]]; do
         --runs) [[ ${2:-} =~ ^[0-9]+$ && $2 -ge 1 ]] || bx_die "--runs needs a number >= 1"; runs=$2; runs_given=1; shift 2 ;;
         --quick) mode=quick; shift ;;
         --smoke) mode=smoke; shift ;;
+        --cold) mode=cold; shift ;;
+        --concurrency) mode=concurrency; shift ;;
         --out) [[ -n ${2:-} ]] || bx_die "--out needs a directory"; out=$2; shift 2 ;;
         -h | --help) usage; exit 0 ;;
         *) bx_die "unknown option '$1' (see bash bench/run.sh --help)" ;;
@@ -74,6 +82,9 @@ case $mode in
     quick) [[ $rows_given -eq 1 ]] || rows=1000000 ;;
     smoke) [[ $rows_given -eq 1 ]] || rows=20000
            [[ $runs_given -eq 1 ]] || runs=1 ;;
+    cold) [[ $rows_given -eq 1 ]] || rows=1000000
+          [[ $runs_given -eq 1 ]] || runs=3 ;;
+    concurrency) [[ $rows_given -eq 1 ]] || rows=1000000 ;;
 esac
 [[ $rows -ge 1000 ]] || bx_die "--rows must be at least 1000"
 if [[ -z $out ]]; then
@@ -129,6 +140,52 @@ bx_log "build: make && make install (PG_CFLAGS=$cflags)"
 bench_build "$SRC" "$cflags" "$BX_WORK/logs/build.log"
 bench_start_cluster "${SETTINGS[@]}"
 
+# --- cold-cache queries and throughput (bench/cold.py) ---------------------------
+
+# cold_bench ARGS...: the cold-cache queries, into $BX_WORK/results/cold.md
+cold_bench() {
+    local lib
+    lib=$("$BX_PG_CONFIG" --pkglibdir)/bloomidx.so
+    local args=(cold --psql "$BX_PG_BINDIR/psql" --pgctl "$BX_PG_BINDIR/pg_ctl"
+                --datadir "$BX_WORK/cluster/data" --logfile "$BX_WORK/cluster/server.log"
+                --pg-user "$BX_PG_OS_USER" --rows "$rows" --lib-path "$lib"
+                --out "$BX_WORK/results/cold.md" "$@")
+    [[ -n ${BENCH_IO_CONCURRENCY:-} ]] && args+=(--io-concurrency "$BENCH_IO_CONCURRENCY")
+    if [[ -n ${BENCH_BEFORE:-} ]]; then
+        local before=$BX_WORK/src-before
+        mkdir -p "$before"
+        git -C "$REPO" -c safe.directory='*' archive "$BENCH_BEFORE" | tar -x -C "$before"
+        bx_chown_pg "$before"
+        bx_log "build of $BENCH_BEFORE, for the side-by-side cold runs"
+        bx_as_pg make -C "$before" --no-print-directory -j"$(nproc)" \
+            PG_CONFIG="$BX_PG_CONFIG" PG_CFLAGS="$cflags" >"$BX_WORK/logs/build-before.log" 2>&1 ||
+            bx_die "the build of $BENCH_BEFORE failed (log: $BX_WORK/logs/build-before.log)"
+        cp "$lib" "$BX_WORK/bloomidx-after.so"
+        args+=(--lib-before "$before/bloomidx.so" --lib-after "$BX_WORK/bloomidx-after.so")
+    fi
+    "$PYTHON" "$REPO/bench/cold.py" "${args[@]}" || bx_die "the cold-cache runs failed"
+}
+
+# conc_bench ARGS...: throughput, into $BX_WORK/results/concurrency.md
+conc_bench() {
+    "$PYTHON" "$REPO/bench/cold.py" concurrency --psql "$BX_PG_BINDIR/psql" \
+        --pgbench "$BX_PG_BINDIR/pgbench" --rows "$rows" --workdir "$BX_WORK/pgbench" \
+        --out "$BX_WORK/results/concurrency.md" "$@" || bx_die "the throughput runs failed"
+}
+
+if [[ $mode == cold || $mode == concurrency ]]; then
+    if [[ $mode == cold ]]; then
+        cold_bench --runs "$runs"
+        cp "$BX_WORK/results/cold.md" "$BX_WORK/results/cold.json" "$out/"
+    else
+        conc_bench
+        cp "$BX_WORK/results/concurrency.md" "$BX_WORK/results/concurrency.json" "$out/"
+    fi
+    bx_cleanup
+    echo "bench: ok (results in $out)"
+    exit 0
+fi
+
 # --- measurements ---------------------------------------------------------------
 
 raw=$BX_WORK/results/raw.json
@@ -140,6 +197,13 @@ if ! "$PYTHON" "$REPO/bench/bench.py" measure --mode "$mode" --rows "$rows" \
         --server-log "$BX_WORK/cluster/server.log"; then
     tail -n 30 "$BX_WORK/cluster/server.log" >&2 || true
     bx_die "the measurements failed"
+fi
+
+# The smoke run checks the cold and throughput pipelines on one contender
+if [[ $mode == smoke ]]; then
+    bx_log "cold-cache and throughput pipelines (bench/cold.py)"
+    cold_bench --runs 1 --contenders bloomidx --queries 1col
+    conc_bench --seconds 1 --clients 2 --contenders bloomidx --queries 1col --no-insert
 fi
 
 # The plan-choice grid, owned by bench/plan_choice.sh: it gets the same

@@ -122,14 +122,24 @@ typedef RelFileNode RelFileLocator;
  * 17: read streams (read_stream.h) read the blocks a callback names ahead
  * of their use, in larger reads (and, from 18 on, asynchronous ones).
  * Before 17, the same calls read one block at a time, as a loop of
- * ReadBufferExtended would.
+ * ReadBufferExtended would, and hint the blocks the callback names next
+ * to the kernel with PrefetchBuffer (posix_fadvise), as many ahead as the
+ * tablespace's effective_io_concurrency (maintenance_io_concurrency for
+ * READ_STREAM_MAINTENANCE) allows; not a block that follows the one before
+ * it, which the kernel reads ahead by itself.
  */
 #if PG_VERSION_NUM >= 170000
 #include "storage/read_stream.h"
 #else
+#include "pgstat.h"
+#include "utils/spccache.h"
+
 #define READ_STREAM_DEFAULT			0x00
 #define READ_STREAM_MAINTENANCE		0x01
 #define READ_STREAM_FULL			0x04
+
+/* Blocks a stream hints ahead at most, less one */
+#define BLOOM_STREAM_AHEAD			64
 
 typedef struct ReadStream ReadStream;
 typedef BlockNumber (*ReadStreamBlockNumberCB) (ReadStream *stream,
@@ -142,6 +152,13 @@ struct ReadStream
 	BufferAccessStrategy strategy;
 	ReadStreamBlockNumberCB callback;
 	void	   *callback_private_data;
+	int			maxAhead;		/* blocks hinted ahead at most */
+	int			first;			/* oldest block taken and not yet read */
+	int			ntaken;			/* blocks taken and not yet read */
+	bool		ended;			/* the callback said no more */
+	BlockNumber lastTaken;
+	BlockNumber blocks[BLOOM_STREAM_AHEAD];
+	Buffer		recent[BLOOM_STREAM_AHEAD]; /* where a hint found it */
 };
 
 static inline ReadStream *
@@ -152,6 +169,8 @@ read_stream_begin_relation(int flags, BufferAccessStrategy strategy,
 						   size_t per_buffer_data_size)
 {
 	ReadStream *stream = palloc(sizeof(ReadStream));
+	Oid			spc = rel->rd_rel->reltablespace;
+	int			ios;
 
 	Assert(per_buffer_data_size == 0);
 	stream->rel = rel;
@@ -159,17 +178,58 @@ read_stream_begin_relation(int flags, BufferAccessStrategy strategy,
 	stream->strategy = strategy;
 	stream->callback = callback;
 	stream->callback_private_data = callback_private_data;
+	ios = (flags & READ_STREAM_MAINTENANCE) ?
+		get_tablespace_maintenance_io_concurrency(spc) :
+		get_tablespace_io_concurrency(spc);
+	stream->maxAhead = Min(ios, BLOOM_STREAM_AHEAD - 1);
+	stream->first = 0;
+	stream->ntaken = 0;
+	stream->ended = false;
+	stream->lastTaken = InvalidBlockNumber;
 	return stream;
 }
 
 static inline Buffer
 read_stream_next_buffer(ReadStream *stream, void **per_buffer_data)
 {
-	BlockNumber blkno = stream->callback(stream, stream->callback_private_data,
-										 NULL);
+	BlockNumber blkno;
+	Buffer		recent;
 
-	if (blkno == InvalidBlockNumber)
+	/* Take blocks from the callback, hinting those after the next */
+	while (!stream->ended && stream->ntaken <= stream->maxAhead)
+	{
+		int			i = (stream->first + stream->ntaken) % BLOOM_STREAM_AHEAD;
+
+		blkno = stream->callback(stream, stream->callback_private_data, NULL);
+		if (blkno == InvalidBlockNumber)
+		{
+			stream->ended = true;
+			break;
+		}
+		stream->blocks[i] = blkno;
+		stream->recent[i] = InvalidBuffer;
+		if (stream->ntaken > 0 && blkno != stream->lastTaken + 1)
+			stream->recent[i] = PrefetchBuffer(stream->rel, stream->forknum,
+											   blkno).recent_buffer;
+		stream->lastTaken = blkno;
+		stream->ntaken++;
+	}
+	if (stream->ntaken == 0)
 		return InvalidBuffer;
+
+	blkno = stream->blocks[stream->first];
+	recent = stream->recent[stream->first];
+	stream->first = (stream->first + 1) % BLOOM_STREAM_AHEAD;
+	stream->ntaken--;
+	if (BufferIsValid(recent) && !RelationUsesLocalBuffers(stream->rel) &&
+		ReadRecentBuffer(BloomRelationLocator(stream->rel), stream->forknum,
+						 blkno, recent))
+	{
+		/* Counted as ReadBufferExtended counts a hit */
+		pgstat_count_buffer_read(stream->rel);
+		pgstat_count_buffer_hit(stream->rel);
+		return recent;
+	}
 	return ReadBufferExtended(stream->rel, stream->forknum, blkno, RBM_NORMAL,
 							  stream->strategy);
 }

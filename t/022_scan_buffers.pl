@@ -101,6 +101,14 @@ cmp_ok($r[0], '>', 0, 'sliced: the first scan reads its slices');
 cmp_ok($r[0], '<', 512, 'sliced: fewer than a quarter of shared_buffers');
 is($r[1], 0, 'sliced: run again, it finds them all in shared buffers');
 
+# Read ahead from the file: one column, and an = ANY's alternatives
+$node->restart;
+@r = scan_twice('big_sliced', 'big', 'big_row', 'b = 205');
+cmp_ok($r[0], '>', 0, 'sliced, one column: the first scan reads its slices');
+$node->restart;
+@r = scan_twice('big_sliced', 'big', 'big_row', 'c = ANY (ARRAY[7, 205, 7000]) AND d = 7');
+cmp_ok($r[0], '>', 0, 'sliced, = ANY: the first scan reads its slices');
+
 $node->restart;
 @r = scan_twice('big_row', 'big', 'big_sliced', 'a = 4242 AND b = 205');
 cmp_ok($r[0], '>=', $pages{big_row} - 2, 'big row index: the first scan reads every page');
@@ -111,6 +119,18 @@ $node->restart;
 @r = scan_twice('small_row', 'small', undef, 'a = 4242 AND b = 205');
 cmp_ok($r[0], '>=', $pages{small_row} - 2, 'small row index: the first scan reads every page');
 is($r[1], 0, 'small row index: run again, it finds them all in shared buffers');
+
+# VACUUM and bloomidx_check, each from the file: the index stays whole
+$node->safe_psql('postgres', 'DELETE FROM big WHERE a % 3 = 0 OR a < 300000');
+$node->restart;
+$node->safe_psql('postgres', 'VACUUM big');
+$node->restart;
+is($node->safe_psql('postgres', "SELECT bloomidx_check('big_sliced', true); SELECT 'checked'"),
+	"\nchecked", 'bloomidx_check from the file passes after VACUUM from the file');
+$node->restart;
+@r = scan_twice('big_sliced', 'big', 'big_row', 'b = 205');
+$node->restart;
+@r = scan_twice('big_sliced', 'big', 'big_row', 'a = 400000 AND b = 436');
 
 $node->stop;
 done_testing();

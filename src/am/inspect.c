@@ -184,6 +184,8 @@ BloomWalkIndex(BloomWalkData *walk)
 	Page		page = (Page) copy.data;
 	BloomMetaPage meta;
 	BufferAccessStrategy bas;
+	BloomBlockRange range;
+	ReadStream *stream;
 	Buffer		buffer;
 	BlockNumber blkno;
 	char	   *problem;
@@ -259,9 +261,13 @@ BloomWalkIndex(BloomWalkData *walk)
 										   i, meta->freePages[i], walk->npages - 1));
 	}
 
-	/* The other pages, in order */
+	/* The other pages, in order, read ahead */
 	bas = GetAccessStrategy(BAS_BULKREAD);
-	for (blkno = BLOOMIDX_METAPAGE_BLKNO + 1; blkno < walk->npages; blkno++)
+	range.next = BLOOMIDX_METAPAGE_BLKNO + 1;
+	range.end = walk->npages;
+	stream = read_stream_begin_relation(READ_STREAM_FULL, bas, index, MAIN_FORKNUM,
+										BloomBlockRangeNext, &range, 0);
+	while ((buffer = read_stream_next_buffer(stream, NULL)) != InvalidBuffer)
 	{
 		int			ntuples;
 		bool		listed;
@@ -269,7 +275,7 @@ BloomWalkIndex(BloomWalkData *walk)
 
 		CHECK_FOR_INTERRUPTS();
 
-		buffer = ReadBufferExtended(index, MAIN_FORKNUM, blkno, RBM_NORMAL, bas);
+		blkno = BufferGetBlockNumber(buffer);
 		LockBuffer(buffer, BUFFER_LOCK_SHARE);
 		memcpy(copy.data, BufferGetPage(buffer), BLCKSZ);
 		UnlockReleaseBuffer(buffer);
@@ -305,6 +311,7 @@ BloomWalkIndex(BloomWalkData *walk)
 						   BloomPageGetSignature(page, shape->sigBytes, i),
 						   blkno, walk);
 	}
+	read_stream_end(stream);
 	FreeAccessStrategy(bas);
 
 	/* The rows the layout keeps elsewhere than in data pages */

@@ -171,6 +171,26 @@ BloomSnapStripe(const BloomSlicedSnapshot *snap, uint32 s)
 /* sliced.c: the routine table (layout.c lists it) */
 extern const BloomLayoutRoutine BloomSlicedLayout;
 
+/*
+ * Pages read in a known order, ahead of their use once one of them had to
+ * be read from the file (BloomReaderNext): a list of pages, of which the
+ * first allowed may be read ahead.  The list grows only by what the reader
+ * allows; a new list drops what was read ahead of the last.
+ */
+typedef struct BloomReader
+{
+	Relation	index;
+	BufferAccessStrategy bas;
+	int			flags;			/* of the read stream */
+	bool		streaming;		/* a page was not in shared buffers */
+	ReadStream *stream;
+	BlockNumber *blocks;		/* the pages, in the order they are used */
+	int			nblocks;
+	int			allowed;		/* how many of them may be read ahead */
+	int			taken;			/* how many the stream has taken */
+	int			next;			/* how many were returned */
+} BloomReader;
+
 /* sliced_check.c */
 extern char *BloomSlicedMetaProblem(BloomMetaPage meta, BlockNumber *needBlocks);
 extern char *BloomSlicedMetaBlocksProblem(BloomMetaPage meta, BlockNumber nblocks);
@@ -191,6 +211,8 @@ extern void BloomCheckPendingGone(Relation index, BloomState state,
 								  BlockNumber blkno);
 extern bool BloomReadStripe(Relation index, uint32 s, BlockNumber blkno,
 							int sigBits, BloomStripePages *pages);
+extern bool BloomReadStripeBuffer(Relation index, uint32 s, Buffer buffer,
+								  int sigBits, BloomStripePages *pages);
 extern Buffer BloomReadStripePage(Relation index, const BloomStripePages *pages,
 								  BlockNumber stripeBlkno, BlockNumber blkno,
 								  uint16 flag, BufferAccessStrategy bas);
@@ -206,6 +228,15 @@ extern int	BloomReadStripeRows(Relation index, const BloomShape *shape,
 								const BloomStripePages *pages,
 								BlockNumber stripeBlkno, int rows, int **rowOf,
 								ItemPointerData **tids, uint64 **words);
+extern void BloomReaderInit(BloomReader *reader, Relation index,
+							BufferAccessStrategy bas, int flags);
+extern void BloomReaderStart(BloomReader *reader, BlockNumber *blocks, int n,
+							 int allowed);
+extern void BloomReaderAllow(BloomReader *reader, int n);
+extern Buffer BloomReaderNext(BloomReader *reader);
+extern void BloomReaderEnd(BloomReader *reader);
+extern void BloomReaderStartStripes(BloomReader *reader,
+									const BloomSlicedSnapshot *snap);
 extern void BloomSlicedSizes(Relation index, BloomLayoutSizesData *sizes);
 extern void BloomSlicedStatsColumns(Relation index, Datum *values, bool *nulls);
 extern double BloomSlicedRowsHeld(Relation index,

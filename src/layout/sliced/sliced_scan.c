@@ -64,7 +64,55 @@ typedef struct BloomSlicedScanData
 	int			maxtids;
 	char	   *copy;			/* a copy of a pending page, BLCKSZ */
 	BufferAccessStrategy bas;
+	BloomReader stripeReader;	/* the stripe pages */
+	BloomReader reader;			/* a stripe's slices, then its TID maps */
+	BlockNumber blocks[Max(BLOOMIDX_SLICED_MAX_LENGTH, BLOOMIDX_STRIPE_TIDPAGES)];
 } BloomSlicedScanData;
+
+/*
+ * Rows a slice that follows must leave, by the slices' fill, for it to be
+ * read ahead before the slices before it are ANDed: then those slices
+ * leave no row with a probability of about exp(-16), and pages read ahead
+ * in vain are as good as none.
+ */
+#define BLOOM_READ_AHEAD_ROWS	16
+
+/* Rows set in the first nw words of rows */
+static int
+BloomRowsLeftCount(const BloomRowsLeft *rows, int nw)
+{
+	int			n = 0;
+	int			i;
+
+	if (rows->nlive < 0)
+	{
+		for (i = 0; i < nw; i++)
+			n += pg_popcount64(rows->r[i]);
+	}
+	else
+	{
+		for (i = 0; i < rows->nlive; i++)
+			n += pg_popcount64(rows->r[rows->live[i]]);
+	}
+	return n;
+}
+
+/*
+ * Slices past the next that a chain of ANDs with left rows left will
+ * almost surely read, if each leaves a share fill of the rows.
+ */
+static int
+BloomSlicesAhead(int left, double fill)
+{
+	double		expected = left;
+	int			n = 0;
+
+	fill = Min(Max(fill, 0.05), 0.95);
+	while (n < BLOOMIDX_SLICED_MAX_LENGTH &&
+		   (expected *= fill) >= BLOOM_READ_AHEAD_ROWS)
+		n++;
+	return n;
+}
 
 /*
  * Hint that a slice page will be read next, where rows are left: its
@@ -100,10 +148,12 @@ BloomPrefetchSlice(Page page, const BloomRowsLeft *rows, int nw)
 static int
 BloomAndMask(Relation index, const BloomStripePages *pages, BlockNumber stripeBlkno,
 			 const uint64 *mask, int sigWords, BloomRowsLeft *rows, int nw,
-			 BufferAccessStrategy bas)
+			 BloomSlicedScanData *work)
 {
-	BlockNumber blocks[BLOOMIDX_SLICED_MAX_LENGTH];
+	BlockNumber *blocks = work->blocks;
+	BloomReader *reader = &work->reader;
 	Buffer		next;
+	int			left = -1;
 	int			nb = 0;
 	int			i,
 				w;
@@ -128,7 +178,16 @@ BloomAndMask(Relation index, const BloomStripePages *pages, BlockNumber stripeBl
 	if (nb == 0)
 		return BLOOM_SLICE_ANY;
 
-	next = BloomReadBufferRecent(index, blocks[0], bas);
+	/*
+	 * Slice i + 1 is read before slice i is ANDed.  Once pages come from
+	 * the file, the slices that follow are read ahead too, as far as the
+	 * rows left make it almost sure that they will be read.
+	 */
+	BloomReaderStart(reader, blocks, nb, 2);
+	if (reader->streaming)
+		BloomReaderAllow(reader, 2 + BloomSlicesAhead(BloomRowsLeftCount(rows, nw),
+													  BLOOMIDX_SLICED_FILL));
+	next = BloomReaderNext(reader);
 	for (i = 0; i < nb; i++)
 	{
 		Buffer		buffer = next;
@@ -137,7 +196,7 @@ BloomAndMask(Relation index, const BloomStripePages *pages, BlockNumber stripeBl
 		next = InvalidBuffer;
 		if (i + 1 < nb)
 		{
-			next = BloomReadBufferRecent(index, blocks[i + 1], bas);
+			next = BloomReaderNext(reader);
 			BloomPrefetchSlice(BufferGetPage(next), rows, nw);
 		}
 		if (!BloomLockStripePage(index, pages, stripeBlkno, buffer, BLOOMIDX_SLICE))
@@ -158,6 +217,16 @@ BloomAndMask(Relation index, const BloomStripePages *pages, BlockNumber stripeBl
 			if (BufferIsValid(next))
 				ReleaseBuffer(next);
 			return BLOOM_SLICE_NONE;
+		}
+		if (reader->streaming && i + 2 < nb)
+		{
+			int			before = left;
+
+			left = BloomRowsLeftCount(rows, nw);
+			BloomReaderAllow(reader, i + 3 +
+							 BloomSlicesAhead(left, before > 0 ?
+											  (double) left / before :
+											  BLOOMIDX_SLICED_FILL));
 		}
 	}
 	return BLOOM_SLICE_ANY;
@@ -182,7 +251,29 @@ BloomAddStripeTids(Relation index, BloomSlicedScanData *work,
 	int			t = 0;
 	int			curPage = -1;
 	int			n = 0;
+	int			nmaps = 0;
+	int			lastMap = -1;
 	int			w;
+
+	/* The TID maps holding the rows, in order, read ahead */
+	for (w = 0; w < nw && pages->nTidPages > 0; w++)
+	{
+		uint64		x = work->r.r[w];
+
+		while (x != 0)
+		{
+			int			row = w * 64 + pg_rightmost_one_pos64(x);
+
+			x &= x - 1;
+			while (t + 1 < pages->nTidPages && pages->tidFirstRow[t + 1] <= row)
+				t++;
+			if (t != lastMap)
+				work->blocks[nmaps++] = pages->tidPages[t];
+			lastMap = t;
+		}
+	}
+	BloomReaderStart(&work->reader, work->blocks, nmaps, nmaps);
+	t = 0;
 
 	for (w = 0; w < nw; w++)
 	{
@@ -203,10 +294,9 @@ BloomAddStripeTids(Relation index, BloomSlicedScanData *work,
 				if (t >= pages->nTidPages)
 					BloomSlicedCorrupted(index, stripeBlkno,
 										 "stripe page listing its TID maps");
-				buffer = BloomReadStripePage(index, pages, stripeBlkno,
-											 pages->tidPages[t], BLOOMIDX_TIDMAP,
-											 work->bas);
-				if (!BufferIsValid(buffer))
+				buffer = BloomReaderNext(&work->reader);
+				if (!BloomLockStripePage(index, pages, stripeBlkno, buffer,
+										 BLOOMIDX_TIDMAP))
 					return false;
 				map = BufferGetPage(buffer);
 				mapFirstRow = BloomTidMapGetFirstRow(map);
@@ -252,7 +342,8 @@ BloomStripeCandidates(Relation index, const BloomShape *shape, BloomScanOpaque s
 	int			result;
 	int			a;
 
-	if (!BloomReadStripe(index, s, blkno, shape->sigBits, &work->pages))
+	if (!BloomReadStripeBuffer(index, s, BloomReaderNext(&work->stripeReader),
+							   shape->sigBits, &work->pages))
 		return BLOOM_SLICE_GONE;
 
 	/* Start from every row of the stripe */
@@ -262,7 +353,7 @@ BloomStripeCandidates(Relation index, const BloomShape *shape, BloomScanOpaque s
 	work->r.nlive = -1;
 
 	result = BloomAndMask(index, &work->pages, blkno, so->mask, shape->sigWords,
-						  &work->r, nw, work->bas);
+						  &work->r, nw, work);
 
 	/* Each group of alternatives: the OR of its masks' ANDs */
 	for (a = 0; result == BLOOM_SLICE_ANY && a < so->nalternatives; a++)
@@ -284,7 +375,7 @@ BloomStripeCandidates(Relation index, const BloomShape *shape, BloomScanOpaque s
 				memcpy(work->t.live, work->r.live, sizeof(uint16) * work->r.nlive);
 			altResult = BloomAndMask(index, &work->pages, blkno,
 									 alt->masks + (Size) j * shape->sigWords,
-									 shape->sigWords, &work->t, nw, work->bas);
+									 shape->sigWords, &work->t, nw, work);
 			if (altResult == BLOOM_SLICE_GONE)
 				return BLOOM_SLICE_GONE;
 			if (altResult == BLOOM_SLICE_ANY)
@@ -316,12 +407,15 @@ BloomSlicedScanOnce(Relation index, BloomState state, BloomScanOpaque so,
 	BloomSlicedSnapshot *snap = palloc(sizeof(BloomSlicedSnapshot));
 	BloomSlicedSnapshot *snap2 = palloc(sizeof(BloomSlicedSnapshot));
 	bool		complete = true;
+	BlockNumber *stripes;
+	int			nstripes = 0;
 	uint32		s;
 	int			i;
 
 	BloomTakeSnapshot(index, snap, true);
 
 	/* Pending pages: their rows are not below this snapshot's mergedRows */
+	BloomReaderStart(&work->reader, snap->pending, snap->nPending, snap->nPending);
 	for (i = 0; i < snap->nPending; i++)
 	{
 		Buffer		buffer;
@@ -329,7 +423,7 @@ BloomSlicedScanOnce(Relation index, BloomState state, BloomScanOpaque so,
 		int			nfound = 0;
 
 		CHECK_FOR_INTERRUPTS();
-		buffer = BloomReadBufferRecent(index, snap->pending[i], work->bas);
+		buffer = BloomReaderNext(&work->reader);
 		LockBuffer(buffer, BUFFER_LOCK_SHARE);
 		page = BufferGetPage(buffer);
 		if (BloomPageIsRowPage(page, state->tuplesPerPage))
@@ -366,6 +460,19 @@ BloomSlicedScanOnce(Relation index, BloomState state, BloomScanOpaque so,
 	 * a page the stripe's number on the pages tells.
 	 */
 	BloomTakeSnapshot(index, snap2, true);
+	stripes = palloc(sizeof(BlockNumber) *
+					 Max(snap2->nStripes - Min(snap->firstStripe, snap2->nStripes), 1));
+	for (s = snap->firstStripe; s < snap2->nStripes; s++)
+	{
+		BlockNumber blkno = s < snap->nStripes ? BloomSnapStripe(snap, s) :
+			BloomSnapStripe(snap2, s);
+
+		if (BloomStripeRows(snap2->mergedRows, s) == 0)
+			break;
+		if (blkno != InvalidBlockNumber)
+			stripes[nstripes++] = blkno;
+	}
+	BloomReaderStart(&work->stripeReader, stripes, nstripes, nstripes);
 	for (s = snap->firstStripe; s < snap2->nStripes && complete; s++)
 	{
 		int			rows = BloomStripeRows(snap2->mergedRows, s);
@@ -389,6 +496,9 @@ BloomSlicedScanOnce(Relation index, BloomState state, BloomScanOpaque so,
 		}
 	}
 
+	BloomReaderEnd(&work->stripeReader);
+	BloomReaderEnd(&work->reader);
+	pfree(stripes);
 	BloomFreeSnapshot(snap2);
 	BloomFreeSnapshot(snap);
 	return complete;
@@ -437,6 +547,8 @@ BloomSlicedGetBitmap(Relation index, BloomState state, BloomScanOpaque so,
 	work->tids = palloc(sizeof(ItemPointerData) * work->maxtids);
 	work->copy = palloc(BLCKSZ);
 	work->bas = BloomSlicedScanStrategy(index, state, so);
+	BloomReaderInit(&work->stripeReader, index, NULL, READ_STREAM_FULL);
+	BloomReaderInit(&work->reader, index, work->bas, READ_STREAM_FULL);
 
 	for (restarts = 0; !BloomSlicedScanOnce(index, state, so, tbm, work, &ntids);
 		 restarts++)

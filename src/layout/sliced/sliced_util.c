@@ -14,6 +14,7 @@
  */
 #include "postgres.h"
 
+#include "executor/instrument.h"
 #include "miscadmin.h"
 #include "storage/bufmgr.h"
 #include "utils/rel.h"
@@ -172,11 +173,22 @@ bool
 BloomReadStripe(Relation index, uint32 s, BlockNumber blkno, int sigBits,
 				BloomStripePages *pages)
 {
-	Buffer		buffer;
+	return BloomReadStripeBuffer(index, s, BloomReadBufferRecent(index, blkno, NULL),
+								 sigBits, pages);
+}
+
+/*
+ * BloomReadStripe of a stripe page already pinned in buffer, which it
+ * releases.
+ */
+bool
+BloomReadStripeBuffer(Relation index, uint32 s, Buffer buffer, int sigBits,
+					  BloomStripePages *pages)
+{
+	BlockNumber blkno = BufferGetBlockNumber(buffer);
 	Page		page;
 
 	BloomSlicedCheckSigBits(index, sigBits);
-	buffer = BloomReadBufferRecent(index, blkno, NULL);
 	LockBuffer(buffer, BUFFER_LOCK_SHARE);
 	page = BufferGetPage(buffer);
 	if (!BloomPageIsSliced(page, BLOOMIDX_STRIPE, s))
@@ -337,6 +349,9 @@ BloomReadStripeRows(Relation index, const BloomShape *shape,
 {
 	int			sigWords = shape->sigWords;
 	ItemPointerData *map = palloc(sizeof(ItemPointerData) * BLOOMIDX_STRIPE_ROWS);
+	BlockNumber blocks[BLOOMIDX_STRIPE_TIDPAGES + BLOOMIDX_SLICED_MAX_LENGTH];
+	BloomReader reader;
+	int			nblocks = 0;
 	int			nlive = 0;
 	int			t,
 				b,
@@ -345,15 +360,25 @@ BloomReadStripeRows(Relation index, const BloomShape *shape,
 	*rowOf = palloc(sizeof(int) * Max(rows, 1));
 	*tids = palloc(sizeof(ItemPointerData) * Max(rows, 1));
 
+	/* Its TID maps, then its slices, read ahead */
+	for (t = 0; t < pages->nTidPages; t++)
+		blocks[nblocks++] = pages->tidPages[t];
+	for (b = 0; b < shape->sigBits; b++)
+	{
+		if (pages->slices[b] != InvalidBlockNumber)
+			blocks[nblocks++] = pages->slices[b];
+	}
+	BloomReaderInit(&reader, index, NULL, READ_STREAM_FULL);
+	BloomReaderStart(&reader, blocks, nblocks, nblocks);
+
 	for (t = 0; t < pages->nTidPages; t++)
 	{
 		Buffer		buffer;
 		int			first,
 					n;
 
-		buffer = BloomReadStripePage(index, pages, stripeBlkno, pages->tidPages[t],
-									 BLOOMIDX_TIDMAP, NULL);
-		if (!BufferIsValid(buffer))
+		buffer = BloomReaderNext(&reader);
+		if (!BloomLockStripePage(index, pages, stripeBlkno, buffer, BLOOMIDX_TIDMAP))
 			elog(ERROR, "stripe %u of bloomidx index \"%s\" was emptied while it was read",
 				 pages->stripe, RelationGetRelationName(index));
 		first = BloomTidMapGetFirstRow(BufferGetPage(buffer));
@@ -388,9 +413,8 @@ BloomReadStripeRows(Relation index, const BloomShape *shape,
 		if (pages->slices[b] == InvalidBlockNumber)
 			continue;
 		CHECK_FOR_INTERRUPTS();
-		buffer = BloomReadStripePage(index, pages, stripeBlkno, pages->slices[b],
-									 BLOOMIDX_SLICE, NULL);
-		if (!BufferIsValid(buffer))
+		buffer = BloomReaderNext(&reader);
+		if (!BloomLockStripePage(index, pages, stripeBlkno, buffer, BLOOMIDX_SLICE))
 			elog(ERROR, "stripe %u of bloomidx index \"%s\" was emptied while it was read",
 				 pages->stripe, RelationGetRelationName(index));
 		slice = BufferGetPage(buffer);
@@ -401,6 +425,7 @@ BloomReadStripeRows(Relation index, const BloomShape *shape,
 		}
 		UnlockReleaseBuffer(buffer);
 	}
+	BloomReaderEnd(&reader);
 	return nlive;
 }
 
@@ -417,10 +442,13 @@ BloomSlicedForEachRow(Relation index, const BloomShape *shape,
 {
 	BloomSlicedSnapshot *snap = palloc(sizeof(BloomSlicedSnapshot));
 	BloomStripePages *pages = palloc(sizeof(BloomStripePages));
+	BloomReader stripes;
 	uint64		total = 0;
 	uint32		s;
 
 	BloomTakeSnapshot(index, snap, true);
+	BloomReaderInit(&stripes, index, NULL, READ_STREAM_FULL);
+	BloomReaderStartStripes(&stripes, snap);
 	for (s = snap->firstStripe; s < snap->nStripes; s++)
 	{
 		int			rows = BloomStripeRows(snap->mergedRows, s);
@@ -435,7 +463,8 @@ BloomSlicedForEachRow(Relation index, const BloomShape *shape,
 			break;
 		if (blkno == InvalidBlockNumber)
 			continue;
-		if (!BloomReadStripe(index, s, blkno, shape->sigBits, pages))
+		if (!BloomReadStripeBuffer(index, s, BloomReaderNext(&stripes),
+								   shape->sigBits, pages))
 			elog(ERROR, "stripe %u of bloomidx index \"%s\" was emptied while it was read",
 				 s, RelationGetRelationName(index));
 		nlive = BloomReadStripeRows(index, shape, pages, blkno, rows,
@@ -452,6 +481,8 @@ BloomSlicedForEachRow(Relation index, const BloomShape *shape,
 		pfree(tids);
 		pfree(words);
 	}
+	BloomReaderEnd(&stripes);
+	pfree(stripes.blocks);
 	pfree(pages);
 	BloomFreeSnapshot(snap);
 	return total;
@@ -514,4 +545,140 @@ BloomSlicedLiveRowPages(const BloomMetaPageData *meta, int *npages)
 	qsort(pages, meta->nPending, sizeof(BlockNumber), BloomBlockCmp);
 	*npages = meta->nPending;
 	return pages;
+}
+
+/*
+ * Read stream callback of a BloomReader: its next page, while the reader
+ * allows it to be read ahead.
+ */
+static BlockNumber
+BloomReaderNextBlock(ReadStream *stream, void *arg, void *per_buffer_data)
+{
+	BloomReader *reader = (BloomReader *) arg;
+
+	if (reader->taken >= reader->allowed)
+		return InvalidBlockNumber;
+	return reader->blocks[reader->taken++];
+}
+
+/*
+ * Set up reader to read pages of index (with strategy bas) through a read
+ * stream of flags once one of them is not in shared buffers.
+ */
+void
+BloomReaderInit(BloomReader *reader, Relation index, BufferAccessStrategy bas,
+				int flags)
+{
+	memset(reader, 0, sizeof(BloomReader));
+	reader->index = index;
+	reader->bas = bas;
+	reader->flags = flags;
+}
+
+/*
+ * Start reading the n pages of blocks (the caller's array, kept until the
+ * next start), in that order, the first allowed of them ahead of their
+ * use.  Pages read ahead of the last list and not used are dropped.
+ */
+void
+BloomReaderStart(BloomReader *reader, BlockNumber *blocks, int n, int allowed)
+{
+	BloomReaderEnd(reader);
+	reader->stream = NULL;
+	reader->blocks = blocks;
+	reader->nblocks = n;
+	reader->allowed = Min(allowed, n);
+	reader->taken = 0;
+	reader->next = 0;
+}
+
+/*
+ * Let the first n pages of the list be read ahead.
+ */
+void
+BloomReaderAllow(BloomReader *reader, int n)
+{
+	reader->allowed = Max(reader->allowed, Min(n, reader->nblocks));
+}
+
+/*
+ * The next page of the list, pinned.  Read as BloomReadBufferRecent reads
+ * it while every page so far was in shared buffers; once one was not, read
+ * through a read stream over the pages allowed (a stream that ran out of
+ * them is started again).
+ */
+Buffer
+BloomReaderNext(BloomReader *reader)
+{
+	Buffer		buffer;
+
+	Assert(reader->next < reader->nblocks);
+	reader->allowed = Max(reader->allowed, reader->next + 1);
+	if (!reader->streaming)
+	{
+		int64		read = pgBufferUsage.shared_blks_read +
+			pgBufferUsage.local_blks_read;
+
+		buffer = BloomReadBufferRecent(reader->index, reader->blocks[reader->next],
+									   reader->bas);
+		reader->streaming = pgBufferUsage.shared_blks_read +
+			pgBufferUsage.local_blks_read > read;
+		reader->taken = ++reader->next;
+		return buffer;
+	}
+	for (;;)
+	{
+		if (reader->stream == NULL)
+		{
+			reader->taken = reader->next;
+			reader->stream = read_stream_begin_relation(reader->flags, reader->bas,
+														reader->index, MAIN_FORKNUM,
+														BloomReaderNextBlock,
+														reader, 0);
+		}
+		buffer = read_stream_next_buffer(reader->stream, NULL);
+		if (BufferIsValid(buffer))
+			break;
+		read_stream_end(reader->stream);
+		reader->stream = NULL;
+	}
+	Assert(BufferGetBlockNumber(buffer) == reader->blocks[reader->next]);
+	reader->next++;
+	return buffer;
+}
+
+/*
+ * Done with a reader: pages read ahead and not used are dropped.
+ */
+void
+BloomReaderEnd(BloomReader *reader)
+{
+	/* The stream takes no more pages as it ends */
+	reader->allowed = reader->taken;
+	if (reader->stream != NULL)
+		read_stream_end(reader->stream);
+	reader->stream = NULL;
+}
+
+/*
+ * Start reading the stripe pages of a snapshot (taken with stripes) in
+ * order, those of its stripes up to the first without merged rows, less
+ * any emptied; the list is palloc'd in reader->blocks.
+ */
+void
+BloomReaderStartStripes(BloomReader *reader, const BloomSlicedSnapshot *snap)
+{
+	BlockNumber *blocks = palloc(sizeof(BlockNumber) *
+								 Max(snap->nStripes - snap->firstStripe, 1));
+	int			n = 0;
+	uint32		s;
+
+	for (s = snap->firstStripe; s < snap->nStripes; s++)
+	{
+		if (BloomStripeRows(snap->mergedRows, s) == 0)
+			break;
+		if (BloomSnapStripe(snap, s) != InvalidBlockNumber)
+			blocks[n++] = BloomSnapStripe(snap, s);
+	}
+	BloomReaderStart(reader, blocks, n, n);
 }

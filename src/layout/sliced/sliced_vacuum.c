@@ -44,6 +44,9 @@ BloomSlicedReferenced(Relation index, const BloomShape *shape,
 {
 	BloomSlicedSnapshot *snap = palloc(sizeof(BloomSlicedSnapshot));
 	BloomStripePages *pages = palloc(sizeof(BloomStripePages));
+	BlockNumber *stripes;
+	BloomReader reader;
+	int			nstripes = 0;
 	uint32		s;
 	int			i;
 
@@ -61,6 +64,17 @@ BloomSlicedReferenced(Relation index, const BloomShape *shape,
 		if (snap->stripeLists[i] != InvalidBlockNumber)
 			BLOOM_REFERENCE(snap->stripeLists[i]);
 	}
+
+	/* Every listed stripe page, read ahead */
+	stripes = palloc(sizeof(BlockNumber) * Max(snap->nStripes - snap->firstStripe, 1));
+	for (s = snap->firstStripe; s < snap->nStripes; s++)
+	{
+		if (BloomSnapStripe(snap, s) != InvalidBlockNumber)
+			stripes[nstripes++] = BloomSnapStripe(snap, s);
+	}
+	BloomReaderInit(&reader, index, NULL, READ_STREAM_MAINTENANCE | READ_STREAM_FULL);
+	BloomReaderStart(&reader, stripes, nstripes, nstripes);
+
 	for (s = snap->firstStripe; s < snap->nStripes; s++)
 	{
 		BlockNumber blkno = BloomSnapStripe(snap, s);
@@ -69,7 +83,8 @@ BloomSlicedReferenced(Relation index, const BloomShape *shape,
 			continue;
 		CHECK_FOR_INTERRUPTS();
 		BLOOM_REFERENCE(blkno);
-		if (!BloomReadStripe(index, s, blkno, shape->sigBits, pages))
+		if (!BloomReadStripeBuffer(index, s, BloomReaderNext(&reader),
+								   shape->sigBits, pages))
 			continue;
 		for (i = 0; i < pages->nTidPages; i++)
 			BLOOM_REFERENCE(pages->tidPages[i]);
@@ -80,6 +95,8 @@ BloomSlicedReferenced(Relation index, const BloomShape *shape,
 		}
 	}
 #undef BLOOM_REFERENCE
+	BloomReaderEnd(&reader);
+	pfree(stripes);
 	pfree(pages);
 	BloomFreeSnapshot(snap);
 }
@@ -88,14 +105,14 @@ BloomSlicedReferenced(Relation index, const BloomShape *shape,
  * Free a page of a sliced index that nothing lists any more: a pending
  * page that a merge froze and published, or a page of a stripe that a
  * merge wrote, but a crash kept from freeing or listing.  The caller holds
- * the merge lock and found the block missing from BloomSlicedReferenced;
- * a free page, or a pending page added since, is left as it is.  Returns
- * whether the page was freed.
+ * the merge lock and the page's buffer pinned (it stays so), and found the
+ * block missing from BloomSlicedReferenced; a free page, or a pending page
+ * added since, is left as it is.  Returns whether the page was freed.
  */
 static bool
-BloomSlicedFreeOrphan(Relation index, BloomState state, BlockNumber blkno)
+BloomSlicedFreeOrphan(Relation index, BloomState state, Buffer buffer)
 {
-	Buffer		buffer = ReadBuffer(index, blkno);
+	BlockNumber blkno = BufferGetBlockNumber(buffer);
 	Page		page;
 	bool		orphan;
 
@@ -110,7 +127,7 @@ BloomSlicedFreeOrphan(Relation index, BloomState state, BlockNumber blkno)
 			BloomPageHasFlag(page, BLOOMIDX_FROZEN);
 	if (orphan)
 		BloomFreePage(index, buffer);
-	UnlockReleaseBuffer(buffer);
+	LockBuffer(buffer, BUFFER_LOCK_UNLOCK);
 	return orphan;
 }
 
@@ -388,6 +405,8 @@ BloomSlicedBulkDelete(IndexVacuumInfo *info, IndexBulkDeleteResult *stats,
 	BloomSlicedSnapshot *snap;
 	BloomStripePages *pages;
 	ItemPointerData *map;
+	BloomReader reader;
+	BloomReader stripes;
 	bool		reclaimed = false;
 	bool		first = true;
 	bool		crowded;
@@ -407,12 +426,15 @@ BloomSlicedBulkDelete(IndexVacuumInfo *info, IndexBulkDeleteResult *stats,
 	pages = palloc(sizeof(BloomStripePages));
 	map = palloc(sizeof(ItemPointerData) * BLOOMIDX_STRIPE_ROWS);
 	BloomTakeSnapshot(index, snap, false);
+	BloomReaderInit(&reader, index, info->strategy,
+					READ_STREAM_MAINTENANCE | READ_STREAM_FULL);
+	BloomReaderInit(&stripes, index, NULL, READ_STREAM_MAINTENANCE | READ_STREAM_FULL);
 
 	/* Pending pages: dead rows out, then the rest into the stripes */
+	BloomReaderStart(&reader, snap->pending, snap->nPending, snap->nPending);
 	for (i = 0; i < snap->nPending; i++)
 	{
-		Buffer		buffer = ReadBufferExtended(index, MAIN_FORKNUM, snap->pending[i],
-												RBM_NORMAL, info->strategy);
+		Buffer		buffer = BloomReaderNext(&reader);
 		Page		page;
 		GenericXLogState *xlogState = NULL;
 
@@ -428,6 +450,7 @@ BloomSlicedBulkDelete(IndexVacuumInfo *info, IndexBulkDeleteResult *stats,
 		UnlockReleaseBuffer(buffer);
 	}
 
+	BloomReaderEnd(&reader);
 	BloomFreeSnapshot(snap);
 	BloomSlicedMergeLocked(index, BLOOM_MERGE_STRIPES);
 	snap = palloc(sizeof(BloomSlicedSnapshot));
@@ -441,6 +464,7 @@ BloomSlicedBulkDelete(IndexVacuumInfo *info, IndexBulkDeleteResult *stats,
 	crowded = BloomSnapCrowded(snap);
 	cands = palloc(sizeof(BloomReclaimCandidate) *
 				   Max(snap->nStripes - snap->firstStripe, 1));
+	BloomReaderStartStripes(&stripes, snap);
 	for (s = snap->firstStripe; s < snap->nStripes; s++)
 	{
 		int			rows = BloomStripeRows(snap->mergedRows, s);
@@ -454,10 +478,13 @@ BloomSlicedBulkDelete(IndexVacuumInfo *info, IndexBulkDeleteResult *stats,
 			break;
 		if (blkno == InvalidBlockNumber)
 			continue;
-		if (!BloomReadStripe(index, s, blkno, state->shape.sigBits, pages))
+		if (!BloomReadStripeBuffer(index, s, BloomReaderNext(&stripes),
+								   state->shape.sigBits, pages))
 			elog(ERROR, "stripe %u of bloomidx index \"%s\" was emptied during VACUUM",
 				 s, RelationGetRelationName(index));
 
+		/* Its TID maps, read ahead */
+		BloomReaderStart(&reader, pages->tidPages, pages->nTidPages, pages->nTidPages);
 		for (t = 0; t < pages->nTidPages; t++)
 		{
 			Buffer		buffer;
@@ -467,8 +494,7 @@ BloomSlicedBulkDelete(IndexVacuumInfo *info, IndexBulkDeleteResult *stats,
 			int			j;
 
 			vacuum_delay_point(false);
-			buffer = ReadBufferExtended(index, MAIN_FORKNUM, pages->tidPages[t],
-										RBM_NORMAL, info->strategy);
+			buffer = BloomReaderNext(&reader);
 			LockBuffer(buffer, BUFFER_LOCK_EXCLUSIVE);
 			page = BufferGetPage(buffer);
 			if (!BloomPageIsSliced(page, BLOOMIDX_TIDMAP, s))
@@ -497,6 +523,7 @@ BloomSlicedBulkDelete(IndexVacuumInfo *info, IndexBulkDeleteResult *stats,
 				GenericXLogFinish(xlogState);
 			UnlockReleaseBuffer(buffer);
 		}
+		BloomReaderEnd(&reader);
 
 		stripebuf = ReadBuffer(index, blkno);
 		LockBuffer(stripebuf, BUFFER_LOCK_EXCLUSIVE);
@@ -522,6 +549,9 @@ BloomSlicedBulkDelete(IndexVacuumInfo *info, IndexBulkDeleteResult *stats,
 			}
 		}
 	}
+
+	BloomReaderEnd(&stripes);
+	pfree(stripes.blocks);
 
 	/*
 	 * Empty the stripes at least half dead (and, when the stripe lists are
@@ -590,6 +620,9 @@ BloomSlicedVacuumCleanup(IndexVacuumInfo *info, IndexBulkDeleteResult *stats)
 	BlockNumber chunkPages;
 	BlockNumber chunkStart = 0;
 	BlockNumber chunkEnd = 0;
+	BloomBlockRange range;
+	ReadStream *stream;
+	Buffer		buffer;
 	uint8	   *referenced;
 
 	/*
@@ -626,11 +659,17 @@ BloomSlicedVacuumCleanup(IndexVacuumInfo *info, IndexBulkDeleteResult *stats)
 	chunkPages = Max(chunkPages, 1);
 	referenced = palloc((chunkPages + 7) / 8);
 
-	for (blkno = BLOOMIDX_METAPAGE_BLKNO + 1; blkno < npages; blkno++)
+	/* Every page, in order, read ahead */
+	range.next = BLOOMIDX_METAPAGE_BLKNO + 1;
+	range.end = npages;
+	stream = read_stream_begin_relation(READ_STREAM_MAINTENANCE | READ_STREAM_FULL,
+										info->strategy, index, MAIN_FORKNUM,
+										BloomBlockRangeNext, &range, 0);
+	while ((buffer = read_stream_next_buffer(stream, NULL)) != InvalidBuffer)
 	{
-		Buffer		buffer;
 		Page		page;
 
+		blkno = BufferGetBlockNumber(buffer);
 		vacuum_delay_point(false);
 
 		if (blkno >= chunkEnd)
@@ -648,14 +687,13 @@ BloomSlicedVacuumCleanup(IndexVacuumInfo *info, IndexBulkDeleteResult *stats)
 		 */
 		if ((referenced[BLOOM_BIT_BYTE(blkno, chunkStart)] &
 			 BLOOM_BIT_MASK(blkno, chunkStart)) == 0 &&
-			BloomSlicedFreeOrphan(index, state, blkno))
+			BloomSlicedFreeOrphan(index, state, buffer))
 		{
+			ReleaseBuffer(buffer);
 			stats->pages_free++;
 			continue;
 		}
 
-		buffer = ReadBufferExtended(index, MAIN_FORKNUM, blkno, RBM_NORMAL,
-									info->strategy);
 		LockBuffer(buffer, BUFFER_LOCK_SHARE);
 		page = BufferGetPage(buffer);
 		if (BloomSlicedPageIsData(index, page, blkno, state->tuplesPerPage))
@@ -669,6 +707,7 @@ BloomSlicedVacuumCleanup(IndexVacuumInfo *info, IndexBulkDeleteResult *stats)
 		}
 		UnlockReleaseBuffer(buffer);
 	}
+	read_stream_end(stream);
 
 	UnlockPage(index, BLOOMIDX_METAPAGE_BLKNO, ExclusiveLock);
 	pfree(referenced);
