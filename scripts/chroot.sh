@@ -47,8 +47,8 @@ KNOWN_MAJORS="17 18 19"
 # its compilers for PGXS, clang for bitcode), the TAP tests' perl modules,
 # git (scripts/lib.sh copies the source with git ls-files), the benchmark's
 # tools, util-linux's runuser, and the package suite's tools (jq and unzip
-# for `make dist`, debhelper, postgresql-server-dev-all for pg_buildext,
-# lintian).
+# for `make dist`; build-essential, debhelper and postgresql-server-dev-all
+# for dpkg-buildpackage with pg_buildext; lintian).
 # PostgreSQL 19 comes from experimental, the rest of the system from sid.
 packages_for() {
     local major=$1 from=""
@@ -57,7 +57,7 @@ packages_for() {
         "libpq5$from libpq-dev$from" \
         "libipc-run-perl perl make gcc git ca-certificates" \
         "python3 gnuplot-nox fonts-dejavu-core util-linux procps" \
-        "jq unzip debhelper dpkg-dev fakeroot lintian postgresql-server-dev-all"
+        "jq unzip build-essential debhelper dpkg-dev fakeroot lintian postgresql-server-dev-all"
 }
 
 die() {
