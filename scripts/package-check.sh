@@ -113,6 +113,7 @@ finish() {
         rm -f "$W.purge.log"
     fi
     [[ -n $LOCK_FD ]] && exec 9>&-
+    note "package suite: $SECONDS s"
     echo "package: $checks checks, $((checks - failed)) passed, $failed failed"
     [[ $failed -eq 0 ]]
     exit
