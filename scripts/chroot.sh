@@ -46,7 +46,9 @@ KNOWN_MAJORS="17 18 19"
 # What the chroot's tests need: the server and its development files (with
 # its compilers for PGXS, clang for bitcode), the TAP tests' perl modules,
 # git (scripts/lib.sh copies the source with git ls-files), the benchmark's
-# tools, and util-linux's runuser.
+# tools, util-linux's runuser, and the package suite's tools (jq and unzip
+# for `make dist`; build-essential, debhelper and postgresql-server-dev-all
+# for dpkg-buildpackage with pg_buildext; lintian).
 # PostgreSQL 19 comes from experimental, the rest of the system from sid.
 packages_for() {
     local major=$1 from=""
@@ -54,7 +56,8 @@ packages_for() {
     echo "postgresql-$major$from postgresql-server-dev-$major$from postgresql-client-$major$from" \
         "libpq5$from libpq-dev$from" \
         "libipc-run-perl perl make gcc git ca-certificates" \
-        "python3 gnuplot-nox fonts-dejavu-core util-linux procps"
+        "python3 gnuplot-nox fonts-dejavu-core util-linux procps" \
+        "jq unzip build-essential debhelper dpkg-dev fakeroot lintian postgresql-server-dev-all"
 }
 
 die() {

@@ -8,6 +8,11 @@
 #   libipc-run-perl           IPC::Run, needed by the TAP tests
 #   perl                      prove and Test::More, for the TAP tests
 #   make, gcc                 the build
+#   jq                        scripts/check-meta.sh (make dist, t/027)
+#   unzip                     the package suite unpacks `make dist`'s zip
+#   debhelper, dpkg-dev, fakeroot, lintian, postgresql-server-dev-all
+#                             the package suite: dpkg-buildpackage with
+#                             pg_buildext, lintian
 #
 # As root: runs `apt-get update` once and `apt-get install -y` only if
 # something is missing.  As another user with something missing: fails and
@@ -28,6 +33,13 @@ packages=(
     perl
     make
     gcc
+    jq
+    unzip
+    debhelper
+    dpkg-dev
+    fakeroot
+    lintian
+    postgresql-server-dev-all
 )
 
 if [[ $# -gt 0 ]]; then

@@ -30,6 +30,10 @@
 #        model      model/run.sh: the cost estimates' false-positive model
 #                   (src/core/fpmodel.c), outside the server; each check counts
 #        bench      bench/run.sh --smoke
+#        package    scripts/package-check.sh: `make dist`'s zip, the Debian
+#                   package built from it (dpkg-buildpackage, lintian),
+#                   installed without the source tree, CREATE EXTENSION,
+#                   ALTER EXTENSION UPDATE from 1.0, regress and isolation
 #      regress and isolation share one throwaway cluster that listens only on
 #      a Unix socket in the work dir.  A suite with no tests is skipped.
 #   5. On failure: regression.diffs, output_iso/regression.diffs, TAP logs.
@@ -40,11 +44,12 @@
 # Environment:
 #   BX_PG_MAJOR    the PostgreSQL major to test (default 15), installed under
 #                  /usr/lib/postgresql/MAJOR
-#   SUITES         subset of "regress isolation limits tap fuzz model bench"
+#   SUITES         subset of "regress isolation limits tap fuzz model bench package"
 #                  (default: all)
 #   TESTS          test names: sql/NAME.sql, specs/NAME.spec, t/NAME.pl, fuzz,
 #                  model (the false-positive model's checks, model/run.sh),
-#                  or bench (the benchmark's smoke run, bench/run.sh --smoke)
+#                  bench (the benchmark's smoke run, bench/run.sh --smoke),
+#                  or package (scripts/package-check.sh)
 #                  (each runs in its own suite); default: all tests
 #   KEEP=1         keep the work dir (build copy, logs, cluster data)
 #   SUITE_TIMEOUT  seconds allowed for the build and for each suite (default 1800)
@@ -62,7 +67,7 @@ REPO=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 # shellcheck source=scripts/lib.sh
 source "$REPO/scripts/lib.sh"
 
-ALL_SUITES="regress isolation limits tap fuzz model bench"
+ALL_SUITES="regress isolation limits tap fuzz model bench package"
 # Suites run only when named in SUITES: upgrade needs an old install
 # (scripts/test.sh runs it, in the newest major's chroot)
 EXTRA_SUITES="upgrade"
@@ -97,7 +102,7 @@ done
 wants() { [[ " $suites " == *" $1 "* ]]; }
 
 # Tests per suite: empty means "all of that suite's tests" (if TESTS is unset).
-sel_regress="" sel_isolation="" sel_limits="" sel_tap="" sel_fuzz="" sel_model="" sel_bench="" sel_upgrade=""
+sel_regress="" sel_isolation="" sel_limits="" sel_tap="" sel_fuzz="" sel_model="" sel_bench="" sel_upgrade="" sel_package=""
 if [[ -n ${TESTS:-} ]]; then
     for t in $TESTS; do
         # Accept "name", "sql/name.sql", "specs/name.spec", "t/name.pl".
@@ -117,6 +122,10 @@ if [[ -n ${TESTS:-} ]]; then
         fi
         if [[ $n == upgrade ]]; then
             sel_upgrade=1
+            continue
+        fi
+        if [[ $n == package ]]; then
+            sel_package=1
             continue
         fi
         found=0
@@ -145,6 +154,7 @@ has_tests() {
         model) [[ -f $REPO/model/run.sh ]] ;;
         bench) [[ -f $REPO/bench/run.sh ]] ;;
         upgrade) compgen -G "$REPO/upgrade/*.pl" >/dev/null ;;
+        package) [[ -f $REPO/debian/control.in ]] ;;
     esac
 }
 
@@ -535,6 +545,21 @@ if has_tests bench; then
     fi
 elif wants bench; then
     bx_log "suite bench: no bench/run.sh, skipped"
+fi
+
+# --- package: the PGXN zip and the Debian package, installed and tested ---------
+
+if has_tests package; then
+    bx_log "suite package (scripts/package-check.sh)"
+    log=$BX_WORK/logs/package.log
+    rc=0
+    run_step "$log" env BX_PG_MAJOR="$BX_PG_MAJOR" TMPDIR="$BX_WORK/tmp" \
+        bash "$REPO/scripts/package-check.sh" "$BX_WORK/package" || rc=$?
+    # Its checks print "ok N - ..." / "not ok N - ...", as pg_regress does.
+    read -r p f u < <(count_regress "$log")
+    record package "$rc" "$p" "$f" "$u"
+elif wants package; then
+    bx_log "suite package: no debian/control.in, skipped"
 fi
 
 finish
