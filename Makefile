@@ -19,7 +19,8 @@ OBJS = bloomidx.o \
 	src/sliced_check.o src/sliced_format.o src/sliced_merge.o \
 	src/sliced_pending.o src/sliced_scan.o src/sliced_stripe.o \
 	src/sliced_util.o src/sliced_vacuum.o src/state.o src/validate.o
-DATA = bloomidx--1.0.sql bloomidx--1.1.sql bloomidx--1.0--1.1.sql bloomidx--1.1--1.2.sql
+DATA = bloomidx--1.0.sql bloomidx--1.1.sql bloomidx--1.0--1.1.sql bloomidx--1.1--1.2.sql \
+	bloomidx--1.2--1.3.sql
 PGFILEDESC = "bloomidx - bloom signature index access method"
 
 PG_CPPFLAGS = -I$(srcdir)/src
