@@ -13,8 +13,10 @@
 #     answers as the same rows in a plain table on the coordinator;
 #   - the forms of bloom_agg that combine run on the shards
 #     (worker_partial_agg), alone and under GROUP BY, with the bytes of the
-#     same aggregate over the plain table; bloom_agg(value) and
-#     bloom_union_agg give the plain table's bytes too;
+#     same aggregate over the plain table, for values of typed forms of 1.1
+#     (integer, bigint, text), of 1.3 (float8, jsonb, integer[]) and of an
+#     enum whose forms bloom_agg_add_type made on every node;
+#     bloom_agg(value) and bloom_union_agg give the plain table's bytes too;
 #   - a reference table's index is used;
 #   - after DELETE and VACUUM, and after a shard move, the answers hold and
 #     bloomidx_check (heapallindexed) passes on every placement.
@@ -239,14 +241,35 @@ is(cq('SELECT count(*) FROM r WHERE v = 7'), '10', 'reference table: its rows');
 
 # --- aggregates: on the shards, the plain table's bytes -----------------------
 
+# The typed forms of an enum made after the extension: on the coordinator
+# and on every worker.
+is(cq("SELECT bloom_agg_add_type('mood')"), '3', 'bloom_agg_add_type(mood) on the coordinator');
+cq("SELECT run_command_on_workers(\$\$SELECT bloom_agg_add_type('mood')\$\$)");
+for my $w ($w1, $w2)
+{
+	is( $w->safe_psql('postgres',
+			"SELECT count(*) FROM pg_proc WHERE proname = 'bloom_agg' AND proargtypes[0] = 'mood'::regtype"),
+		'3',
+		'the forms of mood on ' . $w->name);
+}
+
 my $key = q{'\x000102030405060708090a0b0c0d0e0f'::bytea};
 my @aggregates = (
 	[ 'sized (integer)', 'bloom_agg(a, 5000, 0.01)' ],
 	[ 'sized (text)', 'bloom_agg(b, 5000, 0.01)' ],
+	[ 'sized (float8)', 'bloom_agg(e, 5000, 0.01)' ],
+	[ 'sized (jsonb)', 'bloom_agg(d, 5000, 0.01)' ],
+	[ 'sized (integer[])', 'bloom_agg(c, 5000, 0.01)' ],
+	[ 'sized (enum)', 'bloom_agg(g, 5000, 0.01)' ],
 	[ 'template (text)', 'bloom_agg(b, bloom_empty(5000, 0.01))' ],
+	[ 'template (jsonb)', 'bloom_agg(d, bloom_empty(5000, 0.01))' ],
 	[ 'template (bigint, blocked)', 'bloom_agg(id, bloom_empty(30000, 0.01, blocked => true))' ],
 	[ 'keyed template (text)',
-		"bloom_agg(b, bloom_empty(5000, 0.01, key => $key), $key)" ],);
+		"bloom_agg(b, bloom_empty(5000, 0.01, key => $key), $key)" ],
+	[ 'keyed template (enum)',
+		"bloom_agg(g, bloom_empty(5000, 0.01, key => $key), $key)" ],
+	[ 'keyed template (integer[])',
+		"bloom_agg(c, bloom_empty(5000, 0.01, key => $key), $key)" ],);
 
 # agg_bytes TABLE AGG GROUPED: md5 of the aggregate's bytes, alone or one
 # line per group.
