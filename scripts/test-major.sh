@@ -48,7 +48,8 @@
 #                  (default: all)
 #   TESTS          test names: sql/NAME.sql, specs/NAME.spec, t/NAME.pl, fuzz,
 #                  model (the false-positive model's checks, model/run.sh),
-#                  or bench (the benchmark's smoke run, bench/run.sh --smoke)
+#                  bench (the benchmark's smoke run, bench/run.sh --smoke)
+#                  or citus (the citus suite, citus/*.pl)
 #                  (each runs in its own suite); default: all tests
 #   KEEP=1         keep the work dir (build copy, logs, cluster data)
 #   SUITE_TIMEOUT  seconds allowed for the build and for each suite (default 1800)
