@@ -32,7 +32,8 @@ OBJS = bloomidx.o \
 ifneq (,$(findstring -DBLOOMIDX_TEST_LAYOUT,$(PG_CFLAGS) $(PG_CPPFLAGS)))
 OBJS += src/layout/test/testlayout.o
 endif
-DATA = bloomidx--1.0.sql bloomidx--1.1.sql bloomidx--1.0--1.1.sql bloomidx--1.1--1.2.sql
+DATA = bloomidx--1.0.sql bloomidx--1.1.sql bloomidx--1.0--1.1.sql bloomidx--1.1--1.2.sql \
+	bloomidx--1.2--1.3.sql
 PGFILEDESC = "bloomidx - bloom signature index access method"
 
 # The folders whose headers are shared (src/README, "Source tree"); a

@@ -34,6 +34,10 @@
 #                   package built from it (dpkg-buildpackage, lintian),
 #                   installed without the source tree, CREATE EXTENSION,
 #                   ALTER EXTENSION UPDATE from 1.0, regress and isolation
+#        citus      citus/*.pl: Citus built from ../shared/citus into the
+#                   private PostgreSQL (scripts/citus.sh), a coordinator and
+#                   two workers; PostgreSQL 15 only; without the sources a
+#                   line "citus skipped: WHY", counted neither way
 #      regress and isolation share one throwaway cluster that listens only on
 #      a Unix socket in the work dir.  A suite with no tests is skipped.
 #   5. On failure: regression.diffs, output_iso/regression.diffs, TAP logs.
@@ -44,12 +48,13 @@
 # Environment:
 #   BX_PG_MAJOR    the PostgreSQL major to test (default 15), installed under
 #                  /usr/lib/postgresql/MAJOR
-#   SUITES         subset of "regress isolation limits tap fuzz model bench package"
+#   SUITES         subset of "regress isolation limits tap fuzz model bench package citus"
 #                  (default: all)
 #   TESTS          test names: sql/NAME.sql, specs/NAME.spec, t/NAME.pl, fuzz,
 #                  model (the false-positive model's checks, model/run.sh),
 #                  bench (the benchmark's smoke run, bench/run.sh --smoke),
-#                  or package (scripts/package-check.sh)
+#                  package (scripts/package-check.sh) or citus (the citus
+#                  suite, citus/*.pl)
 #                  (each runs in its own suite); default: all tests
 #   KEEP=1         keep the work dir (build copy, logs, cluster data)
 #   SUITE_TIMEOUT  seconds allowed for the build and for each suite (default 1800)
@@ -67,7 +72,7 @@ REPO=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 # shellcheck source=scripts/lib.sh
 source "$REPO/scripts/lib.sh"
 
-ALL_SUITES="regress isolation limits tap fuzz model bench package"
+ALL_SUITES="regress isolation limits tap fuzz model bench package citus"
 # Suites run only when named in SUITES: upgrade needs an old install
 # (scripts/test.sh runs it, in the newest major's chroot)
 EXTRA_SUITES="upgrade"
@@ -102,7 +107,7 @@ done
 wants() { [[ " $suites " == *" $1 "* ]]; }
 
 # Tests per suite: empty means "all of that suite's tests" (if TESTS is unset).
-sel_regress="" sel_isolation="" sel_limits="" sel_tap="" sel_fuzz="" sel_model="" sel_bench="" sel_upgrade="" sel_package=""
+sel_regress="" sel_isolation="" sel_limits="" sel_tap="" sel_fuzz="" sel_model="" sel_bench="" sel_upgrade="" sel_package="" sel_citus=""
 if [[ -n ${TESTS:-} ]]; then
     for t in $TESTS; do
         # Accept "name", "sql/name.sql", "specs/name.spec", "t/name.pl".
@@ -126,6 +131,10 @@ if [[ -n ${TESTS:-} ]]; then
         fi
         if [[ $n == package ]]; then
             sel_package=1
+            continue
+        fi
+        if [[ $n == citus ]]; then
+            sel_citus=1
             continue
         fi
         found=0
@@ -155,6 +164,7 @@ has_tests() {
         bench) [[ -f $REPO/bench/run.sh ]] ;;
         upgrade) compgen -G "$REPO/upgrade/*.pl" >/dev/null ;;
         package) [[ -f $REPO/debian/control.in ]] ;;
+        citus) compgen -G "$REPO/citus/*.pl" >/dev/null ;;
     esac
 }
 
@@ -560,6 +570,34 @@ if has_tests package; then
     record package "$rc" "$p" "$f" "$u"
 elif wants package; then
     bx_log "suite package: no debian/control.in, skipped"
+fi
+
+# --- citus: Citus from ../shared/citus, a coordinator and two workers ---------
+
+if has_tests citus; then
+    bx_log "suite citus (scripts/citus.sh, then prove on citus/*.pl)"
+    log=$BX_WORK/logs/citus.log
+    rc=0
+    # From the tree itself, not the copy: it finds ../shared/citus beside it.
+    run_step "$log" env TMPDIR="$BX_WORK/tmp" bash "$REPO/scripts/citus.sh" install "$BX_PG_CONFIG" || rc=$?
+    if [[ $rc -eq 0 ]] && grep -q '^citus: skip: ' "$log"; then
+        summary+=("$(printf '%-10s skipped: %s' citus "$(sed -n 's/^citus: skip: //p' "$log" | tail -n 1)")")
+    else
+        if [[ $rc -eq 0 ]]; then
+            bx_chown_pg "$BX_WORK/pg"
+            run_suite "$log" REGRESS= ISOLATION= PROVE_TESTS="$(cd "$REPO" && echo citus/*.pl)" || rc=$?
+            bx_stop_clusters_under "$SRC/tmp_check" "$BX_PG_BINDIR"
+        fi
+        read -r p f u < <(count_tap "$log")
+        record citus "$rc" "$p" "$f" "$u"
+        if [[ $rc -ne 0 || $f -ne 0 ]]; then
+            for n in "$SRC"/tmp_check/log/regress_log_* "$SRC"/tmp_check/log/*_{coord,w1,w2}.log; do
+                [[ -f $n ]] && show_file "$n" 60
+            done
+        fi
+    fi
+elif wants citus; then
+    bx_log "suite citus: no tests (citus/*.pl), skipped"
 fi
 
 finish

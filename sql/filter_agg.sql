@@ -117,15 +117,17 @@ RESET max_parallel_workers_per_gather;
 
 --
 -- Typed forms: the sized, template and keyed forms of bloom_agg again for
--- common element types, beside the anyelement ones, for Citus (its
--- worker_partial_agg runs an aggregate on the shards only if the argument
--- types are those the aggregate declares).  Their transition functions are
--- the anyelement forms' C functions, declared with the type.
+-- every type with a hash function, beside the anyelement ones, for Citus
+-- (its worker_partial_agg runs an aggregate on the shards only if the
+-- argument types are those the aggregate declares).  Their transition
+-- functions are the anyelement forms' C functions, declared with the type.
 --
 -- per element type: its forms, all with a bloomfilter state that
 -- bloom_union_filter_transfn combines, a transition function declared with
 -- the type and running the anyelement form's C function, and the
--- anyelement form's argument names, properties and comment
+-- anyelement form's argument names, properties and comment; listed for
+-- some types, and the number of types where any of it fails
+CREATE TEMP VIEW fa_typed_forms AS
 SELECT p.proargtypes[0]::regtype AS element_type,
 	   string_agg(CASE WHEN p.pronargs = 2 THEN 'template'
 					   WHEN p.proargtypes[1] = 'bigint'::regtype THEN 'sized'
@@ -151,8 +153,17 @@ FROM pg_aggregate a
 	 JOIN pg_aggregate ga ON ga.aggfnoid = g.oid
 	 JOIN pg_proc gt ON gt.oid = ga.aggtransfn
 WHERE p.proargtypes[0] NOT IN ('anyelement'::regtype, 'bloomfilter'::regtype)
-GROUP BY p.proargtypes[0]
-ORDER BY p.proargtypes[0]::regtype::text COLLATE "C";
+GROUP BY p.proargtypes[0];
+SELECT * FROM fa_typed_forms
+WHERE element_type IN ('smallint', 'integer', 'bigint', 'numeric', 'text',
+	'character varying', 'character', 'name', '"char"', 'bytea', 'uuid', 'date',
+	'timestamp', 'timestamptz', 'float8', 'float4', 'jsonb', 'integer[]',
+	'text[]', 'int4range', 'int4multirange', 'inet', 'interval', 'boolean')
+ORDER BY element_type::text COLLATE "C";
+SELECT count(*) > 100 AS many_types,
+	   count(*) FILTER (WHERE forms <> 'template, sized, keyed' OR NOT combines
+						OR NOT typed_transfn OR NOT as_anyelement_form) AS failing
+FROM fa_typed_forms;
 
 -- The element type of the form of bloom_agg a query calls, or the SQLSTATE
 -- of its error: the query is made a view, whose dependencies name the
@@ -176,6 +187,22 @@ END $$;
 CREATE DOMAIN fa_posint AS integer CHECK (VALUE > 0);
 CREATE DOMAIN fa_code AS varchar(8);
 CREATE TYPE fa_mood AS ENUM ('sad', 'ok');
+CREATE TYPE fa_pair AS (a integer, b text);
+CREATE TYPE fa_bad AS (a integer, p point);
+
+-- bloom_hashable: whether bloom filters can hash a type's values
+SELECT t AS type, bloom_hashable(t)
+FROM (VALUES ('integer'::regtype), ('float8'), ('jsonb'), ('integer[]'),
+			 ('point'), ('point[]'), ('json'), ('fa_mood'), ('fa_mood[]'),
+			 ('fa_posint'), ('fa_code'), ('int4range'), ('fa_pair'), ('fa_bad'),
+			 ('anyelement'), ('record')) v(t);
+-- bloom_agg_add_type: the three forms for a type made after the extension,
+-- once; a type without a hash function is refused
+SELECT bloom_agg_add_type('fa_mood') AS made, bloom_agg_add_type('fa_mood') AS made_again,
+	   bloom_agg_add_type('fa_pair') AS made_pair;
+SELECT bloom_agg_add_type('fa_bad');
+SELECT bloom_agg_add_type('anyelement');
+SELECT bloom_agg_add_type('float8') AS float8_has_them;
 
 -- Which form a call takes: its own type's, else anyelement's, as before
 -- the typed forms, never another type's or an ambiguous choice (smallint
@@ -184,7 +211,10 @@ CREATE TYPE fa_mood AS ENUM ('sad', 'ok');
 -- form, as a function with a text overload takes it (bloom_agg('a') and
 -- bloom_contains(f, 'a') have no typed form and still refuse it, 42804).
 -- pg_node_tree, castable to text and with no hash function, is ambiguous
--- (42725), where no filter of it could be built before either.
+-- (42725), where no filter of it could be built before either.  An enum
+-- or a composite type takes its own form once bloom_agg_add_type made it;
+-- an anonymous ROW(...) can then be that composite or anyelement, and is
+-- ambiguous (42725): cast it.
 SELECT arg,
 	   fa_resolved(format('SELECT bloom_agg(%s, 10, 0.01)', arg)) AS sized,
 	   fa_resolved(format('SELECT bloom_agg(%s, bloom_empty(10))', arg)) AS template,
@@ -223,6 +253,19 @@ WHERE hashable
   AND (sized NOT IN (ty, 'anyelement') OR template NOT IN (ty, 'anyelement')
 	   OR keyed NOT IN (ty, 'anyelement'))
 ORDER BY ty COLLATE "C";
+-- and every type of the catalog that bloom filters can hash, and arrays of
+-- them, takes a form of its own (but the catalogs' row types and internal
+-- types of category Z, which take text's)
+SELECT t.oid::regtype AS type_without_own_form
+FROM pg_type t
+	 LEFT JOIN pg_type e ON e.oid = t.typelem
+		AND t.typsubscript = 'array_subscript_handler'::regproc
+WHERE t.typnamespace = 'pg_catalog'::regnamespace AND t.typisdefined
+  AND t.typtype IN ('b', 'r', 'm')
+  AND (t.typcategory <> 'Z' OR t.oid = '"char"'::regtype)
+  AND coalesce(e.typtype <> 'c' AND (e.typcategory <> 'Z' OR e.oid = '"char"'::regtype), true)
+  AND bloom_hashable(t.oid)
+  AND fa_resolved(format('SELECT bloom_agg(NULL::%s, 10, 0.01)', t.oid::regtype)) <> t.oid::regtype::text;
 
 -- The typed forms give the bytes of the anyelement forms, whose transition
 -- functions these aggregates of the test call
@@ -241,7 +284,10 @@ CREATE TABLE fty AS
 		   ('n' || i)::name AS nm, chr(65 + i % 26)::"char" AS ch,
 		   decode(md5(i::text), 'hex') AS b, md5(i::text)::uuid AS u,
 		   date '2000-01-01' + i AS d, timestamp '2000-01-01' + i * interval '1 minute' AS ts,
-		   timestamptz '2000-01-01 00:00+00' + i * interval '1 second' AS tz
+		   timestamptz '2000-01-01 00:00+00' + i * interval '1 second' AS tz,
+		   i / 3.0::float8 AS f8, jsonb_build_object('k', i, 'v', i % 7) AS j,
+		   ARRAY[i, i % 7] AS ia, (ARRAY['sad', 'ok'])[1 + i % 2]::fa_mood AS mo,
+		   int4range(i, i + 10) AS r, ROW(i, 't' || i)::fa_pair AS pr
 	FROM generate_series(1, 3000) i;
 CREATE FUNCTION fa_same_bytes(col text) RETURNS TABLE (sized boolean, template boolean, keyed boolean, typed_form text)
 LANGUAGE plpgsql AS $$
@@ -364,4 +410,9 @@ DROP AGGREGATE fa_sized_any(anyelement, bigint, float8), fa_template_any(anyelem
 	fa_keyed_any(anyelement, bloomfilter, bytea);
 DROP FUNCTION fa_resolved(text), fa_same_bytes(text), fa_error(text);
 DROP DOMAIN fa_posint, fa_code;
-DROP TYPE fa_mood;
+-- the forms bloom_agg_add_type made go with their types
+SET client_min_messages = warning;
+DROP TYPE fa_mood, fa_pair CASCADE;
+RESET client_min_messages;
+DROP TYPE fa_bad;
+SELECT count(*) AS forms_left FROM pg_proc WHERE proname = 'bloom_agg' AND proargtypes[0] = 0;

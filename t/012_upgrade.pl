@@ -27,7 +27,7 @@ $node->start;
 
 my $default_version = $node->safe_psql('postgres',
 	"SELECT default_version FROM pg_available_extensions WHERE name = 'bloomidx'");
-is($default_version, '1.2', 'the default version is 1.2');
+is($default_version, '1.3', 'the default version is 1.3');
 
 # The 1.0 database
 $node->safe_psql('postgres', 'CREATE DATABASE old');

@@ -218,7 +218,7 @@ for my $mode ('--copy', '--link')
 	isnt($new->safe_psql('bx', 'SHOW server_version_num'), '',
 		"$label: the new cluster runs");
 	is($new->safe_psql('bx', "SELECT extversion FROM pg_extension WHERE extname = 'bloomidx'"),
-		'1.2', "$label: bloomidx 1.2");
+		'1.3', "$label: bloomidx 1.3");
 
 	for my $table ('up_row', 'up_sliced')
 	{
