@@ -52,6 +52,7 @@
 #                  more than what is left, so the summary line is always
 #                  printed within CI's 90 minutes
 #   PG_CFLAGS      extra compiler flags, e.g. PG_CFLAGS=-Werror (read by PGXS)
+#   PROVE_FLAGS    extra flags for prove (the tap suite always has --timer)
 set -euo pipefail
 
 # The whole script is one compound command, which bash reads before running
@@ -59,6 +60,18 @@ set -euo pipefail
 {
 
 REPO=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+
+# Run as a child subreaper (prctl PR_SET_CHILD_SUBREAPER, kept across exec):
+# the servers the suites start are orphans once pg_ctl exits, and this shell
+# then reaps them, so their CPU time counts in its children's, and each
+# suite's CPU time in the summary covers its servers too.  exec keeps the
+# process id, which tells the second pass through here from the first.
+if [[ ${BX_SUBREAPER:-} != "$$" ]] && perl -e 'require "syscall.ph"' 2>/dev/null; then
+    export BX_SUBREAPER=$$
+    exec perl -e 'require "syscall.ph"; syscall(&SYS_prctl, 36, 1, 0, 0, 0); exec { $ARGV[0] } @ARGV or die "exec: $!"' \
+        bash "${BASH_SOURCE[0]}" "$@"
+fi
+
 # shellcheck source=scripts/lib.sh
 source "$REPO/scripts/lib.sh"
 
@@ -197,7 +210,29 @@ count_tap() {
         END { p = total - failed_asserts; if (p < 0) p = 0; print p, failed + 0, seen + 0 }' "$1"
 }
 
-# record SUITE RC PASS FAIL UNDERSTOOD: add a suite's counts to the totals.
+# cpu_ticks: the CPU time (user + system, in clock ticks) of the processes
+# this shell has reaped: its jobs and, as it is a subreaper, their servers.
+CLK_TCK=$(getconf CLK_TCK 2>/dev/null || echo 100)
+cpu_ticks() {
+    local st
+    read -r -a st <"/proc/$$/stat"
+    echo $((st[15] + st[16]))
+}
+
+# mark_time: start the clock of the next suite (record reads it).
+mark_time() {
+    mark_secs=$SECONDS mark_cpu=$(cpu_ticks)
+}
+
+# took: set took to "N s, cpu N s" since mark_time, and mark_time again.
+took() {
+    local secs=$((SECONDS - mark_secs)) cpu=$(($(cpu_ticks) - mark_cpu))
+    took="$secs s, cpu $(((cpu + CLK_TCK / 2) / CLK_TCK)) s"
+    mark_time
+}
+
+# record SUITE RC PASS FAIL UNDERSTOOD: add a suite's counts to the totals,
+# with its time since the last suite was recorded (wall and CPU).
 # A suite that exited non-zero without a counted failure (crash, timeout,
 # setup error) counts one failure; so does one that exited zero without the
 # runner's result lines, since then its output was not understood.
@@ -211,7 +246,8 @@ record() {
     fi
     total_pass=$((total_pass + p))
     total_fail=$((total_fail + f))
-    summary+=("$(printf '%-10s %4d passed, %4d failed%s' "$suite" "$p" "$f" "$note")")
+    took
+    summary+=("$(printf '%-10s %4d passed, %4d failed  (%s)%s' "$suite" "$p" "$f" "$took" "$note")")
 }
 
 # show_file FILE [LINES]: print the last LINES (default 200) lines of FILE.
@@ -301,8 +337,11 @@ run_suite() {
 }
 
 bx_log "build: make && make install"
+mark_time
 rc=0
 run_step "$BX_WORK/logs/build.log" build || rc=$?
+took
+bx_log "build: $took"
 if [[ $rc -ne 0 ]]; then
     why="exit status $rc"
     [[ $rc -eq 124 ]] && why="timed out after ${step_timeout}s"
@@ -421,7 +460,8 @@ fi
 if has_tests tap; then
     bx_log "suite tap (prove)"
     log=$BX_WORK/logs/tap.log
-    args=(REGRESS= ISOLATION=)
+    # --timer: each test file's time in the log
+    args=(REGRESS= ISOLATION= PROVE_FLAGS="--timer ${PROVE_FLAGS:-}")
     [[ -n $sel_tap ]] && args+=(PROVE_TESTS="${sel_tap# }")
     rc=0
     run_suite "$log" "${args[@]}" || rc=$?
