@@ -10,6 +10,7 @@
 #   TESTS="basic 001_wal" bash scripts/test-major.sh # chosen tests only
 #   SUITES="regress isolation" bash scripts/test-major.sh
 #   KEEP=1 bash scripts/test-major.sh                # keep the work dir to inspect
+#   bash scripts/test-major.sh --full                # long fuzz and crash counts
 #
 # Steps:
 #   1. scripts/deps.sh (installs missing Debian packages when root).
@@ -47,10 +48,13 @@
 #                  or bench (the benchmark's smoke run, bench/run.sh --smoke)
 #                  (each runs in its own suite); default: all tests
 #   KEEP=1         keep the work dir (build copy, logs, cluster data)
-#   SUITE_TIMEOUT  seconds allowed for the build and for each suite (default 1800)
-#   TOTAL_TIMEOUT  seconds for the whole run (default 4800): a suite gets no
-#                  more than what is left, so the summary line is always
-#                  printed within CI's 90 minutes
+#   BX_FULL=1      what --full does: the fuzzers and crash tests at their
+#                  long counts (the tests read BX_FULL)
+#   SUITE_TIMEOUT  seconds allowed for the build and for each suite (default
+#                  1800; 7200 with --full)
+#   TOTAL_TIMEOUT  seconds for the whole run (default 4800; 14400 with
+#                  --full): a suite gets no more than what is left, so the
+#                  summary line is always printed within CI's 90 minutes
 #   PG_CFLAGS      extra compiler flags, e.g. PG_CFLAGS=-Werror (read by PGXS)
 #   PROVE_FLAGS    extra flags for prove (the tap suite always has --timer)
 set -euo pipefail
@@ -79,6 +83,20 @@ ALL_SUITES="regress isolation limits tap fuzz model bench"
 # Suites run only when named in SUITES: upgrade needs an old install
 # (scripts/test.sh runs it, in the newest major's chroot)
 EXTRA_SUITES="upgrade"
+
+for arg in "$@"; do
+    case $arg in
+        --full) BX_FULL=1 ;;
+        *) bx_die "unknown argument '$arg' (usage: $0 [--full])" ;;
+    esac
+done
+if [[ ${BX_FULL:-0} == 1 ]]; then
+    export BX_FULL
+    SUITE_TIMEOUT=${SUITE_TIMEOUT:-7200}
+    TOTAL_TIMEOUT=${TOTAL_TIMEOUT:-14400}
+else
+    unset BX_FULL
+fi
 SUITE_TIMEOUT=${SUITE_TIMEOUT:-1800}
 TOTAL_TIMEOUT=${TOTAL_TIMEOUT:-4800}
 [[ $SUITE_TIMEOUT =~ ^[0-9]+$ && $TOTAL_TIMEOUT =~ ^[0-9]+$ ]] ||
