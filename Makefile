@@ -41,6 +41,15 @@ ifeq ($(GCC),yes)
 override CFLAGS += -fvisibility=hidden
 endif
 
+# `make installcheck` as root: initdb and the server refuse root, so the
+# TAP tests (which make their own clusters) run as the OS user TAP_USER
+# (default postgres), which is given tmp_check (scripts/prove-as.sh).  The
+# source tree must be readable to it.
+ifeq ($(shell id -u),0)
+TAP_USER ?= postgres
+PROVE := $(abspath $(srcdir))/scripts/prove-as.sh $(TAP_USER) '$(CURDIR)/tmp_check' $(PROVE)
+endif
+
 # The benchmark (bench/run.sh): its own private build (-O2, BENCH_CFLAGS) and
 # throwaway cluster; results in bench/results/.  `make bench BENCH_ARGS=--quick`
 .PHONY: bench
