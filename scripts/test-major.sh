@@ -51,7 +51,7 @@
 #   BX_FULL=1      what --full does: the fuzzers and crash tests at their
 #                  long counts (the tests read BX_FULL)
 #   SUITE_TIMEOUT  seconds allowed for the build and for each suite (default
-#                  1800; 7200 with --full)
+#                  3600; 7200 with --full)
 #   TOTAL_TIMEOUT  seconds for the whole run (default 4800; 14400 with
 #                  --full): a suite gets no more than what is left, so the
 #                  summary line is always printed within CI's 90 minutes
@@ -97,7 +97,7 @@ if [[ ${BX_FULL:-0} == 1 ]]; then
 else
     unset BX_FULL
 fi
-SUITE_TIMEOUT=${SUITE_TIMEOUT:-1800}
+SUITE_TIMEOUT=${SUITE_TIMEOUT:-3600}
 TOTAL_TIMEOUT=${TOTAL_TIMEOUT:-4800}
 [[ $SUITE_TIMEOUT =~ ^[0-9]+$ && $TOTAL_TIMEOUT =~ ^[0-9]+$ ]] ||
     bx_die "SUITE_TIMEOUT and TOTAL_TIMEOUT must be numbers of seconds"
@@ -229,12 +229,20 @@ count_tap() {
 }
 
 # cpu_ticks: the CPU time (user + system, in clock ticks) of the processes
-# this shell has reaped: its jobs and, as it is a subreaper, their servers.
+# this shell has reaped (its jobs and, as it is a subreaper, their servers),
+# and so far of the servers it started that still run (with the backends
+# they reaped).
 CLK_TCK=$(getconf CLK_TCK 2>/dev/null || echo 100)
 cpu_ticks() {
-    local st
+    local st entry pid ticks
     read -r -a st <"/proc/$$/stat"
-    echo $((st[15] + st[16]))
+    ticks=$((st[15] + st[16]))
+    for entry in "${BX_CLUSTERS[@]}"; do
+        pid=$(head -n 1 "${entry%%|*}/postmaster.pid" 2>/dev/null || true)
+        [[ $pid =~ ^[0-9]+$ ]] && read -r -a st 2>/dev/null <"/proc/$pid/stat" || continue
+        ticks=$((ticks + st[13] + st[14] + st[15] + st[16]))
+    done
+    echo "$ticks"
 }
 
 # mark_time: start the clock of the next suite (record reads it).
@@ -427,12 +435,13 @@ fi
 # same source with -DBLOOMIDX_SMALL_LIMITS (see src/page.h), installed into
 # a second private PostgreSQL with a cluster of its own.
 
-# build_limits: make && make install of the small-limits build.
+# build_limits: make && make install of the small-limits build (without
+# the JIT's bitcode, which the main build already compiles).
 # shellcheck disable=SC2317 # called through bx_run_job
 build_limits() {
-    bx_as_pg make -C "$LIMITS_SRC" --no-print-directory PG_CONFIG="$BX_PG_CONFIG" \
+    bx_as_pg make -C "$LIMITS_SRC" --no-print-directory PG_CONFIG="$BX_PG_CONFIG" with_llvm=no \
         PG_CFLAGS="-DBLOOMIDX_SMALL_LIMITS ${PG_CFLAGS:-}" -j"$(nproc)" &&
-        bx_as_pg make -C "$LIMITS_SRC" --no-print-directory PG_CONFIG="$BX_PG_CONFIG" install
+        bx_as_pg make -C "$LIMITS_SRC" --no-print-directory PG_CONFIG="$BX_PG_CONFIG" with_llvm=no install
 }
 
 if has_tests limits; then
