@@ -77,7 +77,8 @@ dist:
 
 # `make corruption-fuzz`: the corruption fuzzer (t/017_corruption_fuzz.pl) at
 # its full count, 500 corruptions per layout (about an hour on 2 cores); the
-# test suite runs it with 15.  BX_FUZZ_CORRUPTIONS and BX_FUZZ_SEED override.
+# test suite makes each kind of corruption once per layout, 100 per layout
+# with --full.  BX_FUZZ_CORRUPTIONS and BX_FUZZ_SEED override.
 .PHONY: corruption-fuzz
 corruption-fuzz:
 	BX_FUZZ_CORRUPTIONS=$${BX_FUZZ_CORRUPTIONS:-500} SUITE_TIMEOUT=$${SUITE_TIMEOUT:-7200} \

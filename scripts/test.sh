@@ -19,10 +19,15 @@
 # a bloomidx built for it brought in (scripts/old-install.sh).  PostgreSQL 16 is in no Debian suite, so it is
 # not run (src/compat.h covers its API).
 #
-# Prints each major's suites as they finish and, last, one line
-# "N passed, N failed" over every major and suite.  Exit status non-zero if
-# anything failed or no test ran.  A major whose run could not start
-# (no root for its chroot, debootstrap failed) counts one failure.
+# The majors and the upgrade suite run as jobs, BX_JOBS at once, while the
+# chroots they need are made (or brought up to date) one after the other
+# in the background from the start.  Each job's output is shown whole, job
+# after job in order (the first unfinished job's as it comes), with its
+# time; each suite's line in the summary has its wall and CPU time.  Last,
+# one line "N passed, N failed" over every major and suite.  Exit status
+# non-zero if anything failed or no test ran.  A job that could not start
+# (no root for its chroot, debootstrap failed, out of time) counts one
+# failure.
 #
 # --full (or BX_FULL=1) runs the fuzzers and crash tests at their long
 # counts (t/017_corruption_fuzz.pl, t/023_merge_crash.pl, t/002_crash.pl,
@@ -36,7 +41,9 @@
 #   BX_MERGE_CRASHES: passed to scripts/test-major.sh (see there); SUITES
 #                  and TESTS also pick the upgrade suite ("upgrade")
 #   TOTAL_TIMEOUT  seconds for the whole run (default 5100, inside CI's 90
-#                  minutes; 14400 with --full): each major gets what is left
+#                  minutes; 14400 with --full): each job gets what is left
+#   BX_JOBS        jobs at once (default twice the number of cores; 1: one
+#                  major after the other, each one's output as it comes)
 #   BX_CHROOT_DIR  where the chroots live (scripts/chroot.sh)
 set -euo pipefail
 
@@ -92,9 +99,10 @@ summary=()
 logdir=$(mktemp -d "${TMPDIR:-/tmp}/bloomidx-majors.XXXXXX")
 
 # How many jobs (a major's suites, or the upgrade suite to one major) run at
-# once: a major's tests keep about one core busy, so two share a 2-core
-# machine well.
-BX_JOBS=${BX_JOBS:-$(nproc 2>/dev/null || echo 1)}
+# once: a major's tests keep little more than half a core busy on average
+# (they wait on servers starting, stopping and replicating), so twice the
+# number of cores keeps the machine busy.
+BX_JOBS=${BX_JOBS:-$((2 * $(nproc 2>/dev/null || echo 1)))}
 [[ $BX_JOBS =~ ^[1-9][0-9]*$ ]] || { echo "error: BX_JOBS must be a positive number" >&2; exit 1; }
 
 # add_summary LABEL LOG RC: add the suite lines and totals test-major.sh
@@ -215,7 +223,6 @@ job_upgrade() {
 jobs=()     # the jobs asked for, in order: "major 17", "upgrade 19", ...
 labels=()   # their labels in the summary: "17", "15->19"
 pids=()     # process (and group) id of each started job
-started=()  # SECONDS when each started
 for m in $majors; do
     [[ $m == upgrade ]] && continue
     jobs+=("major $m") labels+=("$m")
@@ -247,6 +254,17 @@ if [[ $(id -u) -eq 0 ]]; then
         [[ $m != "$HOST_MAJOR" && " $chroots " != *" $m "* ]] && chroots+=" $m"
     done
 fi
+# The packages the jobs on this system need (PostgreSQL 15's tests and
+# benchmark, the upgrade suite's old install), before any job starts: two
+# apt-get at once would contend for its locks.  A job that still lacks one
+# says so.
+if [[ $(id -u) -eq 0 && " ${jobs[*]} " == *" major $HOST_MAJOR "* ]]; then
+    BX_PG_MAJOR=$HOST_MAJOR bash "$REPO/scripts/deps.sh" || true
+    bash "$REPO/bench/deps.sh" || true
+elif [[ $(id -u) -eq 0 && " ${jobs[*]} " == *" upgrade "* ]]; then
+    BX_PG_MAJOR=$HOST_MAJOR bash "$REPO/scripts/deps.sh" || true
+fi
+
 set -m # job control: each background job gets a process group of its own
 if [[ -n $chroots ]]; then
     (
@@ -263,12 +281,12 @@ fi
 start_job() {
     local n=$1 kind=${jobs[$1]% *} major=${jobs[$1]#* }
     (
-        rc=0
+        rc=0 start=$SECONDS
         "job_$kind" "$major" >"$logdir/job-$n.log" 2>&1 </dev/null || rc=$?
+        echo "$((SECONDS - start))" >"$logdir/job-$n.time"
         echo "$rc" >"$logdir/job-$n.rc"
     ) &
     pids[n]=$!
-    started[n]=$SECONDS
 }
 
 # show_job N: print what job N's log gained since the last call.
@@ -299,7 +317,7 @@ while ((head < ${#jobs[@]})); do
         wait "${pids[head]}" 2>/dev/null || true
         show_job "$head"
         rc=$(cat "$logdir/job-$head.rc")
-        echo "==> ${labels[head]}: done in $((SECONDS - started[head])) s"
+        echo "==> ${labels[head]}: done in $(cat "$logdir/job-$head.time") s"
         add_summary "${labels[head]}" "$logdir/job-$head.log" "$rc"
         head=$((head + 1))
         continue
