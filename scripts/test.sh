@@ -156,13 +156,18 @@ wait_chroot() {
 
 # --- jobs -----------------------------------------------------------------------
 #
-# A job is a function run in the background, in a process group of its own,
-# with its output in $logdir/JOB.log and its exit status in $logdir/JOB.rc:
-#   major-M     scripts/test-major.sh for major M, here or in its chroot
-#   upgrade-M   the upgrade suite, from this system's 15 to M, in M's chroot
+# A job is a function job_KIND run in the background with its argument, in
+# a process group of its own, with its output in $logdir/job-N.log and then
+# its time and exit status in job-N.time and job-N.rc (N: its place in the
+# list):
+#   major M     job_major: scripts/test-major.sh for major M, here or in
+#               its chroot
+#   upgrade M   job_upgrade: the upgrade suite, from this system's 15 to M,
+#               in M's chroot
 # Their output is shown job after job, in the order they were asked for:
 # that of the first unfinished job as it comes, the others' when their turn
-# comes.
+# comes.  A suite of every major goes into scripts/test-major.sh; a new
+# kind of job is a job_KIND function and a line where the list is made.
 
 # Exit status of a job that did not start: too little of TOTAL_TIMEOUT left.
 RC_NO_TIME=200
