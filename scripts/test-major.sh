@@ -239,7 +239,8 @@ cpu_ticks() {
     ticks=$((st[15] + st[16]))
     for entry in "${BX_CLUSTERS[@]}"; do
         pid=$(head -n 1 "${entry%%|*}/postmaster.pid" 2>/dev/null || true)
-        [[ $pid =~ ^[0-9]+$ ]] && read -r -a st 2>/dev/null <"/proc/$pid/stat" || continue
+        [[ $pid =~ ^[0-9]+$ ]] || continue
+        read -r -a st 2>/dev/null <"/proc/$pid/stat" || continue
         ticks=$((ticks + st[13] + st[14] + st[15] + st[16]))
     done
     echo "$ticks"
