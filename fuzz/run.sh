@@ -1,8 +1,9 @@
 #!/bin/bash
 # Fuzz the bloomfilter decoder (src/filter_format.c) outside the server.
 #
-# 1. A deterministic driver runs 1,000,000 inputs (random bytes, valid
-#    filters, mutated filters, text forms) from a fixed seed, built with
+# 1. A deterministic driver runs 200,000 inputs (1,000,000 with BX_FULL=1:
+#    scripts/test.sh --full) of every kind (random bytes, valid filters,
+#    mutated filters, text forms) from a fixed seed, built with
 #    AddressSanitizer and UndefinedBehaviorSanitizer when the compiler has
 #    them.
 # 2. If clang's libFuzzer runtime is installed (Debian: libclang-rt-14-dev),
@@ -11,9 +12,9 @@
 #
 # Prints one line per stage and last "fuzz: N inputs, N accepted, N rejected"
 # (both stages together); exits non-zero on a crash or a broken invariant.
-# Environment: PG_CONFIG, FUZZ_INPUTS (default 1000000),
-# FUZZ_LIBFUZZER_RUNS (default 5000000), FUZZ_LIBFUZZER_SECONDS (default 45),
-# FUZZ_LIBFUZZER=0 to skip stage 2.
+# Environment: PG_CONFIG, FUZZ_INPUTS (default 200000; 1000000 with
+# BX_FULL=1), FUZZ_LIBFUZZER_RUNS (default 5000000), FUZZ_LIBFUZZER_SECONDS
+# (default 15; 45 with BX_FULL=1), FUZZ_LIBFUZZER=0 to skip stage 2.
 set -euo pipefail
 
 here=$(cd "$(dirname "$0")" && pwd)
@@ -22,9 +23,14 @@ root=$(dirname "$here")
 source "$root/scripts/lib.sh"
 PG_CONFIG=${PG_CONFIG:-pg_config}
 inc=$("$PG_CONFIG" --includedir-server)
-inputs=${FUZZ_INPUTS:-1000000}
+if [[ ${BX_FULL:-0} == 1 ]]; then
+	inputs=${FUZZ_INPUTS:-1000000}
+	lf_seconds=${FUZZ_LIBFUZZER_SECONDS:-45}
+else
+	inputs=${FUZZ_INPUTS:-200000}
+	lf_seconds=${FUZZ_LIBFUZZER_SECONDS:-15}
+fi
 lf_runs=${FUZZ_LIBFUZZER_RUNS:-5000000}
-lf_seconds=${FUZZ_LIBFUZZER_SECONDS:-45}
 work=$(mktemp -d "${TMPDIR:-/tmp}/bloomfuzz.XXXXXX")
 trap 'rm -rf "$work"' EXIT
 

@@ -10,6 +10,7 @@
 #   TESTS="basic 001_wal" bash scripts/test-major.sh # chosen tests only
 #   SUITES="regress isolation" bash scripts/test-major.sh
 #   KEEP=1 bash scripts/test-major.sh                # keep the work dir to inspect
+#   bash scripts/test-major.sh --full                # long fuzz and crash counts
 #
 # Steps:
 #   1. scripts/deps.sh (installs missing Debian packages when root).
@@ -57,11 +58,15 @@
 #                  suite, citus/*.pl)
 #                  (each runs in its own suite); default: all tests
 #   KEEP=1         keep the work dir (build copy, logs, cluster data)
-#   SUITE_TIMEOUT  seconds allowed for the build and for each suite (default 1800)
-#   TOTAL_TIMEOUT  seconds for the whole run (default 4800): a suite gets no
-#                  more than what is left, so the summary line is always
-#                  printed within CI's 90 minutes
+#   BX_FULL=1      what --full does: the fuzzers and crash tests at their
+#                  long counts (the tests read BX_FULL)
+#   SUITE_TIMEOUT  seconds allowed for the build and for each suite (default
+#                  3600; 7200 with --full)
+#   TOTAL_TIMEOUT  seconds for the whole run (default 4800; 14400 with
+#                  --full): a suite gets no more than what is left, so the
+#                  summary line is always printed within CI's 90 minutes
 #   PG_CFLAGS      extra compiler flags, e.g. PG_CFLAGS=-Werror (read by PGXS)
+#   PROVE_FLAGS    extra flags for prove (the tap suite always has --timer)
 set -euo pipefail
 
 # The whole script is one compound command, which bash reads before running
@@ -69,6 +74,18 @@ set -euo pipefail
 {
 
 REPO=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+
+# Run as a child subreaper (prctl PR_SET_CHILD_SUBREAPER, kept across exec):
+# the servers the suites start are orphans once pg_ctl exits, and this shell
+# then reaps them, so their CPU time counts in its children's, and each
+# suite's CPU time in the summary covers its servers too.  exec keeps the
+# process id, which tells the second pass through here from the first.
+if [[ ${BX_SUBREAPER:-} != "$$" ]] && perl -e 'require "syscall.ph"' 2>/dev/null; then
+    export BX_SUBREAPER=$$
+    exec perl -e 'require "syscall.ph"; syscall(&SYS_prctl, 36, 1, 0, 0, 0); exec { $ARGV[0] } @ARGV or die "exec: $!"' \
+        bash "${BASH_SOURCE[0]}" "$@"
+fi
+
 # shellcheck source=scripts/lib.sh
 source "$REPO/scripts/lib.sh"
 
@@ -76,7 +93,21 @@ ALL_SUITES="regress isolation limits tap fuzz model bench package citus"
 # Suites run only when named in SUITES: upgrade needs an old install
 # (scripts/test.sh runs it, in the newest major's chroot)
 EXTRA_SUITES="upgrade"
-SUITE_TIMEOUT=${SUITE_TIMEOUT:-1800}
+
+for arg in "$@"; do
+    case $arg in
+        --full) BX_FULL=1 ;;
+        *) bx_die "unknown argument '$arg' (usage: $0 [--full])" ;;
+    esac
+done
+if [[ ${BX_FULL:-0} == 1 ]]; then
+    export BX_FULL
+    SUITE_TIMEOUT=${SUITE_TIMEOUT:-7200}
+    TOTAL_TIMEOUT=${TOTAL_TIMEOUT:-14400}
+else
+    unset BX_FULL
+fi
+SUITE_TIMEOUT=${SUITE_TIMEOUT:-3600}
 TOTAL_TIMEOUT=${TOTAL_TIMEOUT:-4800}
 [[ $SUITE_TIMEOUT =~ ^[0-9]+$ && $TOTAL_TIMEOUT =~ ^[0-9]+$ ]] ||
     bx_die "SUITE_TIMEOUT and TOTAL_TIMEOUT must be numbers of seconds"
@@ -217,7 +248,38 @@ count_tap() {
         END { p = total - failed_asserts; if (p < 0) p = 0; print p, failed + 0, seen + 0 }' "$1"
 }
 
-# record SUITE RC PASS FAIL UNDERSTOOD: add a suite's counts to the totals.
+# cpu_ticks: the CPU time (user + system, in clock ticks) of the processes
+# this shell has reaped (its jobs and, as it is a subreaper, their servers),
+# and so far of the servers it started that still run (with the backends
+# they reaped).
+CLK_TCK=$(getconf CLK_TCK 2>/dev/null || echo 100)
+cpu_ticks() {
+    local st entry pid ticks
+    read -r -a st <"/proc/$$/stat"
+    ticks=$((st[15] + st[16]))
+    for entry in "${BX_CLUSTERS[@]}"; do
+        pid=$(head -n 1 "${entry%%|*}/postmaster.pid" 2>/dev/null || true)
+        [[ $pid =~ ^[0-9]+$ ]] || continue
+        read -r -a st 2>/dev/null <"/proc/$pid/stat" || continue
+        ticks=$((ticks + st[13] + st[14] + st[15] + st[16]))
+    done
+    echo "$ticks"
+}
+
+# mark_time: start the clock of the next suite (record reads it).
+mark_time() {
+    mark_secs=$SECONDS mark_cpu=$(cpu_ticks)
+}
+
+# took: set took to "N s, cpu N s" since mark_time, and mark_time again.
+took() {
+    local secs=$((SECONDS - mark_secs)) cpu=$(($(cpu_ticks) - mark_cpu))
+    took="$secs s, cpu $(((cpu + CLK_TCK / 2) / CLK_TCK)) s"
+    mark_time
+}
+
+# record SUITE RC PASS FAIL UNDERSTOOD: add a suite's counts to the totals,
+# with its time since the last suite was recorded (wall and CPU).
 # A suite that exited non-zero without a counted failure (crash, timeout,
 # setup error) counts one failure; so does one that exited zero without the
 # runner's result lines, since then its output was not understood.
@@ -231,7 +293,8 @@ record() {
     fi
     total_pass=$((total_pass + p))
     total_fail=$((total_fail + f))
-    summary+=("$(printf '%-10s %4d passed, %4d failed%s' "$suite" "$p" "$f" "$note")")
+    took
+    summary+=("$(printf '%-10s %4d passed, %4d failed  (%s)%s' "$suite" "$p" "$f" "$took" "$note")")
 }
 
 # show_file FILE [LINES]: print the last LINES (default 200) lines of FILE.
@@ -321,8 +384,11 @@ run_suite() {
 }
 
 bx_log "build: make && make install"
+mark_time
 rc=0
 run_step "$BX_WORK/logs/build.log" build || rc=$?
+took
+bx_log "build: $took"
 if [[ $rc -ne 0 ]]; then
     why="exit status $rc"
     [[ $rc -eq 124 ]] && why="timed out after ${step_timeout}s"
@@ -392,12 +458,13 @@ fi
 # the throwaway third layout (-DBLOOMIDX_TEST_LAYOUT, src/layout/test/),
 # which limits/sql/test_layout.sql runs the differential queries on.
 
-# build_limits: make && make install of the small-limits build.
+# build_limits: make && make install of the small-limits build (without
+# the JIT's bitcode, which the main build already compiles).
 # shellcheck disable=SC2317 # called through bx_run_job
 build_limits() {
-    bx_as_pg make -C "$LIMITS_SRC" --no-print-directory PG_CONFIG="$BX_PG_CONFIG" \
+    bx_as_pg make -C "$LIMITS_SRC" --no-print-directory PG_CONFIG="$BX_PG_CONFIG" with_llvm=no \
         PG_CFLAGS="-DBLOOMIDX_SMALL_LIMITS -DBLOOMIDX_TEST_LAYOUT ${PG_CFLAGS:-}" -j"$(nproc)" &&
-        bx_as_pg make -C "$LIMITS_SRC" --no-print-directory PG_CONFIG="$BX_PG_CONFIG" install
+        bx_as_pg make -C "$LIMITS_SRC" --no-print-directory PG_CONFIG="$BX_PG_CONFIG" with_llvm=no install
 }
 
 if has_tests limits; then
@@ -443,7 +510,8 @@ fi
 if has_tests tap; then
     bx_log "suite tap (prove)"
     log=$BX_WORK/logs/tap.log
-    args=(REGRESS= ISOLATION=)
+    # --timer: each test file's time in the log
+    args=(REGRESS= ISOLATION= PROVE_FLAGS="--timer ${PROVE_FLAGS:-}")
     [[ -n $sel_tap ]] && args+=(PROVE_TESTS="${sel_tap# }")
     rc=0
     run_suite "$log" "${args[@]}" || rc=$?

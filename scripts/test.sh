@@ -4,6 +4,7 @@
 # PostgreSQL major this machine can reach, on throwaway clusters.
 #
 #   bash scripts/test.sh                        # every suite on 15, 17, 18 and 19
+#   bash scripts/test.sh --full                 # the same with the long counts
 #   PG_MAJOR=18 bash scripts/test.sh            # one major (or a list: "15 19")
 #   TESTS="queries 001_replica" bash scripts/test.sh
 #   SUITES="regress isolation" bash scripts/test.sh
@@ -18,19 +19,31 @@
 # a bloomidx built for it brought in (scripts/old-install.sh).  PostgreSQL 16 is in no Debian suite, so it is
 # not run (src/compat.h covers its API).
 #
-# Prints each major's suites as they finish and, last, one line
-# "N passed, N failed" over every major and suite.  Exit status non-zero if
-# anything failed or no test ran.  A major whose run could not start
-# (no root for its chroot, debootstrap failed) counts one failure.
+# The majors and the upgrade suite run as jobs, BX_JOBS at once, while the
+# chroots they need are made (or brought up to date) one after the other
+# in the background from the start.  Each job's output is shown whole, job
+# after job in order (the first unfinished job's as it comes), with its
+# time; each suite's line in the summary has its wall and CPU time.  Last,
+# one line "N passed, N failed" over every major and suite.  Exit status
+# non-zero if anything failed or no test ran.  A job that could not start
+# (no root for its chroot, debootstrap failed, out of time) counts one
+# failure.
+#
+# --full (or BX_FULL=1) runs the fuzzers and crash tests at their long
+# counts (t/017_corruption_fuzz.pl, t/023_merge_crash.pl, t/002_crash.pl,
+# fuzz/run.sh: see there), several times longer, with the time limits
+# raised to match.
 #
 # Environment:
 #   PG_MAJOR       majors to run (default "15 17 18 19"); "upgrade" in the
 #                  list, or PG_MAJOR unset, runs the upgrade suite
-#   SUITES, TESTS, KEEP, SUITE_TIMEOUT, PG_CFLAGS, BX_FUZZ_*: passed to
-#                  scripts/test-major.sh (see there); SUITES and TESTS also
-#                  pick the upgrade suite ("upgrade")
+#   SUITES, TESTS, KEEP, SUITE_TIMEOUT, PG_CFLAGS, PROVE_FLAGS, BX_FUZZ_*,
+#   BX_MERGE_CRASHES: passed to scripts/test-major.sh (see there); SUITES
+#                  and TESTS also pick the upgrade suite ("upgrade")
 #   TOTAL_TIMEOUT  seconds for the whole run (default 5100, inside CI's 90
-#                  minutes): each major gets what is left
+#                  minutes; 14400 with --full): each job gets what is left
+#   BX_JOBS        jobs at once (default twice the number of cores; 1: one
+#                  major after the other, each one's output as it comes)
 #   BX_CHROOT_DIR  where the chroots live (scripts/chroot.sh)
 set -euo pipefail
 
@@ -43,6 +56,19 @@ HOST_MAJOR=15
 ALL_MAJORS="15 17 18 19"
 # pg_upgrade from the host's major to these (each in its chroot)
 UPGRADE_MAJORS="17 19"
+
+for arg in "$@"; do
+    case $arg in
+        --full) BX_FULL=1 ;;
+        *) echo "error: unknown argument '$arg' (usage: $0 [--full])" >&2; exit 1 ;;
+    esac
+done
+if [[ ${BX_FULL:-0} == 1 ]]; then
+    export BX_FULL
+    TOTAL_TIMEOUT=${TOTAL_TIMEOUT:-14400}
+else
+    unset BX_FULL
+fi
 TOTAL_TIMEOUT=${TOTAL_TIMEOUT:-5100}
 [[ $TOTAL_TIMEOUT =~ ^[0-9]+$ ]] || { echo "error: TOTAL_TIMEOUT must be a number of seconds" >&2; exit 1; }
 
@@ -63,19 +89,32 @@ wants_upgrade() {
 }
 
 # What test-major.sh reads from the environment, passed into the chroots.
-PASS_VARS="SUITES TESTS KEEP SUITE_TIMEOUT TOTAL_TIMEOUT PG_CFLAGS CI BX_FUZZ_CORRUPTIONS BX_FUZZ_SEED BX_PACKAGE_INSTALL BX_PACKAGE_REGRESS
+PASS_VARS="SUITES TESTS KEEP SUITE_TIMEOUT TOTAL_TIMEOUT PG_CFLAGS CI BX_FULL PROVE_FLAGS
+ BX_FUZZ_CORRUPTIONS BX_FUZZ_SEED BX_FUZZ_LAYOUTS BX_MERGE_CRASHES BX_CRASH_ROUNDS
+ BX_PACKAGE_INSTALL BX_PACKAGE_REGRESS BX_CITUS_SOURCES BX_CITUS_CACHE
  FUZZ_INPUTS FUZZ_LIBFUZZER FUZZ_LIBFUZZER_RUNS FUZZ_LIBFUZZER_SECONDS BX_DATA_CHECKSUMS"
 
 total_pass=0
 total_fail=0
 summary=()
 logdir=$(mktemp -d "${TMPDIR:-/tmp}/bloomidx-majors.XXXXXX")
-trap 'rm -rf "$logdir"' EXIT
 
-# add_summary MAJOR LOG RC: add the suite lines and totals test-major.sh
+# How many jobs (a major's suites, or the upgrade suite to one major) run at
+# once: a major's tests keep little more than half a core busy on average
+# (they wait on servers starting, stopping and replicating), so twice the
+# number of cores keeps the machine busy.
+BX_JOBS=${BX_JOBS:-$((2 * $(nproc 2>/dev/null || echo 1)))}
+[[ $BX_JOBS =~ ^[1-9][0-9]*$ ]] || { echo "error: BX_JOBS must be a positive number" >&2; exit 1; }
+
+# add_summary LABEL LOG RC: add the suite lines and totals test-major.sh
 # printed last in LOG to ours; a run that printed none counts one failure.
 add_summary() {
     local major=$1 log=$2 rc=$3 line p f
+    if [[ $rc -eq $RC_NO_TIME ]]; then
+        total_fail=$((total_fail + 1))
+        summary+=("$(printf '%-8s %-10s %4d passed, %4d failed (not run: out of time)' "$major" "-" 0 1)")
+        return
+    fi
     line=$(grep -E '^[0-9]+ passed, [0-9]+ failed$' "$log" | tail -n 1 || true)
     if [[ -z $line ]]; then
         total_fail=$((total_fail + 1))
@@ -93,71 +132,206 @@ add_summary() {
     done < <(sed -n '/^==> summary$/,/^[0-9]* passed, [0-9]* failed$/p' "$log" | sed '1d;$d')
 }
 
-# run_major MAJOR: test-major.sh on this system or in MAJOR's chroot.
-run_major() {
-    local major=$1 log=$logdir/$1.log rc=0 left
-    left=$((TOTAL_TIMEOUT - SECONDS))
+# --- the chroots ----------------------------------------------------------------
+#
+# The chroots the run needs are created, or brought up to date, one after
+# the other in the background from the start (a new one takes minutes of
+# downloads), while PostgreSQL 15 runs on this system: $logdir/chroot-M.log
+# and, when done, its exit status in $logdir/chroot-M.rc.
+
+# wait_chroot MAJOR: wait until MAJOR's chroot is ready; print its log.
+# shellcheck disable=SC2317 # called through start_job
+wait_chroot() {
+    local major=$1 rc
+    while [[ ! -f $logdir/chroot-$major.rc ]]; do
+        if ((SECONDS >= TOTAL_TIMEOUT)); then
+            echo "error: TOTAL_TIMEOUT (${TOTAL_TIMEOUT}s) reached while the chroot of PostgreSQL $major was made" >&2
+            return 1
+        fi
+        sleep 2
+    done
+    cat "$logdir/chroot-$major.log"
+    rc=$(cat "$logdir/chroot-$major.rc")
+    return "$rc"
+}
+
+# --- jobs -----------------------------------------------------------------------
+#
+# A job is a function job_KIND run in the background with its argument, in
+# a process group of its own, with its output in $logdir/job-N.log and then
+# its time and exit status in job-N.time and job-N.rc (N: its place in the
+# list):
+#   major M     job_major: scripts/test-major.sh for major M, here or in
+#               its chroot
+#   upgrade M   job_upgrade: the upgrade suite, from this system's 15 to M,
+#               in M's chroot
+# Their output is shown job after job, in the order they were asked for:
+# that of the first unfinished job as it comes, the others' when their turn
+# comes.  A suite of every major goes into scripts/test-major.sh; a new
+# kind of job is a job_KIND function and a line where the list is made.
+
+# Exit status of a job that did not start: too little of TOTAL_TIMEOUT left.
+RC_NO_TIME=200
+
+# time_left: seconds of TOTAL_TIMEOUT left; fails with a message when fewer
+# than 120 are, so that the job does not start.
+# shellcheck disable=SC2317 # called through start_job
+time_left() {
+    local left=$((TOTAL_TIMEOUT - SECONDS))
     if ((left < 120)); then
-        echo "error: TOTAL_TIMEOUT (${TOTAL_TIMEOUT}s) reached, PostgreSQL $major not run" >&2
-        total_fail=$((total_fail + 1))
-        summary+=("$(printf '%-8s %-10s %4d passed, %4d failed (not run: out of time)' "$major" "-" 0 1)")
-        return
+        echo "error: TOTAL_TIMEOUT (${TOTAL_TIMEOUT}s) reached, $1 not run" >&2
+        return 1
     fi
+    echo "$left"
+}
+
+# job_major MAJOR: test-major.sh on this system or in MAJOR's chroot.
+# shellcheck disable=SC2317 # called through start_job
+job_major() {
+    local major=$1 left
+    left=$(time_left "PostgreSQL $major") || return "$RC_NO_TIME"
     echo "==> PostgreSQL $major"
     if [[ $major == "$HOST_MAJOR" ]]; then
-        TOTAL_TIMEOUT=$left BX_PG_MAJOR=$major bash "$REPO/scripts/test-major.sh" 2>&1 | tee "$log" || rc=${PIPESTATUS[0]}
+        TOTAL_TIMEOUT=$left BX_PG_MAJOR=$major bash "$REPO/scripts/test-major.sh"
     elif [[ $(id -u) -ne 0 ]]; then
-        echo "error: PostgreSQL $major runs in a chroot, which needs root" | tee "$log" >&2
-        rc=1
-    elif ! bash "$REPO/scripts/chroot.sh" create "$major" 2>&1 | tee "$log"; then
-        rc=1
+        echo "error: PostgreSQL $major runs in a chroot, which needs root" >&2
+        return 1
     else
-        TOTAL_TIMEOUT=$((TOTAL_TIMEOUT - SECONDS)) BX_PG_MAJOR=$major \
+        wait_chroot "$major" || return 1
+        left=$(time_left "PostgreSQL $major") || return "$RC_NO_TIME"
+        TOTAL_TIMEOUT=$left BX_PG_MAJOR=$major \
             BX_CHROOT_PASS="$PASS_VARS BX_PG_MAJOR" BX_BIND="$REPO:/bloomidx" \
-            bash "$REPO/scripts/chroot.sh" run "$major" bash /bloomidx/scripts/test-major.sh 2>&1 |
-            tee -a "$log" || rc=${PIPESTATUS[0]}
+            bash "$REPO/scripts/chroot.sh" run "$major" bash /bloomidx/scripts/test-major.sh
     fi
-    add_summary "$major" "$log" "$rc"
 }
 
-for m in $majors; do
-    [[ $m == upgrade ]] && continue
-    run_major "$m"
-done
-
-# run_upgrade MAJOR: the upgrade suite, in MAJOR's chroot, from this
+# job_upgrade MAJOR: the upgrade suite, in MAJOR's chroot, from this
 # system's PostgreSQL 15 with bloomidx (scripts/old-install.sh).
-run_upgrade() {
-    local major=$1 log=$logdir/upgrade-$1.log rc=0 old=$logdir/old-install-$1
+# shellcheck disable=SC2317 # called through start_job
+job_upgrade() {
+    local major=$1 old=$logdir/old-install-$1 left
+    left=$(time_left "the upgrade suite to $major") || return "$RC_NO_TIME"
     echo "==> upgrade: pg_upgrade from PostgreSQL $HOST_MAJOR to $major"
     if [[ $(id -u) -ne 0 ]]; then
-        echo "error: the upgrade suite runs in a chroot, which needs root" | tee "$log" >&2
-        rc=1
-    elif ! { bash "$REPO/scripts/chroot.sh" create "$major" &&
-        bash "$REPO/scripts/old-install.sh" "$old" "$major"; } 2>&1 | tee "$log"; then
-        rc=1
-    else
-        TOTAL_TIMEOUT=$((TOTAL_TIMEOUT - SECONDS)) BX_PG_MAJOR=$major SUITES=upgrade \
-            BX_OLD_INSTALL=/bloomidx-old/usr/lib/postgresql/$HOST_MAJOR BX_OLD_LIBS=/bloomidx-old/syslibs \
-            BX_CHROOT_PASS="$PASS_VARS BX_PG_MAJOR BX_OLD_INSTALL BX_OLD_LIBS" \
-            BX_BIND="$REPO:/bloomidx $old:/bloomidx-old" \
-            bash "$REPO/scripts/chroot.sh" run "$major" bash /bloomidx/scripts/test-major.sh 2>&1 |
-            tee -a "$log" || rc=${PIPESTATUS[0]}
+        echo "error: the upgrade suite runs in a chroot, which needs root" >&2
+        return 1
     fi
-    add_summary "$HOST_MAJOR->$major" "$log" "$rc"
+    wait_chroot "$major" || return 1
+    bash "$REPO/scripts/old-install.sh" "$old" "$major" || return 1
+    left=$(time_left "the upgrade suite to $major") || return "$RC_NO_TIME"
+    TOTAL_TIMEOUT=$left BX_PG_MAJOR=$major SUITES=upgrade \
+        BX_OLD_INSTALL=/bloomidx-old/usr/lib/postgresql/$HOST_MAJOR BX_OLD_LIBS=/bloomidx-old/syslibs \
+        BX_CHROOT_PASS="$PASS_VARS BX_PG_MAJOR BX_OLD_INSTALL BX_OLD_LIBS" \
+        BX_BIND="$REPO:/bloomidx $old:/bloomidx-old" \
+        bash "$REPO/scripts/chroot.sh" run "$major" bash /bloomidx/scripts/test-major.sh
 }
 
+jobs=()     # the jobs asked for, in order: "major 17", "upgrade 19", ...
+labels=()   # their labels in the summary: "17", "15->19"
+pids=()     # process (and group) id of each started job
+for m in $majors; do
+    [[ $m == upgrade ]] && continue
+    jobs+=("major $m") labels+=("$m")
+done
 if wants_upgrade; then
     for m in $UPGRADE_MAJORS; do
-        if ((TOTAL_TIMEOUT - SECONDS < 120)); then
-            echo "error: TOTAL_TIMEOUT (${TOTAL_TIMEOUT}s) reached, the upgrade suite to $m not run" >&2
-            total_fail=$((total_fail + 1))
-            summary+=("$(printf '%-8s %-10s %4d passed, %4d failed (not run: out of time)' "$HOST_MAJOR->$m" upgrade 0 1)")
-        else
-            run_upgrade "$m"
-        fi
+        jobs+=("upgrade $m") labels+=("$HOST_MAJOR->$m")
     done
 fi
+
+# stop_jobs: end every running job's process group (Ctrl-C, TERM).
+# shellcheck disable=SC2317 # called by the traps
+stop_jobs() {
+    local pid
+    for pid in "${pids[@]}" ${chroot_pid:-}; do
+        [[ -n $pid ]] && kill -TERM -- "-$pid" 2>/dev/null
+    done
+    wait 2>/dev/null
+}
+trap 'rm -rf "$logdir"' EXIT
+trap 'stop_jobs; rm -rf "$logdir"; exit 130' INT
+trap 'stop_jobs; rm -rf "$logdir"; exit 143' TERM
+
+# The chroots, in the order the jobs need them.
+chroots=""
+if [[ $(id -u) -eq 0 ]]; then
+    for j in "${jobs[@]}"; do
+        m=${j#* }
+        [[ $m != "$HOST_MAJOR" && " $chroots " != *" $m "* ]] && chroots+=" $m"
+    done
+fi
+# The packages the jobs on this system need (PostgreSQL 15's tests and
+# benchmark, the upgrade suite's old install), before any job starts: two
+# apt-get at once would contend for its locks.  A job that still lacks one
+# says so.
+if [[ $(id -u) -eq 0 && " ${jobs[*]} " == *" major $HOST_MAJOR "* ]]; then
+    BX_PG_MAJOR=$HOST_MAJOR bash "$REPO/scripts/deps.sh" || true
+    bash "$REPO/bench/deps.sh" || true
+elif [[ $(id -u) -eq 0 && " ${jobs[*]} " == *" upgrade "* ]]; then
+    BX_PG_MAJOR=$HOST_MAJOR bash "$REPO/scripts/deps.sh" || true
+fi
+
+set -m # job control: each background job gets a process group of its own
+if [[ -n $chroots ]]; then
+    (
+        for m in $chroots; do
+            rc=0
+            bash "$REPO/scripts/chroot.sh" create "$m" >"$logdir/chroot-$m.log" 2>&1 || rc=$?
+            echo "$rc" >"$logdir/chroot-$m.rc"
+        done
+    ) &
+    chroot_pid=$!
+fi
+
+# start_job N: start job N in the background.
+start_job() {
+    local n=$1 kind=${jobs[$1]% *} major=${jobs[$1]#* }
+    (
+        rc=0 start=$SECONDS
+        "job_$kind" "$major" >"$logdir/job-$n.log" 2>&1 </dev/null || rc=$?
+        echo "$((SECONDS - start))" >"$logdir/job-$n.time"
+        echo "$rc" >"$logdir/job-$n.rc"
+    ) &
+    pids[n]=$!
+}
+
+# show_job N: print what job N's log gained since the last call.
+declare -A shown
+show_job() {
+    local log=$logdir/job-$1.log size
+    [[ -f $log ]] || return 0
+    size=$(stat -c %s "$log")
+    if ((size > ${shown[$1]:-0})); then
+        tail -c +$((${shown[$1]:-0} + 1)) "$log" | head -c $((size - ${shown[$1]:-0}))
+        shown[$1]=$size
+    fi
+}
+
+next=0    # the next job to start
+head=0    # the first job whose output is not all shown
+while ((head < ${#jobs[@]})); do
+    running=0
+    for ((n = head; n < next; n++)); do
+        [[ -f $logdir/job-$n.rc ]] || running=$((running + 1))
+    done
+    while ((next < ${#jobs[@]} && running < BX_JOBS)); do
+        start_job "$next"
+        next=$((next + 1)) running=$((running + 1))
+    done
+    show_job "$head"
+    if [[ -f $logdir/job-$head.rc ]]; then
+        wait "${pids[head]}" 2>/dev/null || true
+        show_job "$head"
+        rc=$(cat "$logdir/job-$head.rc")
+        echo "==> ${labels[head]}: done in $(cat "$logdir/job-$head.time") s"
+        add_summary "${labels[head]}" "$logdir/job-$head.log" "$rc"
+        head=$((head + 1))
+        continue
+    fi
+    sleep 1
+done
+set +m
+[[ -n ${chroot_pid:-} ]] && { kill -TERM -- "-$chroot_pid" 2>/dev/null || true; wait "$chroot_pid" 2>/dev/null || true; }
 
 echo
 echo "==> summary (major, suite)"

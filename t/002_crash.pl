@@ -8,6 +8,9 @@
 # full-page images and later records).  After each restart the logged tables' index answers equal
 # the seq scan's and bloomidx_check (heapallindexed) passes; the unlogged
 # table and its index are empty, sound and usable.
+#
+# Two rounds by default; five with BX_FULL=1 (scripts/test.sh --full);
+# BX_CRASH_ROUNDS sets the number.
 
 use strict;
 use warnings;
@@ -21,7 +24,7 @@ use PostgreSQL::Test::Utils;
 use Test::More;
 use BloomidxTest;
 
-my $rounds = 5;
+my $rounds = $ENV{BX_CRASH_ROUNDS} // ($ENV{BX_FULL} ? 5 : 2);
 my $rows_per_round = 8000;
 
 my $node = PostgreSQL::Test::Cluster->new('crash');

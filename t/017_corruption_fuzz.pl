@@ -23,9 +23,18 @@
 # that scans once read past: after one, an index scan must report the
 # damage, not answer wrong.
 #
+# The first corruptions of a layout go through every kind of corruption
+# (%kinds: each targeted edit, random bytes, page header fields, and the
+# fields of each kind of page the layout has) in turn, on a page of that
+# kind; the rest are drawn at random.  The default run makes each kind
+# once (6 corruptions of the row layout, 12 of the sliced); BX_FULL=1
+# (scripts/test.sh --full) makes 100 per layout, mostly random, and
+# `make corruption-fuzz` 500.  The test fails if a kind was never made in a
+# run of at least as many corruptions as kinds.
+#
 # Environment:
-#   BX_FUZZ_CORRUPTIONS  corruptions per layout (default 15; 500 for the
-#                        full run: make corruption-fuzz)
+#   BX_FUZZ_CORRUPTIONS  corruptions per layout (default: as many as the
+#                        layout has kinds; 100 with BX_FULL=1)
 #   BX_FUZZ_SEED         seed of the first round (default 1)
 #   BX_FUZZ_LAYOUTS      the layouts to corrupt, in order (default "row
 #                        sliced")
@@ -44,7 +53,15 @@ use PostgreSQL::Test::Utils;
 use Test::More;
 use Time::HiRes qw(time);
 
-my $ncorruptions = $ENV{BX_FUZZ_CORRUPTIONS} // 15;
+# The kinds of corruption each layout's indexes can get (see corrupt)
+my %kinds = (
+	row => [qw(targeted:sigBits targeted:flags bytes header meta data)],
+	sliced => [
+		qw(targeted:sigBits targeted:flags targeted:blockBits targeted:nrows
+		  bytes header meta data slice tidmap stripe stripelist)
+	]);
+# Kinds only an index merged into a stripe has
+my %needs_stripe = map { $_ => 1 } qw(targeted:blockBits targeted:nrows slice tidmap stripe stripelist);
 my $seed = $ENV{BX_FUZZ_SEED} // 1;
 my @layouts = split ' ', $ENV{BX_FUZZ_LAYOUTS} // 'row sliced';
 my $per_round = 25;
@@ -122,15 +139,16 @@ sub fuzz_value
 # and no error (src/README, Verification): a data page flagged as a page of
 # one of the sliced layout's kinds, the metapage's signature length lowered
 # by one, a TID map with no block bits, or one row more.  Returns
-# [block, offset in the page, format, new value, description] of one of
-# them, a kind of edit picked first, or undef if $image has none.
+# [block, offset in the page, format, new value, description, kind of
+# edit] of one of them, a kind of edit picked first ($want, or at random),
+# or undef if $image has none.
 sub targeted_edit
 {
-	my ($image) = @_;
+	my ($image, $want) = @_;
 	my $nblocks = length($image) / $blcksz;
 	my $sig_bits = unpack('S', substr($image, $contents + 14, 2));
 	my %edits = (sigBits => [ [ 0, $contents + 14, 'S', $sig_bits - 1,
-				"sigBits $sig_bits -> " . ($sig_bits - 1) ] ]);
+				"sigBits $sig_bits -> " . ($sig_bits - 1), 'sigBits' ] ]);
 	for my $blkno (1 .. $nblocks - 1)
 	{
 		my $page = $blkno * $blcksz;
@@ -140,24 +158,115 @@ sub targeted_edit
 		{
 			my $kind = (0x04, 0x08, 0x10, 0x40)[ int(rand(4)) ];
 			push @{ $edits{flags} }, [ $blkno, $blcksz - 4, 'S', $kind,
-				sprintf('data page flags 0x0000 -> 0x%04x', $kind) ];
+				sprintf('data page flags 0x0000 -> 0x%04x', $kind), 'flags' ];
 		}
 		elsif ($flags == 0x08)
 		{
 			my ($nrows, $block_bits) = unpack('S C', substr($image, $page + $contents + 2, 3));
 			push @{ $edits{blockBits} }, [ $blkno, $contents + 4, 'C', 0,
-				"TID map blockBits $block_bits -> 0" ] if $block_bits > 0;
+				"TID map blockBits $block_bits -> 0", 'blockBits' ] if $block_bits > 0;
 			push @{ $edits{nrows} }, [ $blkno, $contents + 2, 'S', $nrows + 1,
-				"TID map nrows $nrows -> " . ($nrows + 1) ];
+				"TID map nrows $nrows -> " . ($nrows + 1), 'nrows' ];
 		}
 	}
 	my @kinds = sort keys %edits;
-	my $edits = $edits{ $kinds[ int(rand(@kinds)) ] };
+	my $edits = $edits{ $want // $kinds[ int(rand(@kinds)) ] };
+	return undef unless $edits;
 	return $edits->[ int(rand(@$edits)) ];
 }
 
-# Corrupt a copy of $image (an index file); returns it, what was done, and
-# whether it is one of the targeted edits, which scans must report
+# The kind of page $blkno of $image is, as the corruptions name them
+sub page_kind
+{
+	my ($image, $blkno) = @_;
+	return 'meta' if $blkno == 0;
+	my $flags = unpack('S', substr($image, $blkno * $blcksz + $blcksz - 4, 2));
+	return $flags & 0x10 ? 'stripe'
+	  : $flags & 0x08 ? 'tidmap'
+	  : $flags & 0x40 ? 'stripelist'
+	  : $flags & 0x04 ? 'slice'
+	  : 'data';
+}
+
+# The fields of page $blkno of $image that a corruption of the fields of
+# its kind picks from: [name, offset in the page, format]
+sub page_fields
+{
+	my ($image, $blkno) = @_;
+	my $page = $blkno * $blcksz;
+	my $kind = page_kind($image, $blkno);
+	my @fields;
+	if ($kind eq 'meta') { @fields = map { [ @$_, $contents ] } @meta; }
+	elsif ($kind eq 'stripe') { @fields = map { [ @$_, $contents ] } @stripe; }
+	elsif ($kind eq 'tidmap') { @fields = map { [ @$_, $contents ] } @tidmap; }
+	elsif ($kind eq 'stripelist') { @fields = map { [ @$_, $contents ] } @stripelist; }
+	elsif ($kind eq 'slice') { @fields = map { [ @$_, 0 ] } @header; }
+	else
+	{
+		# A data page: a signature, or the TID of one of its slots
+		my $ntuples = unpack('S', substr($image, $page + $blcksz - 8, 2));
+		my $slot = int(rand($ntuples || 1));
+		@fields = ((map { [ @$_, $contents ] } @data),
+			[ "tid[$slot].block", $blcksz - 8 - 6 * ($slot + 1), 'L', 0 ],
+			[ "tid[$slot].offset", $blcksz - 8 - 6 * ($slot + 1) + 4, 'S', 0 ]);
+	}
+	my ($name, $off, $fmt, $base) = @{ $fields[ int(rand(@fields)) ] };
+	return ($name, $off + $base, $fmt);
+}
+
+# Set field $name ($fmt at $off) of page $blkno of $image to a fuzzed
+# value; returns the new image and what was done
+sub fuzz_field
+{
+	my ($image, $blkno, $name, $off, $fmt) = @_;
+	my $nblocks = length($image) / $blcksz;
+	my $page = $blkno * $blcksz;
+	my $flags = unpack('S', substr($image, $page + $blcksz - 4, 2));
+	my $size = length(pack($fmt, 0));
+	my $old = unpack($fmt, substr($image, $page + $off, $size));
+	my $new = fuzz_value($fmt, $old, $blkno, $nblocks);
+	substr($image, $page + $off, $size, pack($fmt, $new));
+	return ($image, sprintf("block %u (flags 0x%04x): %s %s -> %s",
+			$blkno, $flags, $name, $old, $new));
+}
+
+# Corrupt a copy of $image (an index file) with a corruption of kind
+# $kind (one of %kinds): on a page of that kind, for the fields of a kind
+# of page.  Returns the corrupted image and what was done, or nothing if
+# $image has no page for that kind.
+sub corrupt_kind
+{
+	my ($image, $kind) = @_;
+	my $nblocks = length($image) / $blcksz;
+	if ($kind =~ /^targeted:(.*)/)
+	{
+		my $edit = targeted_edit($image, $1) or return;
+		my ($blkno, $off, $fmt, $new, $desc) = @$edit;
+		substr($image, $blkno * $blcksz + $off, length(pack($fmt, 0)), pack($fmt, $new));
+		return ($image, sprintf("block %u: targeted: %s", $blkno, $desc));
+	}
+	my $blkno = int(rand($nblocks));
+	if ($kind eq 'bytes')
+	{
+		my $n = 1 + int(rand(8));
+		my $off = int(rand($blcksz - $n));
+		my $bytes = join('', map { chr(int(rand(256))) } 1 .. $n);
+		substr($image, $blkno * $blcksz + $off, $n, $bytes);
+		return ($image, sprintf("block %u: %d random bytes at %d", $blkno, $n, $off));
+	}
+	if ($kind eq 'header')
+	{
+		my ($name, $off, $fmt) = @{ $header[ int(rand(@header)) ] };
+		return fuzz_field($image, $blkno, $name, $off, $fmt);
+	}
+	my @blocks = grep { page_kind($image, $_) eq $kind } 0 .. $nblocks - 1;
+	return unless @blocks;
+	$blkno = $blocks[ int(rand(@blocks)) ];
+	return fuzz_field($image, $blkno, page_fields($image, $blkno));
+}
+
+# Corrupt a copy of $image (an index file) at random; returns it, what was
+# done, and its kind (as in %kinds)
 sub corrupt
 {
 	my ($image) = @_;
@@ -165,9 +274,9 @@ sub corrupt
 
 	if (rand() < 0.2)
 	{
-		my ($blkno, $off, $fmt, $new, $desc) = @{ targeted_edit($image) };
+		my ($blkno, $off, $fmt, $new, $desc, $edit) = @{ targeted_edit($image) };
 		substr($image, $blkno * $blcksz + $off, length(pack($fmt, 0)), pack($fmt, $new));
-		return ($image, sprintf("block %u: targeted: %s", $blkno, $desc), 1);
+		return ($image, sprintf("block %u: targeted: %s", $blkno, $desc), "targeted:$edit");
 	}
 
 	my $kind = rand();
@@ -182,34 +291,15 @@ sub corrupt
 		my $off = int(rand($blcksz - $n));
 		my $bytes = join('', map { chr(int(rand(256))) } 1 .. $n);
 		substr($image, $page + $off, $n, $bytes);
-		return ($image, sprintf("block %u: %d random bytes at %d", $blkno, $n, $off), 0);
+		return ($image, sprintf("block %u: %d random bytes at %d", $blkno, $n, $off), 'bytes');
 	}
 
-	my $flags = unpack('S', substr($image, $page + $blcksz - 4, 2));
-	my @fields;
-	if (rand() < 0.25) { @fields = map { [ @$_, 0 ] } @header; }
-	elsif ($blkno == 0) { @fields = map { [ @$_, $contents ] } @meta; }
-	elsif ($flags & 0x10) { @fields = map { [ @$_, $contents ] } @stripe; }
-	elsif ($flags & 0x08) { @fields = map { [ @$_, $contents ] } @tidmap; }
-	elsif ($flags & 0x40) { @fields = map { [ @$_, $contents ] } @stripelist; }
-	elsif ($flags & 0x04) { @fields = map { [ @$_, 0 ] } @header; }
-	else
+	if (rand() < 0.25)
 	{
-		# A data page: a signature, or the TID of one of its slots
-		my $ntuples = unpack('S', substr($image, $page + $blcksz - 8, 2));
-		my $slot = int(rand($ntuples || 1));
-		@fields = ((map { [ @$_, $contents ] } @data),
-			[ "tid[$slot].block", $blcksz - 8 - 6 * ($slot + 1), 'L', 0 ],
-			[ "tid[$slot].offset", $blcksz - 8 - 6 * ($slot + 1) + 4, 'S', 0 ]);
+		my ($name, $off, $fmt) = @{ $header[ int(rand(@header)) ] };
+		return (fuzz_field($image, $blkno, $name, $off, $fmt), 'header');
 	}
-	my ($name, $off, $fmt, $base) = @{ $fields[ int(rand(@fields)) ] };
-	$off += $base;
-	my $size = length(pack($fmt, 0));
-	my $old = unpack($fmt, substr($image, $page + $off, $size));
-	my $new = fuzz_value($fmt, $old, $blkno, $nblocks);
-	substr($image, $page + $off, $size, pack($fmt, $new));
-	return ($image, sprintf("block %u (flags 0x%04x): %s %s -> %s",
-			$blkno, $flags, $name, $old, $new), 0);
+	return (fuzz_field($image, $blkno, page_fields($image, $blkno)), page_kind($image, $blkno));
 }
 
 # Run $sql on its own; returns (seconds of its longest statement, stdout,
@@ -316,8 +406,16 @@ sub check_answers
 }
 
 my $round = 0;
+my (%made, @counts, @never);
 for my $layout (@layouts)
 {
+	my $ncorruptions = $ENV{BX_FUZZ_CORRUPTIONS}
+	  // ($ENV{BX_FULL} ? 100 : scalar @{ $kinds{$layout} });
+	push @counts, "$ncorruptions $layout";
+	push @never, map { "$layout $_" } @{ $kinds{$layout} }
+	  if $ncorruptions >= @{ $kinds{$layout} };
+	# The kind each corruption must be, in turn, then undef: at random
+	my @plan = @{ $kinds{$layout} };
 	my $done = 0;
 	while ($done < $ncorruptions)
 	{
@@ -325,6 +423,7 @@ for my $layout (@layouts)
 		my $round_seed = $seed + $round++;
 		srand($round_seed);
 		note("layout $layout, round seed $round_seed: $n corruptions");
+		my @forced = map { shift @plan } 1 .. $n;
 
 		# One table and index per corruption; the sliced layout with rows on
 		# pending pages too, and every second index with its first rows
@@ -342,7 +441,8 @@ for my $layout (@layouts)
 			  . "CREATE TABLE fz$i (id int, a int, b text, s text, t int[], j jsonb);\n"
 			  . "INSERT INTO fz$i SELECT $rows FROM generate_series(1, 3000) g;\n"
 			  . "CREATE INDEX fz${i}_bx ON fz$i USING bloomidx ($columns) WITH (layout = '$layout');\n"
-			  . ($layout eq 'sliced' && $i % 2 == 0 ? "SELECT bloomidx_merge('fz${i}_bx');\n" : '')
+			  . ($layout eq 'sliced' && ($i % 2 == 0 || $needs_stripe{ $forced[ $i - 1 ] // '' })
+				? "SELECT bloomidx_merge('fz${i}_bx');\n" : '')
 			  . "INSERT INTO fz$i SELECT $rows FROM generate_series(3001, 3100) g;\n";
 		}
 		$node->safe_psql('postgres', $setup . 'CHECKPOINT;');
@@ -356,7 +456,20 @@ for my $layout (@layouts)
 		for my $i (1 .. $n)
 		{
 			my $image = slurp_file($files[ $i - 1 ]);
-			my ($corrupted, $desc, $is_targeted) = corrupt($image);
+			my $kind = $forced[ $i - 1 ];
+			my ($corrupted, $desc);
+			if (defined $kind)
+			{
+				($corrupted, $desc) = corrupt_kind($image, $kind);
+				defined $corrupted
+				  or die "index fz${i}_bx ($layout) has no page for a corruption of kind $kind";
+			}
+			else
+			{
+				($corrupted, $desc, $kind) = corrupt($image);
+			}
+			$made{"$layout $kind"}++;
+			my $is_targeted = $kind =~ /^targeted:/ ? 1 : 0;
 			push @targeted, $is_targeted;
 			$targeted += $is_targeted;
 			open(my $fh, '>', $files[ $i - 1 ]) or die "cannot write $files[$i - 1]: $!";
@@ -398,12 +511,15 @@ for my $layout (@layouts)
 }
 
 my $states = join(', ', map { "$_: $sqlstates{$_}" } sort keys %sqlstates);
-diag("corruption fuzz: $ncorruptions corruptions per layout (@layouts, seed $seed);"
+my $made = join(', ', map { "$_: $made{$_}" } sort keys %made);
+diag("corruption fuzz: @counts corruptions (seed $seed), by kind: $made;"
 	  . " crashes $crashes, statements past the timeout $slow,"
 	  . " reads past the end of a file (58P01) $unchecked, wrong answers"
 	  . " reported by bloomidx_check $wrong_reported, unreported $wrong_unreported;"
 	  . " targeted edits $targeted, wrong answers of a scan after one $targeted_silent;"
 	  . " errors by SQLSTATE: $states");
+# (when there were at least as many corruptions as kinds)
+is(join(', ', grep { !$made{$_} } @never), '', 'every kind of corruption was made');
 is($crashes, 0, 'no backend crashed');
 is($slow, 0, 'no statement outlived its timeout by more than a second');
 is($wrong_unreported, 0, 'every wrong answer is reported by bloomidx_check');
