@@ -55,7 +55,8 @@ sub union
 }
 
 # Lowercase mappings of characters newer than Perl's Unicode data
-# (Unicode 15 to 17), from UnicodeData.txt: upper, lower
+# (Unicode 15 to 17), from UnicodeData.txt (scripts/check-trgm-fold.pl
+# finds those missing): upper, lower
 my @newer = (
 	[ 0x1C89, 0x1C8A ],    # Cyrillic TJE (16.0)
 	[ 0xA7CB, 0x0264 ],    # Latin capital ram's horn (16.0)
@@ -63,6 +64,10 @@ my @newer = (
 	[ 0xA7DA, 0xA7DB ],    # Latin lambda (16.0)
 	[ 0xA7DC, 0x019B ],    # Latin lambda with stroke (16.0)
 	(map { [ $_, $_ + 0x20 ] } 0x10D50 .. 0x10D65),    # Garay (16.0)
+	[ 0xA7CE, 0xA7CF ],    # Latin (17.0)
+	[ 0xA7D2, 0xA7D3 ],    # Latin (17.0)
+	[ 0xA7D4, 0xA7D5 ],    # Latin (17.0)
+	(map { [ $_, $_ + 0x1B ] } 0x16EA0 .. 0x16EB8),    # Beria Erfe (17.0)
 );
 
 my %drop;
