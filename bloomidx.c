@@ -27,7 +27,7 @@ PG_FUNCTION_INFO_V1(bloomidx_handler);
 
 /*
  * Module load: register the index options, then each layout's settings and
- * hooks (src/layout.c).
+ * hooks (src/core/layout.c).
  */
 void
 _PG_init(void)

@@ -1,7 +1,7 @@
 /*-------------------------------------------------------------------------
  *
  * filter_fuzz.c
- *	  Fuzz harness of the bloomfilter decoder (src/filter_format.c), built
+ *	  Fuzz harness of the bloomfilter decoder (src/filter/filter_format.c), built
  *	  outside the server.
  *
  * Every input is either accepted as a valid filter or rejected with an

@@ -1,5 +1,5 @@
 #!/bin/bash
-# Fuzz the bloomfilter decoder (src/filter_format.c) outside the server.
+# Fuzz the bloomfilter decoder (src/filter/filter_format.c) outside the server.
 #
 # 1. A deterministic driver runs 200,000 inputs (1,000,000 with BX_FULL=1:
 #    scripts/test.sh --full) of every kind (random bytes, valid filters,

@@ -43,7 +43,7 @@
  * Copyright (c) 2026, bloomidx contributors
  *
  * IDENTIFICATION
- *	  src/cost.c
+ *	  src/am/cost.c
  *
  *-------------------------------------------------------------------------
  */

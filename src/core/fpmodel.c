@@ -52,7 +52,7 @@
  * Copyright (c) 2026, bloomidx contributors
  *
  * IDENTIFICATION
- *	  src/fpmodel.c
+ *	  src/core/fpmodel.c
  *
  *-------------------------------------------------------------------------
  */

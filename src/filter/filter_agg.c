@@ -16,7 +16,7 @@
  * Copyright (c) 2026, bloomidx contributors
  *
  * IDENTIFICATION
- *	  src/filter_agg.c
+ *	  src/filter/filter_agg.c
  *
  *-------------------------------------------------------------------------
  */

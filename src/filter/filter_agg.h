@@ -8,7 +8,7 @@
  * Copyright (c) 2026, bloomidx contributors
  *
  * IDENTIFICATION
- *	  src/filter_agg.h
+ *	  src/filter/filter_agg.h
  *
  *-------------------------------------------------------------------------
  */

@@ -11,7 +11,7 @@
  * Copyright (c) 2026, bloomidx contributors
  *
  * IDENTIFICATION
- *	  src/filter_agg_combine.c
+ *	  src/filter/filter_agg_combine.c
  *
  *-------------------------------------------------------------------------
  */

@@ -33,7 +33,7 @@
  * Copyright (c) 2026, bloomidx contributors
  *
  * IDENTIFICATION
- *	  src/elements.c
+ *	  src/opclass/elements.c
  *
  *-------------------------------------------------------------------------
  */

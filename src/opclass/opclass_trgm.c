@@ -35,7 +35,7 @@
  * Copyright (c) 2026, bloomidx contributors
  *
  * IDENTIFICATION
- *	  src/opclass_trgm.c
+ *	  src/opclass/opclass_trgm.c
  *
  *-------------------------------------------------------------------------
  */

@@ -9,7 +9,7 @@
  * Copyright (c) 2026, bloomidx contributors
  *
  * IDENTIFICATION
- *	  src/sliced_check.c
+ *	  src/layout/sliced/sliced_check.c
  *
  *-------------------------------------------------------------------------
  */

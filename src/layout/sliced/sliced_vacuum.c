@@ -8,7 +8,7 @@
  * Copyright (c) 2026, bloomidx contributors
  *
  * IDENTIFICATION
- *	  src/sliced_vacuum.c
+ *	  src/layout/sliced/sliced_vacuum.c
  *
  *-------------------------------------------------------------------------
  */
