@@ -139,11 +139,6 @@ extern uint64 BloomLabelHash(Oid typid, Datum value);
 extern TypeCacheEntry *BloomLookupHash(Oid typid);
 extern BloomFnCache *BloomGetFnCache(FunctionCallInfo fcinfo, int argno, bool is_array);
 
-/* filter_keyed.c */
-extern void BloomKeyFromBytea(bytea *key, BloomKey *out);
-extern void BloomCheckKey(const BloomFilterHeader *hdr, const BloomKey *key);
-extern uint64 BloomKeyedHash(const BloomKey *key, uint64 hash);
-
 /* filter_core.c */
 struct BloomVariantRoutine;
 extern void BloomFilterOpen(bytea *datum, BloomFilterData *f);
@@ -154,7 +149,6 @@ extern void BloomHeaderInit(BloomFilterHeader *hdr, uint64 nbits, int nhashes,
 extern bool BloomTypeNames(Oid typid, char **nspname, char **typname);
 extern void BloomHeaderSetType(BloomFilterHeader *hdr, Oid typid,
 							   BloomTypeHashing hashing);
-extern void BloomChooseSize(int64 capacity, double fpr, uint64 *nbits, int *nhashes);
 extern void BloomChooseSizeFor(int64 capacity, double fpr,
 							   const struct BloomVariantRoutine *v,
 							   uint64 *nbits, int *nhashes);

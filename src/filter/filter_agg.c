@@ -587,7 +587,7 @@ BloomAggAddValue(FunctionCallInfo fcinfo, bytea *(*make) (FunctionCallInfo, Bloo
 	if (keyed)
 	{
 		BloomCheckKey(&f.hdr, &cache->key);
-		hash = BloomKeyedHash(&cache->key, hash);
+		BloomFilterKeyHashes(&f.hdr, &cache->key, &hash, 1);
 	}
 	PG_RETURN_BYTEA_P(BloomFilterAddHash(CurrentMemoryContext, &f, hash));
 }

@@ -238,15 +238,6 @@ BloomChooseSizeFor(int64 capacity, double fpr, const BloomVariantRoutine *v,
 }
 
 /*
- * BloomChooseSizeFor for a plain filter.
- */
-void
-BloomChooseSize(int64 capacity, double fpr, uint64 *nbits, int *nhashes)
-{
-	BloomChooseSizeFor(capacity, fpr, &BloomPlainVariant, nbits, nhashes);
-}
-
-/*
  * Error out unless values of type valuetype may be probed in (or, with
  * adding, added to) a filter with element type elemtype.
  */

@@ -26,7 +26,6 @@
 PG_FUNCTION_INFO_V1(bloom_empty);
 PG_FUNCTION_INFO_V1(bloom_empty_raw);
 PG_FUNCTION_INFO_V1(bloom_empty_variant);
-PG_FUNCTION_INFO_V1(bloom_empty_keyed);
 PG_FUNCTION_INFO_V1(bloom_remove);
 PG_FUNCTION_INFO_V1(bloom_plain);
 PG_FUNCTION_INFO_V1(bloom_fold);
@@ -96,23 +95,6 @@ bloom_empty_variant(PG_FUNCTION_ARGS)
 	opts.growth = PG_GETARG_INT32(2);
 	opts.counting = PG_GETARG_BOOL(3);
 	opts.blocked = PG_GETARG_BOOL(4);
-	BloomHeaderInitVariant(&hdr, PG_GETARG_INT64(0), PG_GETARG_FLOAT8(1),
-						   &opts);
-	PG_RETURN_BYTEA_P(BloomFilterAllocate(CurrentMemoryContext, &hdr));
-}
-
-/*
- * bloom_empty(capacity, false_positive_rate, key): an empty keyed filter.
- */
-Datum
-bloom_empty_keyed(PG_FUNCTION_ARGS)
-{
-	BloomFilterHeader hdr;
-	BloomVariantOptions opts = {0};
-	BloomKey	key;
-
-	BloomKeyFromBytea(PG_GETARG_BYTEA_PP(2), &key);
-	opts.key = &key;
 	BloomHeaderInitVariant(&hdr, PG_GETARG_INT64(0), PG_GETARG_FLOAT8(1),
 						   &opts);
 	PG_RETURN_BYTEA_P(BloomFilterAllocate(CurrentMemoryContext, &hdr));

@@ -2,8 +2,9 @@
  *
  * filter_probe.c
  *	  SQL functions that add values to a bloomfilter and probe it: bloom_add
- *	  and bloom_contains, keyed or not, and the array forms of
- *	  bloom_contains, bloom_contains_any and bloom_contains_all.
+ *	  and bloom_contains, and the array forms of bloom_contains,
+ *	  bloom_contains_any and bloom_contains_all (which the keyed forms of
+ *	  filter_keyed.c share).
  *
  * Copyright (c) 2026, bloomidx contributors
  *
@@ -28,14 +29,9 @@
 
 PG_FUNCTION_INFO_V1(bloom_add);
 PG_FUNCTION_INFO_V1(bloom_contains);
-PG_FUNCTION_INFO_V1(bloom_add_keyed);
-PG_FUNCTION_INFO_V1(bloom_contains_keyed);
 PG_FUNCTION_INFO_V1(bloom_contains_array);
 PG_FUNCTION_INFO_V1(bloom_contains_any);
 PG_FUNCTION_INFO_V1(bloom_contains_all);
-PG_FUNCTION_INFO_V1(bloom_contains_array_keyed);
-PG_FUNCTION_INFO_V1(bloom_contains_any_keyed);
-PG_FUNCTION_INFO_V1(bloom_contains_all_keyed);
 
 /*
  * bloom_add(filter, value): a copy of the filter with the value added.
@@ -82,64 +78,6 @@ bloom_contains(PG_FUNCTION_ARGS)
 	hash = BloomValueHash(cache, f->hdr.hash_scheme, PG_GETARG_DATUM(1));
 	PG_RETURN_BOOL(BloomFilterTestHash(f, hash));
 }
-
-/*
- * bloom_add(filter, value, key): a copy of a keyed filter with the value
- * added.
- */
-Datum
-bloom_add_keyed(PG_FUNCTION_ARGS)
-{
-	BloomFnCache *cache = BloomGetFnCache(fcinfo, 1, false);
-	BloomFilterData f;
-	BloomKey	key;
-	bytea	   *out;
-
-	BloomKeyFromBytea(PG_GETARG_BYTEA_PP(2), &key);
-	BloomFilterOpen(PG_GETARG_BYTEA_PP(0), &f);
-	BloomCheckKey(&f.hdr, &key);
-	BloomCheckValueType(f.hdr.elemtype, cache->elemtype, true);
-	BloomCheckHome(&f.hdr, cache->hashing);
-
-	out = BloomFilterTyped(CurrentMemoryContext, &f, cache);
-	BloomFilterOpen(out, &f);
-	PG_RETURN_BYTEA_P(BloomFilterAddHash(CurrentMemoryContext, &f,
-										 BloomKeyedHash(&key,
-														BloomValueHash(cache, f.hdr.hash_scheme,
-																	   PG_GETARG_DATUM(1)))));
-}
-
-/*
- * bloom_contains(filter, value, key): might a keyed filter contain the
- * value?
- */
-Datum
-bloom_contains_keyed(PG_FUNCTION_ARGS)
-{
-	BloomFnCache *cache = BloomGetFnCache(fcinfo, 1, false);
-	BloomFilterData f;
-	BloomKey	key;
-
-	BloomKeyFromBytea(PG_GETARG_BYTEA_PP(2), &key);
-	BloomFilterOpen(PG_GETARG_BYTEA_PP(0), &f);
-	BloomCheckKey(&f.hdr, &key);
-	BloomCheckValueType(f.hdr.elemtype, cache->elemtype, false);
-	BloomCheckHome(&f.hdr, cache->hashing);
-	if (f.hdr.elemtype == 0)
-		PG_RETURN_BOOL(false);
-	PG_RETURN_BOOL(BloomFilterTestHash(&f,
-									   BloomKeyedHash(&key,
-													  BloomValueHash(cache, f.hdr.hash_scheme,
-																	 PG_GETARG_DATUM(1)))));
-}
-
-/* What the array forms of bloom_contains compute */
-typedef enum BloomArrayProbe
-{
-	BLOOM_PROBE_EACH,
-	BLOOM_PROBE_ANY,
-	BLOOM_PROBE_ALL
-} BloomArrayProbe;
 
 /*
  * How the array forms hash an element: int4 and int8 (and domains over
@@ -193,10 +131,10 @@ BloomArrayElemHash(BloomFnCache *cache, BloomArrayHash kind, uint16 scheme,
 /*
  * Probe each element of the array argument (or the whole array, if the
  * filter holds arrays of that type) and answer as mode asks, with SQL's
- * NULL semantics of = ANY and = ALL for the aggregate answers; under key,
- * or none for an unkeyed filter.
+ * NULL semantics of = ANY and = ALL for the aggregate answers; under key
+ * (keyed a batch of hashes at a time), or none for an unkeyed filter.
  */
-static Datum
+Datum
 BloomContainsArray(FunctionCallInfo fcinfo, BloomArrayProbe mode,
 				   const BloomKey *key)
 {
@@ -252,7 +190,7 @@ BloomContainsArray(FunctionCallInfo fcinfo, BloomArrayProbe mode,
 								  cache->collation, PointerGetDatum(array));
 		}
 		if (key != NULL)
-			hash = BloomKeyedHash(key, hash);
+			BloomFilterKeyHashes(&f.hdr, key, &hash, 1);
 		found = BloomFilterTestHash(&f, hash);
 		if (mode == BLOOM_PROBE_EACH)
 		{
@@ -345,14 +283,14 @@ BloomContainsArray(FunctionCallInfo fcinfo, BloomArrayProbe mode,
 				bitmap[i / 8] |= 1 << (i % 8);
 			hashes[nbatch] = f.hdr.elemtype != 0 ?
 				BloomArrayElemHash(cache, hashkind, f.hdr.hash_scheme, value) : 0;
-			if (key != NULL)
-				hashes[nbatch] = BloomKeyedHash(key, hashes[nbatch]);
 			nbatch++;
 			if (nbatch < BLOOM_PROBE_BATCH)
 				continue;
 		}
 		if (nbatch == 0)
 			continue;
+		if (key != NULL)
+			BloomFilterKeyHashes(&f.hdr, key, hashes, nbatch);
 		BloomFilterTestHashes(&f, hashes, nbatch, found);
 		for (j = 0; j < nbatch; j++)
 		{
@@ -407,50 +345,4 @@ Datum
 bloom_contains_all(PG_FUNCTION_ARGS)
 {
 	return BloomContainsArray(fcinfo, BLOOM_PROBE_ALL, NULL);
-}
-
-/*
- * The key of a keyed probe: the third argument.
- */
-static BloomKey *
-BloomKeyArg(FunctionCallInfo fcinfo, BloomKey *key)
-{
-	BloomKeyFromBytea(PG_GETARG_BYTEA_PP(2), key);
-	return key;
-}
-
-/*
- * bloom_contains(filter, array, key): for each element, might the keyed
- * filter contain it?
- */
-Datum
-bloom_contains_array_keyed(PG_FUNCTION_ARGS)
-{
-	BloomKey	key;
-
-	return BloomContainsArray(fcinfo, BLOOM_PROBE_EACH, BloomKeyArg(fcinfo, &key));
-}
-
-/*
- * bloom_contains_any(filter, array, key): might the keyed filter contain
- * any element?
- */
-Datum
-bloom_contains_any_keyed(PG_FUNCTION_ARGS)
-{
-	BloomKey	key;
-
-	return BloomContainsArray(fcinfo, BLOOM_PROBE_ANY, BloomKeyArg(fcinfo, &key));
-}
-
-/*
- * bloom_contains_all(filter, array, key): might the keyed filter contain
- * every element?
- */
-Datum
-bloom_contains_all_keyed(PG_FUNCTION_ARGS)
-{
-	BloomKey	key;
-
-	return BloomContainsArray(fcinfo, BLOOM_PROBE_ALL, BloomKeyArg(fcinfo, &key));
 }

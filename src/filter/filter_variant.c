@@ -99,6 +99,8 @@ BloomComposeVariant(uint16 flags, BloomComposedVariant *c)
 		BLOOM_COMPOSE(r, v, combine);
 		BLOOM_COMPOSE(r, v, countset);
 		BLOOM_COMPOSE(r, v, rate);
+		BLOOM_COMPOSE(r, v, checkkey);
+		BLOOM_COMPOSE(r, v, keyhashes);
 		if (v->flag == flags)
 		{
 			BLOOM_COMPOSE(r, v, remove);
@@ -126,7 +128,7 @@ BloomComposeVariant(uint16 flags, BloomComposedVariant *c)
 	{
 		if (c->name[0] != '\0')
 			strlcat(c->name, " ", sizeof(c->name));
-		strlcat(c->name, BloomPlainVariant.name, sizeof(c->name));
+		strlcat(c->name, BloomVariants[0]->name, sizeof(c->name));
 	}
 	r->name = c->name;
 	c->valid = true;
@@ -165,6 +167,66 @@ const char *
 BloomVariantName(uint16 flags)
 {
 	return BloomLookupVariant(flags)->name;
+}
+
+/*
+ * BloomChooseSizeFor for a plain filter, the table's first entry.
+ */
+void
+BloomChooseSize(int64 capacity, double fpr, uint64 *nbits, int *nhashes)
+{
+	BloomChooseSizeFor(capacity, fpr, BloomLookupVariant(0), nbits, nhashes);
+}
+
+/*
+ * Derive a key from its 16 bytes, by the variant that takes keys.
+ */
+void
+BloomKeyFromBytea(bytea *bytes, BloomKey *key)
+{
+	int			i;
+
+	for (i = 0; i < lengthof(BloomVariants); i++)
+	{
+		if (BloomVariants[i]->makekey != NULL)
+		{
+			BloomVariants[i]->makekey(bytes, key);
+			return;
+		}
+	}
+	elog(ERROR, "no bloom filter variant takes a key");
+}
+
+/*
+ * Error out unless a filter takes exactly the key given (NULL: none): a
+ * filter of a variant without keys takes none.
+ */
+void
+BloomCheckKey(const BloomFilterHeader *hdr, const BloomKey *key)
+{
+	const BloomVariantRoutine *v = BloomLookupVariant(hdr->flags);
+
+	if (v->checkkey != NULL)
+		v->checkkey(hdr, key);
+	else if (key != NULL)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("bloom filter is not keyed"),
+				 errhint("Omit the key for a filter created without one.")));
+}
+
+/*
+ * Key the hashes[0 .. n - 1] of values in place for the filter of header
+ * hdr, which BloomCheckKey found to take key.
+ */
+void
+BloomFilterKeyHashes(const BloomFilterHeader *hdr, const BloomKey *key,
+					 uint64 *hashes, int n)
+{
+	const BloomVariantRoutine *v = BloomLookupVariant(hdr->flags);
+
+	Assert(v->keyhashes != NULL);
+	v->keyhashes(key, hashes, n);
 }
 
 /*

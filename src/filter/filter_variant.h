@@ -10,14 +10,18 @@
  * variant is one file defining a BloomVariantRoutine (filter_plain.c,
  * filter_growing.c, filter_counting.c, filter_blocked.c, filter_keyed.c),
  * and one entry in the table of filter_variant.c.  BloomGetVariant there is
- * the one place that maps a filter's flags to its routines; the SQL
+ * the one place that maps a filter's flags to its routines; the shared SQL
  * functions (filter_probe.c, filter_ops.c, filter_agg.c) go through it and
- * the functions of filter_variant.c, and never test the flags themselves.
+ * the functions of filter_variant.c, and never test the flags themselves
+ * nor call a variant's file.  The SQL functions that exist for one variant
+ * only (the keyed forms of bloom_empty, bloom_add and bloom_contains) are
+ * in that variant's file.
  *
- * A variant's file calls only what lies below the table (filter_core.c,
- * signature.h); what it needs of the other variants of a filter (a growing
- * filter's cells are plain or blocked) comes as the filter's composed
- * routines, passed in.
+ * A variant's routines call only what lies below the table (filter_core.c,
+ * signature.h); what they need of the other variants of a filter (a
+ * growing filter's cells are plain or blocked) comes as the filter's
+ * composed routines, passed in.  A variant's SQL functions may call the
+ * shared ones (filter_probe.c) and the table's.
  *
  * Copyright (c) 2026, bloomidx contributors
  *
@@ -129,6 +133,15 @@ typedef struct BloomVariantRoutine
 	uint64		(*countset) (const uint8 *cells, size_t nbytes);
 	double		(*rate) (const BloomFilterLayer *layer, uint64 nset,
 						 double nvalues);
+
+	/*
+	 * Keys (keyed only): derive a key from its 16 bytes; error out unless
+	 * the key given (NULL: none) is the filter's; key the hashes[0 .. n -
+	 * 1] of values in place, a batch at a time.
+	 */
+	void		(*makekey) (bytea *bytes, BloomKey *key);
+	void		(*checkkey) (const BloomFilterHeader *hdr, const BloomKey *key);
+	void		(*keyhashes) (const BloomKey *key, uint64 *hashes, int n);
 } BloomVariantRoutine;
 
 /* What bloom_info and bloom_cardinality report of a filter */
@@ -153,6 +166,22 @@ extern bool BloomVariantCanRemove(uint16 flags);
 extern void BloomFilterRemoveHash(BloomFilterData *f, uint64 hash);
 extern void BloomFilterStats(const BloomFilterData *f, BloomFilterStatsData *st);
 extern bytea *BloomCombineInto(MemoryContext cxt, bytea *a, bytea *b, bool intersect);
+extern void BloomChooseSize(int64 capacity, double fpr, uint64 *nbits, int *nhashes);
+extern void BloomKeyFromBytea(bytea *bytes, BloomKey *key);
+extern void BloomCheckKey(const BloomFilterHeader *hdr, const BloomKey *key);
+extern void BloomFilterKeyHashes(const BloomFilterHeader *hdr, const BloomKey *key,
+								 uint64 *hashes, int n);
+
+/* filter_probe.c: what the array forms of bloom_contains compute */
+typedef enum BloomArrayProbe
+{
+	BLOOM_PROBE_EACH,
+	BLOOM_PROBE_ANY,
+	BLOOM_PROBE_ALL
+} BloomArrayProbe;
+
+extern Datum BloomContainsArray(FunctionCallInfo fcinfo, BloomArrayProbe mode,
+								const BloomKey *key);
 
 /* filter_plain.c, filter_growing.c, filter_counting.c, filter_blocked.c, filter_keyed.c */
 extern const BloomVariantRoutine BloomPlainVariant;

@@ -11,8 +11,11 @@
  * SipHash of a constant under it), never the key: a probe, addition or
  * combination under another key, or none, is refused.  The key never
  * appears in a message.  Keyed is a modifier: a keyed filter's cells are
- * those of a plain one, its values' hashes keyed (BloomKeyedHash) by the
- * functions that take the key.
+ * those of a plain one, its values' hashes keyed (BloomKeyedHash).  The
+ * SQL functions that take a key are here; the shared functions reach keys
+ * through the variant table (BloomKeyFromBytea, BloomCheckKey and
+ * BloomFilterKeyHashes of filter_variant.c), keying a batch of hashes at a
+ * time.
  *
  * Copyright (c) 2026, bloomidx contributors
  *
@@ -23,8 +26,17 @@
  */
 #include "postgres.h"
 
+#include "fmgr.h"
+
 #include "filter_variant.h"
 #include "signature.h"
+
+PG_FUNCTION_INFO_V1(bloom_empty_keyed);
+PG_FUNCTION_INFO_V1(bloom_add_keyed);
+PG_FUNCTION_INFO_V1(bloom_contains_keyed);
+PG_FUNCTION_INFO_V1(bloom_contains_array_keyed);
+PG_FUNCTION_INFO_V1(bloom_contains_any_keyed);
+PG_FUNCTION_INFO_V1(bloom_contains_all_keyed);
 
 /* Message whose SipHash under the key is the key's fingerprint: "bloomkey" */
 #define BLOOM_KEY_FINGERPRINT_MESSAGE	UINT64CONST(0x79656b6d6f6f6c62)
@@ -32,8 +44,8 @@
 /*
  * Derive the SipHash key and fingerprint of a key given as 16 bytes.
  */
-void
-BloomKeyFromBytea(bytea *key, BloomKey *out)
+static void
+BloomKeyedMakeKey(bytea *key, BloomKey *out)
 {
 	const uint8 *p = (const uint8 *) VARDATA_ANY(key);
 	int			i;
@@ -58,23 +70,17 @@ BloomKeyFromBytea(bytea *key, BloomKey *out)
 }
 
 /*
- * Error out unless a filter is keyed exactly when a key is given (NULL:
- * none), and with that key.
+ * Error out unless the key given (NULL: none) is that of a keyed filter.
  */
-void
-BloomCheckKey(const BloomFilterHeader *hdr, const BloomKey *key)
+static void
+BloomKeyedCheckKey(const BloomFilterHeader *hdr, const BloomKey *key)
 {
-	if ((hdr->flags & BLOOM_VARIANT_KEYED) && key == NULL)
+	if (key == NULL)
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 				 errmsg("bloom filter is keyed"),
 				 errhint("Pass the filter's key, as in bloom_contains(filter, value, key).")));
-	if (!(hdr->flags & BLOOM_VARIANT_KEYED) && key != NULL)
-		ereport(ERROR,
-				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-				 errmsg("bloom filter is not keyed"),
-				 errhint("Omit the key for a filter created without one.")));
-	if (key != NULL && hdr->key_fingerprint != key->fingerprint)
+	if (hdr->key_fingerprint != key->fingerprint)
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 				 errmsg("key does not match the bloom filter's key"),
@@ -84,10 +90,22 @@ BloomCheckKey(const BloomFilterHeader *hdr, const BloomKey *key)
 /*
  * The keyed hash of a value's 64-bit hash.
  */
-uint64
+static inline uint64
 BloomKeyedHash(const BloomKey *key, uint64 hash)
 {
 	return BloomSipHash64(key->k0, key->k1, hash);
+}
+
+/*
+ * Key the hashes[0 .. n - 1] of values in place.
+ */
+static void
+BloomKeyedHashes(const BloomKey *key, uint64 *hashes, int n)
+{
+	int			i;
+
+	for (i = 0; i < n; i++)
+		hashes[i] = BloomKeyedHash(key, hashes[i]);
 }
 
 /*
@@ -114,4 +132,113 @@ const BloomVariantRoutine BloomKeyedVariant = {
 	.modifier = true,
 	.chosen = BloomKeyedChosen,
 	.initheader = BloomKeyedInitHeader,
+	.makekey = BloomKeyedMakeKey,
+	.checkkey = BloomKeyedCheckKey,
+	.keyhashes = BloomKeyedHashes,
 };
+
+/*
+ * bloom_empty(capacity, false_positive_rate, key): an empty keyed filter.
+ */
+Datum
+bloom_empty_keyed(PG_FUNCTION_ARGS)
+{
+	BloomFilterHeader hdr;
+	BloomVariantOptions opts = {0};
+	BloomKey	key;
+
+	BloomKeyedMakeKey(PG_GETARG_BYTEA_PP(2), &key);
+	opts.key = &key;
+	BloomHeaderInitVariant(&hdr, PG_GETARG_INT64(0), PG_GETARG_FLOAT8(1),
+						   &opts);
+	PG_RETURN_BYTEA_P(BloomFilterAllocate(CurrentMemoryContext, &hdr));
+}
+
+/*
+ * bloom_add(filter, value, key): a copy of a keyed filter with the value
+ * added.
+ */
+Datum
+bloom_add_keyed(PG_FUNCTION_ARGS)
+{
+	BloomFnCache *cache = BloomGetFnCache(fcinfo, 1, false);
+	BloomFilterData f;
+	BloomKey	key;
+	bytea	   *out;
+
+	BloomKeyedMakeKey(PG_GETARG_BYTEA_PP(2), &key);
+	BloomFilterOpen(PG_GETARG_BYTEA_PP(0), &f);
+	BloomCheckKey(&f.hdr, &key);
+	BloomCheckValueType(f.hdr.elemtype, cache->elemtype, true);
+	BloomCheckHome(&f.hdr, cache->hashing);
+
+	out = BloomFilterTyped(CurrentMemoryContext, &f, cache);
+	BloomFilterOpen(out, &f);
+	PG_RETURN_BYTEA_P(BloomFilterAddHash(CurrentMemoryContext, &f,
+										 BloomKeyedHash(&key,
+														BloomValueHash(cache, f.hdr.hash_scheme,
+																	   PG_GETARG_DATUM(1)))));
+}
+
+/*
+ * bloom_contains(filter, value, key): might a keyed filter contain the
+ * value?
+ */
+Datum
+bloom_contains_keyed(PG_FUNCTION_ARGS)
+{
+	BloomFnCache *cache = BloomGetFnCache(fcinfo, 1, false);
+	BloomFilterData f;
+	BloomKey	key;
+
+	BloomKeyedMakeKey(PG_GETARG_BYTEA_PP(2), &key);
+	BloomFilterOpen(PG_GETARG_BYTEA_PP(0), &f);
+	BloomCheckKey(&f.hdr, &key);
+	BloomCheckValueType(f.hdr.elemtype, cache->elemtype, false);
+	BloomCheckHome(&f.hdr, cache->hashing);
+	if (f.hdr.elemtype == 0)
+		PG_RETURN_BOOL(false);
+	PG_RETURN_BOOL(BloomFilterTestHash(&f,
+									   BloomKeyedHash(&key,
+													  BloomValueHash(cache, f.hdr.hash_scheme,
+																	 PG_GETARG_DATUM(1)))));
+}
+
+/*
+ * bloom_contains(filter, array, key): for each element, might the keyed
+ * filter contain it?
+ */
+Datum
+bloom_contains_array_keyed(PG_FUNCTION_ARGS)
+{
+	BloomKey	key;
+
+	BloomKeyedMakeKey(PG_GETARG_BYTEA_PP(2), &key);
+	return BloomContainsArray(fcinfo, BLOOM_PROBE_EACH, &key);
+}
+
+/*
+ * bloom_contains_any(filter, array, key): might the keyed filter contain
+ * any element?
+ */
+Datum
+bloom_contains_any_keyed(PG_FUNCTION_ARGS)
+{
+	BloomKey	key;
+
+	BloomKeyedMakeKey(PG_GETARG_BYTEA_PP(2), &key);
+	return BloomContainsArray(fcinfo, BLOOM_PROBE_ANY, &key);
+}
+
+/*
+ * bloom_contains_all(filter, array, key): might the keyed filter contain
+ * every element?
+ */
+Datum
+bloom_contains_all_keyed(PG_FUNCTION_ARGS)
+{
+	BloomKey	key;
+
+	BloomKeyedMakeKey(PG_GETARG_BYTEA_PP(2), &key);
+	return BloomContainsArray(fcinfo, BLOOM_PROBE_ALL, &key);
+}
