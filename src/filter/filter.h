@@ -6,12 +6,14 @@
  * The files, from the SQL functions down (each calls only files below it):
  * filter_io.c, filter_probe.c, filter_ops.c, filter_agg.c,
  * filter_agg_combine.c and filter_compare.c hold the SQL-callable
- * functions; filter_variant.c the table of variants, and adding, testing
- * and combining through it (filter_variant.h); filter_plain.c,
- * filter_growing.c, filter_counting.c, filter_blocked.c and filter_keyed.c
- * the variants; filter_detoast.c how filter arguments are read;
- * filter_core.c the datum, header, sizing and checks; filter_hash.c how
- * values are hashed.  The byte format is in filter_format.h.
+ * functions of every variant; filter_variant.c the table of variants, and
+ * adding, testing, combining and keys through it (filter_variant.h);
+ * filter_plain.c, filter_growing.c, filter_counting.c, filter_blocked.c
+ * and filter_keyed.c the variants, reached through the table, and the SQL
+ * functions of one variant each, which call the shared ones;
+ * filter_detoast.c how filter arguments are read; filter_core.c the
+ * datum, header, sizing and checks; filter_hash.c how values are hashed.
+ * The byte format is in filter_format.h.
  *
  * Copyright (c) 2026, bloomidx contributors
  *

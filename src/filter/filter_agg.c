@@ -39,7 +39,6 @@ PG_FUNCTION_INFO_V1(bloom_union_agg_transfn);
 PG_FUNCTION_INFO_V1(bloom_agg_finalfn);
 PG_FUNCTION_INFO_V1(bloom_agg_filter_transfn);
 PG_FUNCTION_INFO_V1(bloom_union_filter_transfn);
-PG_FUNCTION_INFO_V1(bloom_agg_growing_transfn);
 PG_FUNCTION_INFO_V1(bloom_agg_template_transfn);
 
 /*
@@ -565,7 +564,7 @@ bloom_union_filter_transfn(PG_FUNCTION_ARGS)
  * Add the value argument 1 to the filter state argument 0 (built by make
  * when NULL); returns the state, changed in place or new.
  */
-static Datum
+Datum
 BloomAggAddValue(FunctionCallInfo fcinfo, bytea *(*make) (FunctionCallInfo, BloomFnCache *),
 				 bool keyed)
 {
@@ -590,48 +589,6 @@ BloomAggAddValue(FunctionCallInfo fcinfo, bytea *(*make) (FunctionCallInfo, Bloo
 		BloomFilterKeyHashes(&f.hdr, &cache->key, &hash, 1);
 	}
 	PG_RETURN_BYTEA_P(BloomFilterAddHash(CurrentMemoryContext, &f, hash));
-}
-
-/*
- * An empty growing filter of the element type, from the arguments capacity,
- * rate and growth of bloom_agg.
- */
-static bytea *
-BloomAggMakeGrowing(FunctionCallInfo fcinfo, BloomFnCache *cache)
-{
-	BloomFilterHeader hdr;
-	BloomVariantOptions opts = {0};
-
-	opts.growth = PG_GETARG_INT32(4);
-	BloomHeaderInitVariant(&hdr, PG_GETARG_INT64(2), PG_GETARG_FLOAT8(3),
-						   &opts);
-	BloomHeaderSetType(&hdr, cache->elemtype, cache->hashing);
-	return BloomFilterAllocate(CurrentMemoryContext, &hdr);
-}
-
-/*
- * bloom_agg(value, capacity, false_positive_rate, growth) transition: add
- * the value to a growing filter.  The aggregate has no combine function: a
- * growing filter's layers depend on the order values came in, and filters
- * built apart merge only layer by layer, above their target rate.
- */
-Datum
-bloom_agg_growing_transfn(PG_FUNCTION_ARGS)
-{
-	if (!AggCheckCallContext(fcinfo, NULL))
-		elog(ERROR, "bloom_agg_growing_transfn called in non-aggregate context");
-	if (PG_ARGISNULL(2) || PG_ARGISNULL(3) || PG_ARGISNULL(4))
-		ereport(ERROR,
-				(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
-				 errmsg("capacity, false_positive_rate and growth of bloom_agg must not be null"),
-				 errhint("Omit all three to size the filter for the distinct values seen.")));
-	if (PG_ARGISNULL(1))
-	{
-		if (PG_ARGISNULL(0))
-			PG_RETURN_NULL();
-		PG_RETURN_DATUM(PG_GETARG_DATUM(0));
-	}
-	return BloomAggAddValue(fcinfo, BloomAggMakeGrowing, false);
 }
 
 /*

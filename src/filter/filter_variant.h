@@ -14,14 +14,16 @@
  * functions (filter_probe.c, filter_ops.c, filter_agg.c) go through it and
  * the functions of filter_variant.c, and never test the flags themselves
  * nor call a variant's file.  The SQL functions that exist for one variant
- * only (the keyed forms of bloom_empty, bloom_add and bloom_contains) are
- * in that variant's file.
+ * only are in that variant's file: the keyed forms of bloom_empty,
+ * bloom_add and bloom_contains (filter_keyed.c), bloom_remove and
+ * bloom_plain (filter_counting.c), bloom_fold (filter_plain.c), and the
+ * transition of bloom_agg into a growing filter (filter_growing.c).
  *
  * A variant's routines call only what lies below the table (filter_core.c,
  * signature.h); what they need of the other variants of a filter (a
  * growing filter's cells are plain or blocked) comes as the filter's
  * composed routines, passed in.  A variant's SQL functions may call the
- * shared ones (filter_probe.c) and the table's.
+ * shared ones (filter_probe.c, filter_agg.c) and the table's.
  *
  * Copyright (c) 2026, bloomidx contributors
  *
@@ -171,6 +173,13 @@ extern void BloomKeyFromBytea(bytea *bytes, BloomKey *key);
 extern void BloomCheckKey(const BloomFilterHeader *hdr, const BloomKey *key);
 extern void BloomFilterKeyHashes(const BloomFilterHeader *hdr, const BloomKey *key,
 								 uint64 *hashes, int n);
+
+/* Shared SQL helpers that the variants' SQL functions call */
+
+/* filter_agg.c */
+extern Datum BloomAggAddValue(FunctionCallInfo fcinfo,
+							  bytea *(*make) (FunctionCallInfo, BloomFnCache *),
+							  bool keyed);
 
 /* filter_probe.c: what the array forms of bloom_contains compute */
 typedef enum BloomArrayProbe

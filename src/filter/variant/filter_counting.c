@@ -7,7 +7,8 @@
  * Counter c of a layer is in byte c / 2, the low nibble for even c.  A
  * counter stays at BLOOM_COUNTER_MAX once there, so that removing never
  * clears a position another value still needs.  A counting filter has one
- * layer and is neither growing nor blocked.
+ * layer and is neither growing nor blocked.  bloom_remove and bloom_plain,
+ * the SQL functions for counting filters, are here.
  *
  * Copyright (c) 2026, bloomidx contributors
  *
@@ -18,10 +19,14 @@
  */
 #include "postgres.h"
 
+#include "fmgr.h"
 #include "miscadmin.h"
 
 #include "filter_variant.h"
 #include "signature.h"
+
+PG_FUNCTION_INFO_V1(bloom_remove);
+PG_FUNCTION_INFO_V1(bloom_plain);
 
 /*
  * The counter at position pos of a layer.
@@ -259,3 +264,73 @@ const BloomVariantRoutine BloomCountingVariant = {
 	.toplain = BloomCountingToPlain,
 	.countset = BloomCountingCountSet,
 };
+
+/*
+ * bloom_remove(filter, value): a copy of a counting filter with the value
+ * removed.
+ */
+Datum
+bloom_remove(PG_FUNCTION_ARGS)
+{
+	BloomFnCache *cache = BloomGetFnCache(fcinfo, 1, false);
+	BloomFilterData f;
+	bytea	   *out;
+
+	BloomFilterOpen(PG_GETARG_BYTEA_PP(0), &f);
+	BloomCheckKey(&f.hdr, NULL);
+	if (!BloomVariantCanRemove(f.hdr.flags))
+		ereport(ERROR,
+				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+				 errmsg("cannot remove a value from a %s bloom filter",
+						BloomVariantName(f.hdr.flags)),
+				 errhint("Only counting filters, created with bloom_empty(..., counting => true), can forget values.")));
+	BloomCheckValueType(f.hdr.elemtype, cache->elemtype, false);
+	BloomCheckHome(&f.hdr, cache->hashing);
+	if (f.hdr.elemtype == 0)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("cannot remove a value that is not in the counting bloom filter"),
+				 errdetail("The filter is empty."),
+				 errhint("Remove only values that were added, once for each time they were added.")));
+
+	out = BloomFilterCopy(CurrentMemoryContext, f.datum);
+	BloomFilterOpen(out, &f);
+	BloomFilterRemoveHash(&f, BloomValueHash(cache, f.hdr.hash_scheme,
+										  PG_GETARG_DATUM(1)));
+	PG_RETURN_BYTEA_P(out);
+}
+
+/*
+ * bloom_plain(filter): a plain filter with the same answers.  A counting
+ * filter gives the filter of its nonzero counters, of the same shape; a
+ * plain filter is returned as it is.
+ */
+Datum
+bloom_plain(PG_FUNCTION_ARGS)
+{
+	bytea	   *in = PG_GETARG_BYTEA_PP(0);
+	BloomFilterData f;
+	BloomFilterData r;
+	BloomFilterHeader hdr;
+	bytea	   *out;
+	const BloomVariantRoutine *v;
+
+	BloomFilterOpen(in, &f);
+	if (f.hdr.flags == 0)
+		PG_RETURN_BYTEA_P(in);
+	v = BloomGetVariant(f.hdr.flags);
+	if (v->toplain == NULL)
+		ereport(ERROR,
+				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+				 errmsg("cannot convert a %s bloom filter to a plain one",
+						BloomVariantName(f.hdr.flags)),
+				 errhint("Only counting filters convert to plain filters.")));
+
+	hdr = f.hdr;
+	hdr.version = BLOOM_FILTER_FORMAT_VERSION;
+	hdr.flags = 0;
+	out = BloomFilterAllocate(CurrentMemoryContext, &hdr);
+	BloomFilterOpen(out, &r);
+	v->toplain(f.data + f.hdr.layers[0].offset, &f.hdr.layers[0], r.bits);
+	PG_RETURN_BYTEA_P(out);
+}

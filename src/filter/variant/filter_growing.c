@@ -11,7 +11,8 @@
  * target p however many layers are added.  A value already in the filter
  * is not added again (as RedisBloom does), so duplicates do not fill it.
  * The layers' cells are those of the filter's other variants (plain or
- * blocked).
+ * blocked).  The transition of bloom_agg(value, capacity,
+ * false_positive_rate, growth), which fills a growing filter, is here.
  *
  * Copyright (c) 2026, bloomidx contributors
  *
@@ -24,7 +25,11 @@
 
 #include <math.h>
 
+#include "fmgr.h"
+
 #include "filter_variant.h"
+
+PG_FUNCTION_INFO_V1(bloom_agg_growing_transfn);
 
 /* Ratio r of the rates of successive layers of a growing filter */
 #define BLOOM_GROWING_TIGHTENING	0.8
@@ -214,3 +219,45 @@ const BloomVariantRoutine BloomGrowingVariant = {
 	.checkcombine = BloomGrowingCheckCombine,
 	.add = BloomGrowingAdd,
 };
+
+/*
+ * An empty growing filter of the element type, from the arguments capacity,
+ * rate and growth of bloom_agg.
+ */
+static bytea *
+BloomAggMakeGrowing(FunctionCallInfo fcinfo, BloomFnCache *cache)
+{
+	BloomFilterHeader hdr;
+	BloomVariantOptions opts = {0};
+
+	opts.growth = PG_GETARG_INT32(4);
+	BloomHeaderInitVariant(&hdr, PG_GETARG_INT64(2), PG_GETARG_FLOAT8(3),
+						   &opts);
+	BloomHeaderSetType(&hdr, cache->elemtype, cache->hashing);
+	return BloomFilterAllocate(CurrentMemoryContext, &hdr);
+}
+
+/*
+ * bloom_agg(value, capacity, false_positive_rate, growth) transition: add
+ * the value to a growing filter.  The aggregate has no combine function: a
+ * growing filter's layers depend on the order values came in, and filters
+ * built apart merge only layer by layer, above their target rate.
+ */
+Datum
+bloom_agg_growing_transfn(PG_FUNCTION_ARGS)
+{
+	if (!AggCheckCallContext(fcinfo, NULL))
+		elog(ERROR, "bloom_agg_growing_transfn called in non-aggregate context");
+	if (PG_ARGISNULL(2) || PG_ARGISNULL(3) || PG_ARGISNULL(4))
+		ereport(ERROR,
+				(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
+				 errmsg("capacity, false_positive_rate and growth of bloom_agg must not be null"),
+				 errhint("Omit all three to size the filter for the distinct values seen.")));
+	if (PG_ARGISNULL(1))
+	{
+		if (PG_ARGISNULL(0))
+			PG_RETURN_NULL();
+		PG_RETURN_DATUM(PG_GETARG_DATUM(0));
+	}
+	return BloomAggAddValue(fcinfo, BloomAggMakeGrowing, false);
+}
