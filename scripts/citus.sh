@@ -66,12 +66,12 @@ case $cmd in
         ;;
     install)
         pg_config=${2:?usage: citus.sh install PG_CONFIG}
-        src=$(citus_sources) || skip "$SOURCES_HINT"
         pgver=$("$pg_config" --version | awk '{print $2}')
         major=${pgver%%.*}
         ver=$(citus_version "$major") || skip "no Citus release accepts PostgreSQL $major"
         # The only one tested so far: 14.0.1 would build for 16-18.
         [[ $major == 15 ]] || skip "the citus suite runs on PostgreSQL 15 only (Citus $ver untested on $major)"
+        src=$(citus_sources) || skip "$SOURCES_HINT"
         tarball=$src/citus-$ver.tar.gz
         [[ -f $tarball ]] || skip "no $tarball"
         incdir=$("$pg_config" --includedir-server)
