@@ -219,8 +219,8 @@ typedef struct BloomMetaPageData
 
 	/*
 	 * The layouts' area: bytes only the layouts read and write, each its own
-	 * range, declared in its header (row.h's BloomRowMetaData, sliced.h's
-	 * BloomSlicedMetaData).  Every index has every layout's range, set by
+	 * range, declared in its header (row.h: the free list; sliced.h: the
+	 * stripe lists and pending pages).  Every index has every layout's range, set by
 	 * BloomInitMetaAreas; the ranges and their fields sit where format
 	 * version 1 put them.
 	 */
