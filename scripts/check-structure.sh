@@ -15,8 +15,10 @@
 # and the rules:
 #
 #   1. nothing outside src/layout/NAME/ names layout NAME: its constants
-#      (BLOOMIDX_LAYOUT_ROW, BLOOMIDX_SLICED_*, ...), its headers, or a
-#      symbol one of its files defines; the one exception is the layout
+#      (BLOOMIDX_LAYOUT_ROW, BLOOMIDX_SLICED_*, ...), its headers, its
+#      fields of the metapage (BloomRowMeta, BloomSlicedMetaData, ...), or a
+#      symbol one of its files defines, and nothing outside src/layout/ but
+#      page.h names the metapage's layouts' area (layoutArea); the one exception is the layout
 #      table (src/core/layout.c), which lists each layout's routine table
 #      (a dispatch, not a call: it counts as no call below either), and,
 #      for the constants, the on-disk declarations listed in
@@ -110,6 +112,12 @@ my %layout_constants = (
 	sliced => qr/\bBLOOMIDX_(?:LAYOUT_SLICED|SLICED_[A-Z_]+|SLICE|TIDMAP[A-Z_]*|STRIPE[A-Z_]*|MAX_STRIPE[A-Z_]*|PENDING_[A-Z_]+|FROZEN)\b/,
 	test => qr/\bBLOOMIDX_(?:LAYOUT_TEST|TEST_LAYOUT_[A-Z_]+)\b/,
 );
+# Each layout's metapage fields: its struct and accessor (row.h,
+# sliced.h), never named outside its folder, not even by page.h
+my %layout_meta = (
+	row => qr/\b(?:BloomRowMeta|BloomRowMetaData)\b/,
+	sliced => qr/\b(?:BloomSlicedMeta|BloomSlicedMetaData)\b/,
+);
 # Files outside a layout that may name its constants: the declarations of
 # every on-disk struct.
 my %layout_constant_hosts = map { $_ => 1 } qw(page.h);
@@ -130,6 +138,16 @@ foreach my $name (sort keys %path)
 			breach("$name:$n: names layout $l outside src/layout/$l/: $1")
 			  if $line =~ /($layout_constants{$l})/ && !$layout_leaks{"$name $1"};
 		}
+		foreach my $l (sort keys %layout_meta)
+		{
+			next if $l eq $layout;
+			breach("$name:$n: names the metapage fields of layout $l outside src/layout/$l/: $1")
+			  if $line =~ /($layout_meta{$l})/;
+		}
+		# The layouts' area of the metapage: page.h declares it, the
+		# layouts read it
+		breach("$name:$n: reads the layouts' area of the metapage outside src/layout/")
+		  if $line =~ /\blayoutArea\b/ && $layout eq '' && $name ne 'page.h';
 		if ($line =~ /\b(BLOOM_VARIANT_[A-Z_]+)/ && !in_variants($name)
 			&& $name !~ /^filter_(?:variant|format)\.[ch]$/)
 		{

@@ -168,7 +168,8 @@ check_case('index truncated to its metapage',
 	qr/XX002: index "ct_bx" is corrupted at block 0\b.*\n.*Free list entry/);
 
 # Metapage fields every reader and writer checks (offsets in the
-# metapage's contents: see BloomMetaPageData in src/core/page.h)
+# metapage's contents: see BloomMetaPageData in src/core/page.h, and
+# BloomRowMetaData in src/layout/row/row.h for the free list)
 my %meta = (layout => 6, bitsPerColumn => 16, nFree => 104, freeStart => 106,
 	freePages => 108);
 # (rolled back, so that the table keeps the rows of the pristine index)

@@ -165,7 +165,8 @@ check_case('slice page tagged with another stripe',
 	$unexpected->($block{'scanned slice'}, 'slice page'));
 
 # Fields of the metapage (offsets in its contents, see BloomMetaPageData
-# in src/core/page.h) and of a stripe page (BloomStripeData)
+# in src/core/page.h and BloomSlicedMetaData in src/layout/sliced/sliced.h)
+# and of a stripe page (BloomStripeData)
 my %meta = (tuplesPerPage => 10, sigBits => 14, mergedRows => 2160,
 	firstStripe => 2168, nStripes => 2172, nPending => 2176, stripeLists => 2180);
 my %stripe = (nTidPages => 4, tidPages => 8, tidFirstRow => 208, slices => 308);

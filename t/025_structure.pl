@@ -85,6 +85,10 @@ append_to('inspect.c', "\n/* BLOOMIDX_STRIPE_ROWS */\n");
 append_to('sliced_util.c', "\n/* BLOOMIDX_LAYOUT_ROW */\n");
 include_in('cost.c', '../layout/sliced/sliced.h');
 add_function('am_scan.c', "\textern void BloomRowSharedSize(void);\n\tBloomRowSharedSize();\n");
+# ... and by its fields of the metapage, or the layouts' area itself
+append_to('pagecheck.c', "\n/* BloomRowMeta(meta)->nFree */\n");
+append_to('row_check.c', "\n/* BloomSlicedMetaData */\n");
+append_to('state.c', "\n/* meta->layoutArea */\n");
 # Rule 2: a filter variant named outside its folder, by a flag or a call
 append_to('filter_probe.c', "\n/* BLOOM_VARIANT_COUNTING */\n");
 add_function('filter_io.c', "\textern void BloomBlockedVariant(void);\n\tBloomBlockedVariant();\n");
@@ -119,6 +123,12 @@ my @expected = (
 	  "a layout constant in another layout" ],
 	[ qr/cost\.c:\d+: includes sliced\.h, private to src\/layout\/sliced\//,
 	  "a layout's header in another folder" ],
+	[ qr/pagecheck\.c:\d+: names the metapage fields of layout row outside src\/layout\/row\/: BloomRowMeta/,
+	  "a layout's metapage fields in the core" ],
+	[ qr/row_check\.c:\d+: names the metapage fields of layout sliced outside src\/layout\/sliced\/: BloomSlicedMetaData/,
+	  "a layout's metapage fields in another layout" ],
+	[ qr/state\.c:\d+: reads the layouts' area of the metapage outside src\/layout\//,
+	  "the layouts' area of the metapage outside the layouts" ],
 	[ qr/am_scan\.c calls BloomRowSharedSize of row_build\.c: names layout row outside src\/layout\/row\//,
 	  "a call into a layout from outside" ],
 	[ qr/filter_probe\.c:\d+: names a filter variant outside src\/filter\/variant\/: BLOOM_VARIANT_COUNTING/,

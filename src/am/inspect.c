@@ -244,22 +244,16 @@ BloomWalkIndex(BloomWalkData *walk)
 	}
 
 	/*
-	 * Read the length after the metapage: the free list may name pages
-	 * added since it was read, never pages that do not exist (an index is
-	 * never truncated).  Entries before freeStart are used up, but they
-	 * were valid pages too.  A listed page may be empty or deleted (after a
-	 * crash between a VACUUM's page and metapage updates, or while a VACUUM
-	 * runs): inserts skip such pages.
+	 * Read the length after the metapage: the lists of the layouts' ranges
+	 * of the metapage may name pages added since it was read, never pages
+	 * that do not exist (an index is never truncated).  A listed page may
+	 * be empty or deleted (after a crash between a VACUUM's page and
+	 * metapage updates, or while a VACUUM runs): their readers skip such
+	 * pages.
 	 */
 	walk->npages = RelationGetNumberOfBlocks(index);
-	for (i = 0; i < meta->nFree; i++)
-	{
-		if (meta->freePages[i] == BLOOMIDX_METAPAGE_BLKNO ||
-			meta->freePages[i] >= walk->npages)
-			BloomReportCorruption(index, BLOOMIDX_METAPAGE_BLKNO,
-								  psprintf("Free list entry %d is block %u, outside data blocks 1 to %u.",
-										   i, meta->freePages[i], walk->npages - 1));
-	}
+	if ((problem = BloomMetaAreasBlocksProblem(meta, walk->npages)) != NULL)
+		BloomReportCorruption(index, BLOOMIDX_METAPAGE_BLKNO, problem);
 
 	/* The other pages, in order, read ahead */
 	bas = GetAccessStrategy(BAS_BULKREAD);

@@ -178,6 +178,41 @@ BloomInitMetaAreas(struct BloomMetaPageData *meta)
 }
 
 /*
+ * Describe what is wrong with a layout's range of the metapage's layouts'
+ * area, checking every layout's, or return NULL; raise *needBlocks to one
+ * past the highest block they list.
+ */
+char *
+BloomMetaAreasProblem(struct BloomMetaPageData *meta, BlockNumber *needBlocks)
+{
+	char	   *problem;
+	int			i;
+
+	for (i = 0; i < lengthof(BloomLayouts); i++)
+		if (BloomLayouts[i]->metaareaproblem != NULL &&
+			(problem = BloomLayouts[i]->metaareaproblem(meta, needBlocks)) != NULL)
+			return problem;
+	return NULL;
+}
+
+/*
+ * Describe a block listed in a layout's range of the metapage past the
+ * index's length nblocks, or return NULL.
+ */
+char *
+BloomMetaAreasBlocksProblem(struct BloomMetaPageData *meta, BlockNumber nblocks)
+{
+	char	   *problem;
+	int			i;
+
+	for (i = 0; i < lengthof(BloomLayouts); i++)
+		if (BloomLayouts[i]->metaareablocksproblem != NULL &&
+			(problem = BloomLayouts[i]->metaareablocksproblem(meta, nblocks)) != NULL)
+			return problem;
+	return NULL;
+}
+
+/*
  * Write out the rows of the index that any layout gathered in this backend
  * and has not yet written to the index's pages.  Needs no metapage read: a
  * layout that gathered nothing for the index returns at once.

@@ -158,6 +158,20 @@ typedef struct BloomLayoutRoutine
 	void		(*metainit) (struct BloomMetaPageData *meta);
 
 	/*
+	 * The checks of the layout's range of the metapage's layouts' area in
+	 * an index of any layout (every index has them all), which the shared
+	 * metapage checks call for every layout of the table: each describes
+	 * what is wrong, or returns NULL.  metaareaproblem raises *needBlocks
+	 * to one past the highest block readers read from the range;
+	 * metaareablocksproblem checks those blocks against the index's length
+	 * nblocks.  NULL if there is nothing to check.
+	 */
+	char	   *(*metaareaproblem) (struct BloomMetaPageData *meta,
+									BlockNumber *needBlocks);
+	char	   *(*metaareablocksproblem) (struct BloomMetaPageData *meta,
+										  BlockNumber nblocks);
+
+	/*
 	 * Module load: register the layout's settings and hooks (NULL: none).
 	 * flush writes out what the layout gathered of the index's rows in
 	 * this backend and not yet wrote to its pages (NULL: it gathers none);
@@ -270,6 +284,10 @@ extern const BloomLayoutRoutine *BloomGetStateLayout(Relation index,
 													 BloomState state);
 extern void BloomInitLayouts(void);
 extern void BloomInitMetaAreas(struct BloomMetaPageData *meta);
+extern char *BloomMetaAreasProblem(struct BloomMetaPageData *meta,
+								   BlockNumber *needBlocks);
+extern char *BloomMetaAreasBlocksProblem(struct BloomMetaPageData *meta,
+										 BlockNumber nblocks);
 extern void BloomFlushGathered(Relation index);
 
 #endif							/* BLOOMIDX_LAYOUT_H */

@@ -6,8 +6,9 @@
  *
  * Block 0 is the metapage of both layouts: magic number, format version,
  * layout, the frozen signature shape and fill statistics for the planner,
- * then the lists of each layout (the row layout's data pages with free
- * slots; the sliced layout's stripe lists and pending pages).  In the row
+ * then the layouts' area, opaque here: each layout declares its range and
+ * fields in its own header (row.h: the data pages with free slots;
+ * sliced.h: the stripe lists and pending pages).  In the row
  * layout every other block is a data page; in the sliced layout a pending
  * page (a data page), a stripe, slice, TID-map or stripe-list page; in
  * both, a deleted page waiting in the free space map for reuse.
@@ -189,6 +190,16 @@ typedef BloomStripeData *BloomStripe;
 #define BloomPageGetTidMap(page) ((BloomTidMap) PageGetContents(page))
 #define BloomPageGetStripeList(page) ((BlockNumber *) PageGetContents(page))
 
+/*
+ * Bytes of the metapage that belong to the layouts: as many as the row
+ * layout's free list (4 + 4 * BLOOMIDX_FREELIST_SIZE bytes, padded to 8)
+ * and the sliced layout's counters (20 bytes), stripe lists and pending
+ * pages took in format version 1, so that pages keep their bytes
+ */
+#define BLOOMIDX_META_AREA_SIZE \
+	TYPEALIGN(8, TYPEALIGN(8, 4 + 4 * BLOOMIDX_FREELIST_SIZE) + 20 + \
+			  4 * (BLOOMIDX_MAX_STRIPELISTS + BLOOMIDX_PENDING_SIZE))
+
 typedef struct BloomMetaPageData
 {
 	uint32		magic;			/* BLOOMIDX_MAGIC */
@@ -207,27 +218,35 @@ typedef struct BloomMetaPageData
 	uint64		statBitsSet;
 
 	/*
-	 * Row layout: data pages that had free slots when last seen (the
-	 * sliced layout leaves the list empty)
+	 * The layouts' area: bytes only the layouts read and write, each its own
+	 * range, declared in its header (row.h: the free list; sliced.h: the
+	 * stripe lists and pending pages).  Every index has every layout's range, set by
+	 * BloomInitMetaAreas; the ranges and their fields sit where format
+	 * version 1 put them.
 	 */
-	uint16		nFree;			/* entries in freePages */
-	uint16		freeStart;		/* first entry worth trying */
-	BlockNumber freePages[BLOOMIDX_FREELIST_SIZE];
-
-	/*
-	 * Sliced layout: rows merged into stripes, stripes, pending pages (the
-	 * row layout leaves them zero and the stripe lists invalid)
-	 */
-	uint64		mergedRows;		/* row numbers 0 .. mergedRows-1 are used */
-	uint32		firstStripe;	/* stripes firstStripe .. nStripes-1 are */
-	uint32		nStripes;		/* listed, ENTRIES per stripe-list page */
-	uint16		nPending;		/* entries in pendingPages */
-	uint16		unused;
-	BlockNumber stripeLists[BLOOMIDX_MAX_STRIPELISTS];
-	BlockNumber pendingPages[BLOOMIDX_PENDING_SIZE];
+	char		layoutArea[BLOOMIDX_META_AREA_SIZE];
 } BloomMetaPageData;
 
 typedef BloomMetaPageData *BloomMetaPage;
+
+/* The fields every layout has stay where format version 1 put them */
+StaticAssertDecl(offsetof(BloomMetaPageData, version) == 4 &&
+				 offsetof(BloomMetaPageData, layout) == 6 &&
+				 offsetof(BloomMetaPageData, hashScheme) == 8 &&
+				 offsetof(BloomMetaPageData, tuplesPerPage) == 10 &&
+				 offsetof(BloomMetaPageData, nColumns) == 12 &&
+				 offsetof(BloomMetaPageData, sigBits) == 14 &&
+				 offsetof(BloomMetaPageData, bitsPerColumn) == 16 &&
+				 offsetof(BloomMetaPageData, targetFpr) == 80 &&
+				 offsetof(BloomMetaPageData, statTuples) == 88 &&
+				 offsetof(BloomMetaPageData, statBitsSet) == 96 &&
+				 offsetof(BloomMetaPageData, layoutArea) == 104,
+				 "metapage fields moved");
+#ifndef BLOOMIDX_SMALL_LIMITS
+StaticAssertDecl(sizeof(BloomMetaPageData) == 5256, "metapage size changed");
+#else
+StaticAssertDecl(sizeof(BloomMetaPageData) == 3216, "metapage size changed");
+#endif
 
 #define BloomPageGetOpaque(page) ((BloomPageOpaque) PageGetSpecialPointer(page))
 #define BloomPageIsMeta(page) ((BloomPageGetOpaque(page)->flags & BLOOMIDX_META) != 0)

@@ -110,6 +110,7 @@ BloomCheckMetaPage(Relation index, Page page)
 {
 	BloomMetaPage meta = BloomPageGetMeta(page);
 	char	   *problem;
+	BlockNumber needBlocks = 0;
 
 	if (PageIsNew(page) || !BloomPageIsMeta(page) ||
 		BloomPageGetOpaque(page)->page_id != BLOOMIDX_PAGE_ID ||
@@ -120,10 +121,11 @@ BloomCheckMetaPage(Relation index, Page page)
 		BloomReportUnsupported(index, problem);
 	if (meta->nColumns < 1 || meta->nColumns > BLOOMIDX_MAX_COLUMNS ||
 		meta->sigBits < BLOOMIDX_MIN_LENGTH || meta->sigBits > BLOOMIDX_MAX_LENGTH ||
-		meta->tuplesPerPage != BloomTuplesPerPage((meta->sigBits + 7) / 8) ||
-		meta->nFree > BLOOMIDX_FREELIST_SIZE)
+		meta->tuplesPerPage != BloomTuplesPerPage((meta->sigBits + 7) / 8))
 		BloomReportCorruption(index, BLOOMIDX_METAPAGE_BLKNO,
-							  "The metapage has an invalid signature shape or free list.");
+							  "The metapage has an invalid signature shape.");
+	if ((problem = BloomMetaAreasProblem(meta, &needBlocks)) != NULL)
+		BloomReportCorruption(index, BLOOMIDX_METAPAGE_BLKNO, problem);
 }
 
 /*
@@ -244,16 +246,9 @@ BloomMetaPageProblem(Page page, BloomMetaProblemFn layoutProblem,
 		return psprintf("Fill statistics count " UINT64_FORMAT " bits set in " UINT64_FORMAT " signatures of at most " UINT64_FORMAT " bits set.",
 						meta->statBitsSet, meta->statTuples,
 						Min(totalBits, (uint64) meta->sigBits));
-	if (meta->nFree > BLOOMIDX_FREELIST_SIZE || meta->freeStart > meta->nFree)
-		return psprintf("Free list has %u entries from %u, more than %d.",
-						meta->nFree, meta->freeStart, BLOOMIDX_FREELIST_SIZE);
-	for (i = 0; i < meta->nFree; i++)
-	{
-		if (meta->freePages[i] == BLOOMIDX_METAPAGE_BLKNO ||
-			meta->freePages[i] == InvalidBlockNumber)
-			return psprintf("Free list entry %d is block %u.", i, meta->freePages[i]);
-		*needBlocks = Max(*needBlocks, meta->freePages[i] + 1);
-	}
+	/* The layouts' ranges of the metapage, which every index has */
+	if ((problem = BloomMetaAreasProblem(meta, needBlocks)) != NULL)
+		return problem;
 	return NULL;
 }
 
@@ -265,12 +260,10 @@ static char *
 BloomMetaBlocksProblem(BloomMetaPage meta, BlockNumber nblocks,
 					   BloomMetaBlocksProblemFn layoutBlocksProblem)
 {
-	uint32		i;
+	char	   *problem;
 
-	for (i = 0; i < meta->nFree; i++)
-		if (meta->freePages[i] >= nblocks)
-			return psprintf("Free list entry %u is block %u, past the index's %u blocks.",
-							i, meta->freePages[i], nblocks);
+	if ((problem = BloomMetaAreasBlocksProblem(meta, nblocks)) != NULL)
+		return problem;
 	if (layoutBlocksProblem == NULL)
 		return NULL;
 	return layoutBlocksProblem(meta, nblocks);

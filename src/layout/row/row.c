@@ -69,6 +69,8 @@ const BloomLayoutRoutine BloomRowLayout = {
 	.liverowpages = NULL,		/* every row page */
 	.metaproblem = BloomRowMetaProblem,
 	.metablocksproblem = NULL,	/* no blocks listed but the free list */
+	.metaareaproblem = BloomRowMetaAreaProblem,
+	.metaareablocksproblem = BloomRowMetaAreaBlocksProblem,
 	.metaspareproblem = NULL,
 	.pageproblem = BloomRowPageProblem,
 };

@@ -31,6 +31,31 @@
 
 #define BLOOMIDX_ROW_DEFAULT_FPR	0.01	/* of a derived shape */
 
+/*
+ * The row layout's fields of the metapage, from the start of its layouts'
+ * area (page.h): data pages that had free slots when last seen.  An index
+ * of another layout leaves the list empty.
+ */
+typedef struct BloomRowMetaData
+{
+	uint16		nFree;			/* entries in freePages */
+	uint16		freeStart;		/* first entry worth trying */
+	BlockNumber freePages[BLOOMIDX_FREELIST_SIZE];
+} BloomRowMetaData;
+
+#define BloomRowMeta(meta) ((BloomRowMetaData *) (meta)->layoutArea)
+
+/* Where format version 1 put them, in the metapage's contents */
+StaticAssertDecl(offsetof(BloomMetaPageData, layoutArea) +
+				 offsetof(BloomRowMetaData, nFree) == 104 &&
+				 offsetof(BloomMetaPageData, layoutArea) +
+				 offsetof(BloomRowMetaData, freeStart) == 106 &&
+				 offsetof(BloomMetaPageData, layoutArea) +
+				 offsetof(BloomRowMetaData, freePages) == 108,
+				 "row layout's metapage fields moved");
+StaticAssertDecl(sizeof(BloomRowMetaData) <= BLOOMIDX_META_AREA_SIZE,
+				 "row layout's metapage fields overflow the area");
+
 /* The page checks of pagecheck.c, with the row layout's own (row_check.c) */
 #define BloomRowCheckMeta(index, page) \
 	BloomCheckMeta((index), (page), BloomRowMetaProblem, NULL)
@@ -74,6 +99,8 @@ extern void BloomRowScanPages(Relation index, BloomState state,
 
 /* row_check.c */
 extern char *BloomRowMetaProblem(BloomMetaPage meta, BlockNumber *needBlocks);
+extern char *BloomRowMetaAreaProblem(BloomMetaPage meta, BlockNumber *needBlocks);
+extern char *BloomRowMetaAreaBlocksProblem(BloomMetaPage meta, BlockNumber nblocks);
 extern char *BloomRowPageProblem(Page page, const BloomShape *shape);
 
 /* row_vacuum.c */

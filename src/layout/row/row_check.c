@@ -32,11 +32,44 @@ BloomRowMetaProblem(BloomMetaPage meta, BlockNumber *needBlocks)
 		meta->sigBits % 16 != 0)
 		return psprintf("Signature length %u is not a multiple of 16 between %d and %d.",
 						meta->sigBits, BLOOMIDX_MIN_LENGTH, BLOOMIDX_MAX_LENGTH);
-	if (meta->mergedRows != 0 || meta->firstStripe != 0 ||
-		meta->nStripes != 0 || meta->nPending != 0)
-		return psprintf("An index of the row layout has " UINT64_FORMAT " merged rows, stripes %u to %u and %u pending pages.",
-						meta->mergedRows, meta->firstStripe, meta->nStripes,
-						meta->nPending);
+	return NULL;
+}
+
+/*
+ * The free list, in the metapage of an index of any layout (the others
+ * leave it empty): its length and its entries, raising *needBlocks to one
+ * past the highest.
+ */
+char *
+BloomRowMetaAreaProblem(BloomMetaPage meta, BlockNumber *needBlocks)
+{
+	BloomRowMetaData *row = BloomRowMeta(meta);
+	int			i;
+
+	if (row->nFree > BLOOMIDX_FREELIST_SIZE || row->freeStart > row->nFree)
+		return psprintf("Free list has %u entries from %u, more than %d.",
+						row->nFree, row->freeStart, BLOOMIDX_FREELIST_SIZE);
+	for (i = 0; i < row->nFree; i++)
+	{
+		if (row->freePages[i] == BLOOMIDX_METAPAGE_BLKNO ||
+			row->freePages[i] == InvalidBlockNumber)
+			return psprintf("Free list entry %d is block %u.", i, row->freePages[i]);
+		*needBlocks = Max(*needBlocks, row->freePages[i] + 1);
+	}
+	return NULL;
+}
+
+/* The free list's entries against the index's length nblocks */
+char *
+BloomRowMetaAreaBlocksProblem(BloomMetaPage meta, BlockNumber nblocks)
+{
+	BloomRowMetaData *row = BloomRowMeta(meta);
+	uint32		i;
+
+	for (i = 0; i < row->nFree; i++)
+		if (row->freePages[i] >= nblocks)
+			return psprintf("Free list entry %u is block %u, past the index's %u blocks.",
+							i, row->freePages[i], nblocks);
 	return NULL;
 }
 

@@ -145,8 +145,8 @@ BloomRowInsert(Relation index, BloomState state, const uint8 *sig,
 	LockBuffer(metabuf, BUFFER_LOCK_SHARE);
 	BloomRowCheckMeta(index, BufferGetPage(metabuf));
 	meta = BloomPageGetMeta(BufferGetPage(metabuf));
-	if (meta->freeStart < meta->nFree)
-		blkno = meta->freePages[meta->freeStart];
+	if (BloomRowMeta(meta)->freeStart < BloomRowMeta(meta)->nFree)
+		blkno = BloomRowMeta(meta)->freePages[BloomRowMeta(meta)->freeStart];
 	LockBuffer(metabuf, BUFFER_LOCK_UNLOCK);
 
 	if (blkno != InvalidBlockNumber &&
@@ -166,9 +166,9 @@ BloomRowInsert(Relation index, BloomState state, const uint8 *sig,
 	BloomRowCheckMeta(index, BufferGetPage(metabuf));
 	xlogState = GenericXLogStart(index);
 	meta = BloomPageGetMeta(GenericXLogRegisterBuffer(xlogState, metabuf, 0));
-	while (meta->freeStart < meta->nFree)
+	while (BloomRowMeta(meta)->freeStart < BloomRowMeta(meta)->nFree)
 	{
-		BlockNumber candidate = meta->freePages[meta->freeStart];
+		BlockNumber candidate = BloomRowMeta(meta)->freePages[BloomRowMeta(meta)->freeStart];
 
 		if (candidate != blkno &&
 			(buffer = BloomLockPageWithRoom(index, state, candidate)) != InvalidBuffer)
@@ -178,14 +178,14 @@ BloomRowInsert(Relation index, BloomState state, const uint8 *sig,
 			return;
 		}
 		blkno = InvalidBlockNumber;
-		meta->freeStart++;
+		BloomRowMeta(meta)->freeStart++;
 	}
 
 	/* Every listed page is full: the list is used up */
-	if (meta->nFree > 0)
+	if (BloomRowMeta(meta)->nFree > 0)
 	{
-		meta->nFree = 0;
-		meta->freeStart = 0;
+		BloomRowMeta(meta)->nFree = 0;
+		BloomRowMeta(meta)->freeStart = 0;
 		GenericXLogFinish(xlogState);
 	}
 	else
@@ -247,20 +247,20 @@ BloomMetaAddFreePage(BloomMetaPage meta, BlockNumber blkno)
 {
 	int			i;
 
-	for (i = meta->freeStart; i < meta->nFree; i++)
+	for (i = BloomRowMeta(meta)->freeStart; i < BloomRowMeta(meta)->nFree; i++)
 	{
-		if (meta->freePages[i] == blkno)
+		if (BloomRowMeta(meta)->freePages[i] == blkno)
 			return;
 	}
-	if (meta->nFree < BLOOMIDX_FREELIST_SIZE)
-		meta->freePages[meta->nFree++] = blkno;
-	else if (meta->freeStart > 0)
+	if (BloomRowMeta(meta)->nFree < BLOOMIDX_FREELIST_SIZE)
+		BloomRowMeta(meta)->freePages[BloomRowMeta(meta)->nFree++] = blkno;
+	else if (BloomRowMeta(meta)->freeStart > 0)
 	{
 		/* Reclaim the entries already used up */
-		memmove(meta->freePages, meta->freePages + meta->freeStart,
-				sizeof(BlockNumber) * (meta->nFree - meta->freeStart));
-		meta->nFree -= meta->freeStart;
-		meta->freeStart = 0;
-		meta->freePages[meta->nFree++] = blkno;
+		memmove(BloomRowMeta(meta)->freePages, BloomRowMeta(meta)->freePages + BloomRowMeta(meta)->freeStart,
+				sizeof(BlockNumber) * (BloomRowMeta(meta)->nFree - BloomRowMeta(meta)->freeStart));
+		BloomRowMeta(meta)->nFree -= BloomRowMeta(meta)->freeStart;
+		BloomRowMeta(meta)->freeStart = 0;
+		BloomRowMeta(meta)->freePages[BloomRowMeta(meta)->nFree++] = blkno;
 	}
 }

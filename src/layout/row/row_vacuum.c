@@ -46,10 +46,10 @@ BloomUpdateMetaAfterVacuum(Relation index, BlockNumber *freePages, int nfree,
 	xlogState = GenericXLogStart(index);
 	meta = BloomPageGetMeta(GenericXLogRegisterBuffer(xlogState, metabuf, 0));
 
-	meta->nFree = 0;
-	meta->freeStart = 0;
+	BloomRowMeta(meta)->nFree = 0;
+	BloomRowMeta(meta)->freeStart = 0;
 	for (i = 0; i < nfree && i < BLOOMIDX_FREELIST_SIZE; i++)
-		meta->freePages[meta->nFree++] = freePages[i];
+		BloomRowMeta(meta)->freePages[BloomRowMeta(meta)->nFree++] = freePages[i];
 	if (tuples > 0)
 	{
 		meta->statTuples = tuples;

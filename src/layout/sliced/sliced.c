@@ -98,8 +98,8 @@ BloomSlicedMetaInit(BloomMetaPageData *meta)
 {
 	int			i;
 
-	for (i = 0; i < lengthof(meta->stripeLists); i++)
-		meta->stripeLists[i] = InvalidBlockNumber;
+	for (i = 0; i < lengthof(BloomSlicedMeta(meta)->stripeLists); i++)
+		BloomSlicedMeta(meta)->stripeLists[i] = InvalidBlockNumber;
 }
 
 const BloomLayoutRoutine BloomSlicedLayout = {
@@ -132,6 +132,8 @@ const BloomLayoutRoutine BloomSlicedLayout = {
 	.liverowpages = BloomSlicedLiveRowPages,
 	.metaproblem = BloomSlicedMetaProblem,
 	.metablocksproblem = BloomSlicedMetaBlocksProblem,
+	.metaareaproblem = BloomSlicedMetaAreaProblem,
+	.metaareablocksproblem = NULL,	/* another layout's lists no blocks */
 	.metaspareproblem = BloomSlicedMetaSpareProblem,
 	.pageproblem = BloomSlicedPageProblem,
 };

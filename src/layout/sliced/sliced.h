@@ -98,6 +98,44 @@
 #define BLOOMIDX_SLICED_DEFAULT_FPR	0.00035	/* of a derived shape */
 #define BLOOMIDX_SLICED_FILL		0.4	/* bits set, in a derived shape */
 
+/*
+ * The sliced layout's fields of the metapage, in its layouts' area
+ * (page.h) from BLOOMIDX_SLICED_META_START on, past the row layout's
+ * range: rows merged into stripes, stripes, pending pages.  An index of
+ * another layout leaves them zero and the stripe lists invalid.
+ */
+typedef struct BloomSlicedMetaData
+{
+	uint64		mergedRows;		/* row numbers 0 .. mergedRows-1 are used */
+	uint32		firstStripe;	/* stripes firstStripe .. nStripes-1 are */
+	uint32		nStripes;		/* listed, ENTRIES per stripe-list page */
+	uint16		nPending;		/* entries in pendingPages */
+	uint16		unused;
+	BlockNumber stripeLists[BLOOMIDX_MAX_STRIPELISTS];
+	BlockNumber pendingPages[BLOOMIDX_PENDING_SIZE];
+} BloomSlicedMetaData;
+
+#define BLOOMIDX_SLICED_META_START	TYPEALIGN(8, 4 + 4 * BLOOMIDX_FREELIST_SIZE)
+#define BloomSlicedMeta(meta) \
+	((BloomSlicedMetaData *) ((meta)->layoutArea + BLOOMIDX_SLICED_META_START))
+
+/* Where format version 1 put them, in the metapage's contents */
+#define BLOOMIDX_SLICED_META_OFFSET(field) \
+	(offsetof(BloomMetaPageData, layoutArea) + BLOOMIDX_SLICED_META_START + \
+	 offsetof(BloomSlicedMetaData, field))
+StaticAssertDecl(BLOOMIDX_SLICED_META_OFFSET(mergedRows) == 2160 &&
+				 BLOOMIDX_SLICED_META_OFFSET(firstStripe) == 2168 &&
+				 BLOOMIDX_SLICED_META_OFFSET(nStripes) == 2172 &&
+				 BLOOMIDX_SLICED_META_OFFSET(nPending) == 2176 &&
+				 BLOOMIDX_SLICED_META_OFFSET(unused) == 2178 &&
+				 BLOOMIDX_SLICED_META_OFFSET(stripeLists) == 2180 &&
+				 BLOOMIDX_SLICED_META_OFFSET(pendingPages) ==
+				 2180 + 4 * BLOOMIDX_MAX_STRIPELISTS,
+				 "sliced layout's metapage fields moved");
+StaticAssertDecl(BLOOMIDX_SLICED_META_START + sizeof(BloomSlicedMetaData) <=
+				 BLOOMIDX_META_AREA_SIZE,
+				 "sliced layout's metapage fields overflow the area");
+
 /* The page checks of pagecheck.c, with the sliced layout's own (sliced_check.c) */
 #define BloomSlicedCheckMeta(index, page) \
 	BloomCheckMeta((index), (page), BloomSlicedMetaProblem, \
@@ -193,6 +231,7 @@ typedef struct BloomReader
 
 /* sliced_check.c */
 extern char *BloomSlicedMetaProblem(BloomMetaPage meta, BlockNumber *needBlocks);
+extern char *BloomSlicedMetaAreaProblem(BloomMetaPage meta, BlockNumber *needBlocks);
 extern char *BloomSlicedMetaBlocksProblem(BloomMetaPage meta, BlockNumber nblocks);
 extern char *BloomSlicedMetaSpareProblem(BloomMetaPage meta, BlockNumber nblocks);
 extern char *BloomSlicedPageProblem(Page page, const BloomShape *shape);

@@ -497,14 +497,14 @@ BloomSlicedBuildComplete(Relation heap, Relation index, IndexInfo *indexInfo,
 
 		BloomInitSlicedPage(image.data, BLOOMIDX_STRIPELIST, shape->sigBits, k);
 		BloomStripeListFill(image.data, bs->stripes + k * BLOOMIDX_STRIPELIST_ENTRIES, n);
-		meta->stripeLists[k] = BloomBuildWritePage(index, image.data, false);
+		BloomSlicedMeta(meta)->stripeLists[k] = BloomBuildWritePage(index, image.data, false);
 	}
-	meta->mergedRows = rows;
-	meta->nStripes = bs->nStripes;
+	BloomSlicedMeta(meta)->mergedRows = rows;
+	BloomSlicedMeta(meta)->nStripes = bs->nStripes;
 	if (npending > 0)
 	{
-		memcpy(meta->pendingPages, pending, sizeof(BlockNumber) * npending);
-		meta->nPending = npending;
+		memcpy(BloomSlicedMeta(meta)->pendingPages, pending, sizeof(BlockNumber) * npending);
+		BloomSlicedMeta(meta)->nPending = npending;
 	}
 	MarkBufferDirty(metabuf);
 	UnlockReleaseBuffer(metabuf);

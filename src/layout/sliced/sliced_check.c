@@ -30,10 +30,10 @@
 static uint32
 BloomMetaStripeListsInUse(BloomMetaPage meta)
 {
-	if (meta->nStripes == meta->firstStripe)
+	if (BloomSlicedMeta(meta)->nStripes == BloomSlicedMeta(meta)->firstStripe)
 		return 0;
-	return (meta->nStripes - 1) / BLOOMIDX_STRIPELIST_ENTRIES -
-		meta->firstStripe / BLOOMIDX_STRIPELIST_ENTRIES + 1;
+	return (BloomSlicedMeta(meta)->nStripes - 1) / BLOOMIDX_STRIPELIST_ENTRIES -
+		BloomSlicedMeta(meta)->firstStripe / BLOOMIDX_STRIPELIST_ENTRIES + 1;
 }
 
 /*
@@ -52,28 +52,28 @@ BloomSlicedMetaProblem(BloomMetaPage meta, BlockNumber *needBlocks)
 	if (meta->sigBits < BLOOMIDX_MIN_LENGTH || meta->sigBits > BLOOMIDX_SLICED_MAX_LENGTH)
 		return psprintf("Signature length %u is not between %d and %d.",
 						meta->sigBits, BLOOMIDX_MIN_LENGTH, BLOOMIDX_SLICED_MAX_LENGTH);
-	if (meta->nPending > BLOOMIDX_PENDING_SIZE)
+	if (BloomSlicedMeta(meta)->nPending > BLOOMIDX_PENDING_SIZE)
 		return psprintf("Pending list has %u entries, more than %d.",
-						meta->nPending, BLOOMIDX_PENDING_SIZE);
-	for (i = 0; i < meta->nPending; i++)
+						BloomSlicedMeta(meta)->nPending, BLOOMIDX_PENDING_SIZE);
+	for (i = 0; i < BloomSlicedMeta(meta)->nPending; i++)
 	{
-		if (meta->pendingPages[i] == BLOOMIDX_METAPAGE_BLKNO ||
-			meta->pendingPages[i] == InvalidBlockNumber)
+		if (BloomSlicedMeta(meta)->pendingPages[i] == BLOOMIDX_METAPAGE_BLKNO ||
+			BloomSlicedMeta(meta)->pendingPages[i] == InvalidBlockNumber)
 			return psprintf("Pending list entry %u is block %u.", i,
-							meta->pendingPages[i]);
-		*needBlocks = Max(*needBlocks, meta->pendingPages[i] + 1);
+							BloomSlicedMeta(meta)->pendingPages[i]);
+		*needBlocks = Max(*needBlocks, BloomSlicedMeta(meta)->pendingPages[i] + 1);
 	}
-	if (meta->firstStripe > meta->nStripes ||
-		meta->nStripes - meta->firstStripe > BLOOMIDX_MAX_STRIPES -
-		meta->firstStripe % BLOOMIDX_STRIPELIST_ENTRIES)
+	if (BloomSlicedMeta(meta)->firstStripe > BloomSlicedMeta(meta)->nStripes ||
+		BloomSlicedMeta(meta)->nStripes - BloomSlicedMeta(meta)->firstStripe > BLOOMIDX_MAX_STRIPES -
+		BloomSlicedMeta(meta)->firstStripe % BLOOMIDX_STRIPELIST_ENTRIES)
 		return psprintf("Stripes %u to %u are listed, at most %u.",
-						meta->firstStripe, meta->nStripes,
+						BloomSlicedMeta(meta)->firstStripe, BloomSlicedMeta(meta)->nStripes,
 						(uint32) BLOOMIDX_MAX_STRIPES);
-	if (meta->mergedRows > (uint64) meta->nStripes * BLOOMIDX_STRIPE_ROWS ||
-		(meta->nStripes > 0 &&
-		 meta->mergedRows <= (uint64) (meta->nStripes - 1) * BLOOMIDX_STRIPE_ROWS))
+	if (BloomSlicedMeta(meta)->mergedRows > (uint64) BloomSlicedMeta(meta)->nStripes * BLOOMIDX_STRIPE_ROWS ||
+		(BloomSlicedMeta(meta)->nStripes > 0 &&
+		 BloomSlicedMeta(meta)->mergedRows <= (uint64) (BloomSlicedMeta(meta)->nStripes - 1) * BLOOMIDX_STRIPE_ROWS))
 		return psprintf(UINT64_FORMAT " merged rows do not fill %u stripes of %d rows.",
-						meta->mergedRows, meta->nStripes,
+						BloomSlicedMeta(meta)->mergedRows, BloomSlicedMeta(meta)->nStripes,
 						(int) BLOOMIDX_STRIPE_ROWS);
 	nlists = BloomMetaStripeListsInUse(meta);
 	/*
@@ -84,12 +84,12 @@ BloomSlicedMetaProblem(BloomMetaPage meta, BlockNumber *needBlocks)
 	 */
 	for (i = 0; i < Min(nlists + 1, BLOOMIDX_MAX_STRIPELISTS); i++)
 	{
-		if (meta->stripeLists[i] == BLOOMIDX_METAPAGE_BLKNO ||
-			(i < nlists && meta->stripeLists[i] == InvalidBlockNumber))
+		if (BloomSlicedMeta(meta)->stripeLists[i] == BLOOMIDX_METAPAGE_BLKNO ||
+			(i < nlists && BloomSlicedMeta(meta)->stripeLists[i] == InvalidBlockNumber))
 			return psprintf("Stripe-list entry %u is block %u.", i,
-							meta->stripeLists[i]);
+							BloomSlicedMeta(meta)->stripeLists[i]);
 		/* an unused entry, InvalidBlockNumber, adds 0 */
-		*needBlocks = Max(*needBlocks, (BlockNumber) (meta->stripeLists[i] + 1));
+		*needBlocks = Max(*needBlocks, (BlockNumber) (BloomSlicedMeta(meta)->stripeLists[i] + 1));
 	}
 	return NULL;
 }
@@ -108,11 +108,11 @@ BloomSlicedMetaSpareProblem(BloomMetaPage meta, BlockNumber nblocks)
 
 	nlists = BloomMetaStripeListsInUse(meta);
 	for (i = nlists + 1; i < BLOOMIDX_MAX_STRIPELISTS; i++)
-		if (meta->stripeLists[i] == BLOOMIDX_METAPAGE_BLKNO ||
-			(meta->stripeLists[i] != InvalidBlockNumber &&
-			 meta->stripeLists[i] >= nblocks))
+		if (BloomSlicedMeta(meta)->stripeLists[i] == BLOOMIDX_METAPAGE_BLKNO ||
+			(BloomSlicedMeta(meta)->stripeLists[i] != InvalidBlockNumber &&
+			 BloomSlicedMeta(meta)->stripeLists[i] >= nblocks))
 			return psprintf("Stripe-list entry %u is block %u.", i,
-							meta->stripeLists[i]);
+							BloomSlicedMeta(meta)->stripeLists[i]);
 	return NULL;
 }
 
@@ -126,15 +126,36 @@ BloomSlicedMetaBlocksProblem(BloomMetaPage meta, BlockNumber nblocks)
 {
 	uint32		i;
 
-	for (i = 0; i < meta->nPending; i++)
-		if (meta->pendingPages[i] >= nblocks)
+	for (i = 0; i < BloomSlicedMeta(meta)->nPending; i++)
+		if (BloomSlicedMeta(meta)->pendingPages[i] >= nblocks)
 			return psprintf("Pending list entry %u is block %u, past the index's %u blocks.",
-							i, meta->pendingPages[i], nblocks);
+							i, BloomSlicedMeta(meta)->pendingPages[i], nblocks);
 	for (i = 0; i < BLOOMIDX_MAX_STRIPELISTS; i++)
-		if (meta->stripeLists[i] != InvalidBlockNumber &&
-			meta->stripeLists[i] >= nblocks)
+		if (BloomSlicedMeta(meta)->stripeLists[i] != InvalidBlockNumber &&
+			BloomSlicedMeta(meta)->stripeLists[i] >= nblocks)
 			return psprintf("Stripe-list entry %u is block %u, past the index's %u blocks.",
-							i, meta->stripeLists[i], nblocks);
+							i, BloomSlicedMeta(meta)->stripeLists[i], nblocks);
+	return NULL;
+}
+
+
+/*
+ * The sliced layout's fields in the metapage of an index of another
+ * layout, which leaves them zero (the stripe lists invalid, not checked).
+ */
+char *
+BloomSlicedMetaAreaProblem(BloomMetaPage meta, BlockNumber *needBlocks)
+{
+	BloomSlicedMetaData *sliced = BloomSlicedMeta(meta);
+
+	if (meta->layout == BLOOMIDX_LAYOUT_SLICED)
+		return NULL;			/* BloomSlicedMetaProblem checks them */
+	if (sliced->mergedRows != 0 || sliced->firstStripe != 0 ||
+		sliced->nStripes != 0 || sliced->nPending != 0)
+		return psprintf("An index of the %s layout has " UINT64_FORMAT " merged rows, stripes %u to %u and %u pending pages.",
+						BloomLayoutById(meta->layout)->name,
+						sliced->mergedRows, sliced->firstStripe,
+						sliced->nStripes, sliced->nPending);
 	return NULL;
 }
 

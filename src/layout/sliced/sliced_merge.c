@@ -440,24 +440,24 @@ BloomSlicedMergeOnce(Relation index, BloomMergeMode mode)
 		BloomStripeAddLive(GenericXLogRegisterBuffer(xlogState, stripebuf, 0),
 						   (uint32) batch.nrows);
 	}
-	meta->mergedRows = pos;
-	meta->nStripes = nStripes;
+	BloomSlicedMeta(meta)->mergedRows = pos;
+	BloomSlicedMeta(meta)->nStripes = nStripes;
 	meta->statTuples += batch.nrows;
 	meta->statBitsSet += batch.bitsSet;
 	{
 		int			kept = 0;
 
-		for (i = 0; i < meta->nPending; i++)
+		for (i = 0; i < BloomSlicedMeta(meta)->nPending; i++)
 		{
 			bool		wasTaken = false;
 			int			j;
 
 			for (j = 0; j < ntaken && !wasTaken; j++)
-				wasTaken = meta->pendingPages[i] == taken[j];
+				wasTaken = BloomSlicedMeta(meta)->pendingPages[i] == taken[j];
 			if (!wasTaken)
-				meta->pendingPages[kept++] = meta->pendingPages[i];
+				BloomSlicedMeta(meta)->pendingPages[kept++] = BloomSlicedMeta(meta)->pendingPages[i];
 		}
-		meta->nPending = kept;
+		BloomSlicedMeta(meta)->nPending = kept;
 	}
 	if (split != InvalidBlockNumber)
 	{

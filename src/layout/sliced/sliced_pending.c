@@ -104,9 +104,9 @@ BloomPendingAdd(Relation index, BloomState state, const uint8 *sig,
 		LockBuffer(metabuf, BUFFER_LOCK_SHARE);
 		BloomSlicedCheckMeta(index, BufferGetPage(metabuf));
 		meta = BloomPageGetMeta(BufferGetPage(metabuf));
-		npending = meta->nPending;
+		npending = BloomSlicedMeta(meta)->nPending;
 		if (npending > 0)
-			last = meta->pendingPages[npending - 1];
+			last = BloomSlicedMeta(meta)->pendingPages[npending - 1];
 		LockBuffer(metabuf, BUFFER_LOCK_UNLOCK);
 
 		if (last != InvalidBlockNumber &&
@@ -120,8 +120,8 @@ BloomPendingAdd(Relation index, BloomState state, const uint8 *sig,
 		LockBuffer(metabuf, BUFFER_LOCK_EXCLUSIVE);
 		BloomSlicedCheckMeta(index, BufferGetPage(metabuf));
 		meta = BloomPageGetMeta(BufferGetPage(metabuf));
-		npending = meta->nPending;
-		if (npending > 0 && meta->pendingPages[npending - 1] != last)
+		npending = BloomSlicedMeta(meta)->nPending;
+		if (npending > 0 && BloomSlicedMeta(meta)->pendingPages[npending - 1] != last)
 		{
 			/* Someone added a page meanwhile: try that one */
 			UnlockReleaseBuffer(metabuf);
@@ -147,10 +147,10 @@ BloomPendingAdd(Relation index, BloomState state, const uint8 *sig,
 		BloomInitDataPage(page, state->shape.sigBytes);
 		if (!BloomPageAddTuple(page, state->shape.sigBytes, sig, tid))
 			elog(ERROR, "could not add a tuple to an empty bloomidx page");
-		meta->pendingPages[meta->nPending++] = BufferGetBlockNumber(buffer);
+		BloomSlicedMeta(meta)->pendingPages[BloomSlicedMeta(meta)->nPending++] = BufferGetBlockNumber(buffer);
 		meta->statTuples++;
 		meta->statBitsSet += nbitsSet;
-		npending = meta->nPending;
+		npending = BloomSlicedMeta(meta)->nPending;
 		GenericXLogFinish(xlogState);
 		UnlockReleaseBuffer(buffer);
 		UnlockReleaseBuffer(metabuf);
@@ -196,9 +196,9 @@ BloomPendingAddRows(Relation index, BloomState state, const uint64 *words,
 
 		/* The last pending page first, if it has room; else a new one */
 		buffer = InvalidBuffer;
-		if (meta->nPending > 0)
+		if (BloomSlicedMeta(meta)->nPending > 0)
 		{
-			BlockNumber last = meta->pendingPages[meta->nPending - 1];
+			BlockNumber last = BloomSlicedMeta(meta)->pendingPages[BloomSlicedMeta(meta)->nPending - 1];
 
 			buffer = BloomReadBufferRecent(index, last, NULL);
 			LockBuffer(buffer, BUFFER_LOCK_EXCLUSIVE);
@@ -214,7 +214,7 @@ BloomPendingAddRows(Relation index, BloomState state, const uint64 *words,
 				buffer = InvalidBuffer;
 			}
 		}
-		if (!BufferIsValid(buffer) && meta->nPending >= BLOOMIDX_PENDING_SIZE)
+		if (!BufferIsValid(buffer) && BloomSlicedMeta(meta)->nPending >= BLOOMIDX_PENDING_SIZE)
 		{
 			GenericXLogAbort(xlogState);
 			UnlockReleaseBuffer(metabuf);
@@ -226,7 +226,7 @@ BloomPendingAddRows(Relation index, BloomState state, const uint64 *words,
 			buffer = BloomNewBuffer(index);
 			page = GenericXLogRegisterBuffer(xlogState, buffer, GENERIC_XLOG_FULL_IMAGE);
 			BloomInitDataPage(page, shape->sigBytes);
-			meta->pendingPages[meta->nPending++] = BufferGetBlockNumber(buffer);
+			BloomSlicedMeta(meta)->pendingPages[BloomSlicedMeta(meta)->nPending++] = BufferGetBlockNumber(buffer);
 			if (inserted)
 			{
 				meta->statTuples++;

@@ -344,20 +344,20 @@ BloomMergeStripePage(Relation index, BloomState state, uint32 s, int *allocated)
 	LockBuffer(metabuf, BUFFER_LOCK_EXCLUSIVE);
 	BloomSlicedCheckMeta(index, BufferGetPage(metabuf));
 	meta = BloomPageGetMeta(BufferGetPage(metabuf));
-	k = listNo - meta->firstStripe / BLOOMIDX_STRIPELIST_ENTRIES;
-	if (s < meta->firstStripe || k >= BLOOMIDX_MAX_STRIPELISTS)
+	k = listNo - BloomSlicedMeta(meta)->firstStripe / BLOOMIDX_STRIPELIST_ENTRIES;
+	if (s < BloomSlicedMeta(meta)->firstStripe || k >= BLOOMIDX_MAX_STRIPELISTS)
 		elog(ERROR, "stripe %u of bloomidx index \"%s\" is outside its stripe lists",
 			 s, RelationGetRelationName(index));
-	if (meta->stripeLists[k] != InvalidBlockNumber)
+	if (BloomSlicedMeta(meta)->stripeLists[k] != InvalidBlockNumber)
 	{
-		listbuf = ReadBuffer(index, meta->stripeLists[k]);
+		listbuf = ReadBuffer(index, BloomSlicedMeta(meta)->stripeLists[k]);
 		LockBuffer(listbuf, BUFFER_LOCK_EXCLUSIVE);
 		if (!BloomPageIsSliced(BufferGetPage(listbuf), BLOOMIDX_STRIPELIST, listNo))
-			BloomSlicedCorrupted(index, meta->stripeLists[k], "stripe-list page");
+			BloomSlicedCorrupted(index, BloomSlicedMeta(meta)->stripeLists[k], "stripe-list page");
 		listed = BloomStripeListGet(BufferGetPage(listbuf),
 									s % BLOOMIDX_STRIPELIST_ENTRIES);
 		if (listed != InvalidBlockNumber)
-			BloomCheckLink(index, meta->stripeLists[k], listed, "stripe page");
+			BloomCheckLink(index, BloomSlicedMeta(meta)->stripeLists[k], listed, "stripe page");
 	}
 
 	if (listed != InvalidBlockNumber)
@@ -384,7 +384,7 @@ BloomMergeStripePage(Relation index, BloomState state, uint32 s, int *allocated)
 		listbuf = BloomNewBuffer(index);
 		page = GenericXLogRegisterBuffer(xlogState, listbuf, GENERIC_XLOG_FULL_IMAGE);
 		BloomInitSlicedPage(page, BLOOMIDX_STRIPELIST, state->shape.sigBits, listNo);
-		meta->stripeLists[k] = BufferGetBlockNumber(listbuf);
+		BloomSlicedMeta(meta)->stripeLists[k] = BufferGetBlockNumber(listbuf);
 		(*allocated)++;
 	}
 	else

@@ -46,13 +46,13 @@ BloomTakeSnapshot(Relation index, BloomSlicedSnapshot *snap, bool stripes)
 	LockBuffer(metabuf, BUFFER_LOCK_SHARE);
 	BloomSlicedCheckMeta(index, BufferGetPage(metabuf));
 	meta = BloomPageGetMeta(BufferGetPage(metabuf));
-	snap->mergedRows = meta->mergedRows;
-	snap->firstStripe = meta->firstStripe;
-	snap->nStripes = Max(meta->nStripes, meta->firstStripe);
-	snap->nStripes = Min(snap->nStripes, meta->firstStripe + BLOOMIDX_MAX_STRIPES);
-	snap->nPending = Min(meta->nPending, BLOOMIDX_PENDING_SIZE);
-	memcpy(snap->pending, meta->pendingPages, sizeof(BlockNumber) * snap->nPending);
-	memcpy(snap->stripeLists, meta->stripeLists, sizeof(snap->stripeLists));
+	snap->mergedRows = BloomSlicedMeta(meta)->mergedRows;
+	snap->firstStripe = BloomSlicedMeta(meta)->firstStripe;
+	snap->nStripes = Max(BloomSlicedMeta(meta)->nStripes, BloomSlicedMeta(meta)->firstStripe);
+	snap->nStripes = Min(snap->nStripes, BloomSlicedMeta(meta)->firstStripe + BLOOMIDX_MAX_STRIPES);
+	snap->nPending = Min(BloomSlicedMeta(meta)->nPending, BLOOMIDX_PENDING_SIZE);
+	memcpy(snap->pending, BloomSlicedMeta(meta)->pendingPages, sizeof(BlockNumber) * snap->nPending);
+	memcpy(snap->stripeLists, BloomSlicedMeta(meta)->stripeLists, sizeof(snap->stripeLists));
 	snap->stripes = NULL;
 	if (stripes)
 	{
@@ -150,8 +150,8 @@ BloomCheckPendingGone(Relation index, BloomState state, BlockNumber blkno)
 	LockBuffer(metabuf, BUFFER_LOCK_SHARE);
 	BloomSlicedCheckMeta(index, BufferGetPage(metabuf));
 	meta = BloomPageGetMeta(BufferGetPage(metabuf));
-	for (i = 0; i < meta->nPending && !listed; i++)
-		listed = meta->pendingPages[i] == blkno;
+	for (i = 0; i < BloomSlicedMeta(meta)->nPending && !listed; i++)
+		listed = BloomSlicedMeta(meta)->pendingPages[i] == blkno;
 	if (listed)
 	{
 		Buffer		buffer = ReadBuffer(index, blkno);
@@ -539,11 +539,11 @@ BloomBlockCmp(const void *a, const void *b)
 BlockNumber *
 BloomSlicedLiveRowPages(const BloomMetaPageData *meta, int *npages)
 {
-	BlockNumber *pages = palloc(sizeof(BlockNumber) * Max(meta->nPending, 1));
+	BlockNumber *pages = palloc(sizeof(BlockNumber) * Max(BloomSlicedMeta(meta)->nPending, 1));
 
-	memcpy(pages, meta->pendingPages, sizeof(BlockNumber) * meta->nPending);
-	qsort(pages, meta->nPending, sizeof(BlockNumber), BloomBlockCmp);
-	*npages = meta->nPending;
+	memcpy(pages, BloomSlicedMeta(meta)->pendingPages, sizeof(BlockNumber) * BloomSlicedMeta(meta)->nPending);
+	qsort(pages, BloomSlicedMeta(meta)->nPending, sizeof(BlockNumber), BloomBlockCmp);
+	*npages = BloomSlicedMeta(meta)->nPending;
 	return pages;
 }
 

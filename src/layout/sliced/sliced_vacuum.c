@@ -164,15 +164,15 @@ BloomReclaimStripe(Relation index, BloomState state, uint32 s, BlockNumber strip
 	LockBuffer(metabuf, BUFFER_LOCK_EXCLUSIVE);
 	BloomSlicedCheckMeta(index, BufferGetPage(metabuf));
 	meta = BloomPageGetMeta(BufferGetPage(metabuf));
-	k = listNo - meta->firstStripe / BLOOMIDX_STRIPELIST_ENTRIES;
-	if (s < meta->firstStripe || k >= BLOOMIDX_MAX_STRIPELISTS ||
-		meta->stripeLists[k] == InvalidBlockNumber)
+	k = listNo - BloomSlicedMeta(meta)->firstStripe / BLOOMIDX_STRIPELIST_ENTRIES;
+	if (s < BloomSlicedMeta(meta)->firstStripe || k >= BLOOMIDX_MAX_STRIPELISTS ||
+		BloomSlicedMeta(meta)->stripeLists[k] == InvalidBlockNumber)
 		elog(ERROR, "stripe %u of bloomidx index \"%s\" is outside its stripe lists",
 			 s, RelationGetRelationName(index));
-	listbuf = ReadBuffer(index, meta->stripeLists[k]);
+	listbuf = ReadBuffer(index, BloomSlicedMeta(meta)->stripeLists[k]);
 	LockBuffer(listbuf, BUFFER_LOCK_EXCLUSIVE);
 	if (!BloomPageIsSliced(BufferGetPage(listbuf), BLOOMIDX_STRIPELIST, listNo))
-		BloomSlicedCorrupted(index, meta->stripeLists[k], "stripe-list page");
+		BloomSlicedCorrupted(index, BloomSlicedMeta(meta)->stripeLists[k], "stripe-list page");
 	xlogState = GenericXLogStart(index);
 	BloomStripeListSet(GenericXLogRegisterBuffer(xlogState, listbuf, 0),
 					   s % BLOOMIDX_STRIPELIST_ENTRIES, InvalidBlockNumber);
@@ -277,18 +277,18 @@ BloomDropEmptyStripeLists(Relation index)
 		LockBuffer(metabuf, BUFFER_LOCK_EXCLUSIVE);
 		BloomSlicedCheckMeta(index, BufferGetPage(metabuf));
 		meta = BloomPageGetMeta(BufferGetPage(metabuf));
-		if (meta->stripeLists[0] == InvalidBlockNumber ||
-			(uint64) (meta->firstStripe + BLOOMIDX_STRIPELIST_ENTRIES) *
-			BLOOMIDX_STRIPE_ROWS > meta->mergedRows)
+		if (BloomSlicedMeta(meta)->stripeLists[0] == InvalidBlockNumber ||
+			(uint64) (BloomSlicedMeta(meta)->firstStripe + BLOOMIDX_STRIPELIST_ENTRIES) *
+			BLOOMIDX_STRIPE_ROWS > BloomSlicedMeta(meta)->mergedRows)
 		{
 			UnlockReleaseBuffer(metabuf);
 			return;
 		}
-		listbuf = ReadBuffer(index, meta->stripeLists[0]);
+		listbuf = ReadBuffer(index, BloomSlicedMeta(meta)->stripeLists[0]);
 		LockBuffer(listbuf, BUFFER_LOCK_EXCLUSIVE);
 		if (!BloomPageIsSliced(BufferGetPage(listbuf), BLOOMIDX_STRIPELIST,
-							   meta->firstStripe / BLOOMIDX_STRIPELIST_ENTRIES))
-			BloomSlicedCorrupted(index, meta->stripeLists[0], "stripe-list page");
+							   BloomSlicedMeta(meta)->firstStripe / BLOOMIDX_STRIPELIST_ENTRIES))
+			BloomSlicedCorrupted(index, BloomSlicedMeta(meta)->stripeLists[0], "stripe-list page");
 		if (!BloomStripeListIsEmpty(BufferGetPage(listbuf)))
 		{
 			UnlockReleaseBuffer(listbuf);
@@ -298,10 +298,10 @@ BloomDropEmptyStripeLists(Relation index)
 
 		xlogState = GenericXLogStart(index);
 		meta = BloomPageGetMeta(GenericXLogRegisterBuffer(xlogState, metabuf, 0));
-		memmove(meta->stripeLists, meta->stripeLists + 1,
+		memmove(BloomSlicedMeta(meta)->stripeLists, BloomSlicedMeta(meta)->stripeLists + 1,
 				sizeof(BlockNumber) * (BLOOMIDX_MAX_STRIPELISTS - 1));
-		meta->stripeLists[BLOOMIDX_MAX_STRIPELISTS - 1] = InvalidBlockNumber;
-		meta->firstStripe += BLOOMIDX_STRIPELIST_ENTRIES;
+		BloomSlicedMeta(meta)->stripeLists[BLOOMIDX_MAX_STRIPELISTS - 1] = InvalidBlockNumber;
+		BloomSlicedMeta(meta)->firstStripe += BLOOMIDX_STRIPELIST_ENTRIES;
 		GenericXLogFinish(xlogState);
 		UnlockReleaseBuffer(metabuf);
 
