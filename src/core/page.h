@@ -68,9 +68,11 @@
 #define BLOOMIDX_STRIPE				(1 << 4)	/* sliced: a stripe's pages */
 #define BLOOMIDX_FROZEN				(1 << 5)	/* pending page being merged */
 #define BLOOMIDX_STRIPELIST			(1 << 6)	/* sliced: stripe pages */
-#define BLOOMIDX_ALL_FLAGS			0x7F
+#define BLOOMIDX_SUMMARY			(1 << 7)	/* sliced: a stripe's summary */
+#define BLOOMIDX_ALL_FLAGS			0xFF
 #define BLOOMIDX_SLICED_FLAGS \
-	(BLOOMIDX_SLICE | BLOOMIDX_TIDMAP | BLOOMIDX_STRIPE | BLOOMIDX_STRIPELIST)
+	(BLOOMIDX_SLICE | BLOOMIDX_TIDMAP | BLOOMIDX_STRIPE | BLOOMIDX_STRIPELIST | \
+	 BLOOMIDX_SUMMARY)
 /* The flags of a layout's own kinds of page: all but those a data page has */
 #define BLOOMIDX_KIND_FLAGS \
 	(BLOOMIDX_ALL_FLAGS & ~(BLOOMIDX_META | BLOOMIDX_DELETED | BLOOMIDX_FROZEN))
@@ -140,6 +142,26 @@ typedef BloomPageOpaqueData *BloomPageOpaque;
 #endif
 #define BLOOMIDX_MAX_STRIPES \
 	((uint32) BLOOMIDX_MAX_STRIPELISTS * BLOOMIDX_STRIPELIST_ENTRIES)
+
+/*
+ * Stripe summaries (format version 4): for each stripe and each column of
+ * an equality operator class, a split-block bloom filter of the keys of
+ * the column's values in the stripe (sliced_summary.c).  A block is
+ * BLOOMIDX_SUMMARY_BLOCK_WORDS 32-bit words; a key sets one bit in each.
+ * A stripe's summary is its columns' blocks one after another, in
+ * summary pages of BLOOMIDX_SUMMARY_PAGE_BLOCKS blocks each, listed in
+ * its stripe page after the slices (BloomStripeSummary).
+ */
+#define BLOOMIDX_SUMMARY_BLOCK_WORDS	8
+#define BLOOMIDX_SUMMARY_BLOCK_BYTES	(BLOOMIDX_SUMMARY_BLOCK_WORDS * 4)
+#define BLOOMIDX_SUMMARY_PAGE_BLOCKS \
+	((int) (BLOOMIDX_PAGE_FREE_SPACE / BLOOMIDX_SUMMARY_BLOCK_BYTES))
+#define BLOOMIDX_SUMMARY_MAX_BITS_PER_KEY	16
+#define BLOOMIDX_SUMMARY_DEFAULT_BITS_PER_KEY	8
+/* Blocks of a column's summary: enough for a stripe of distinct keys */
+#define BLOOMIDX_SUMMARY_MAX_BLOCKS \
+	((int) (BLOOMIDX_STRIPE_ROWS * BLOOMIDX_SUMMARY_MAX_BITS_PER_KEY / \
+			(BLOOMIDX_SUMMARY_BLOCK_WORDS * 32)))
 
 /*
  * Contents of a TID-map page: the TIDs of rows firstRow .. firstRow +

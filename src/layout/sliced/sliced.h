@@ -17,6 +17,8 @@
  *	sliced_stripe.c		writing rows into a stripe's pages, allocating them
  *	sliced_scan.c		amgetbitmap
  *	sliced_vacuum.c		ambulkdelete, amvacuumcleanup
+ *	sliced_summary.c	stripe summaries: per-column keys of a row and
+ *						the split-block bloom filter that holds them
  *	sliced_check.c		checks of its metapage fields and pages
  *	sliced.c			the layout's routine table, shaping rules and
  *						module load
@@ -229,6 +231,18 @@ typedef struct BloomReader
 	int			next;			/* how many were returned */
 } BloomReader;
 
+/* sliced_summary.c */
+extern uint32 BloomSummaryKey(uint64 columnHash, int col);
+extern void BloomFormSummaryKeys(BloomState state, Datum *values, bool *isnull,
+								 uint32 *keys);
+extern void BloomSummaryAdd(uint32 *blocks, int nblocks, uint32 key);
+extern bool BloomSummaryTest(const uint32 *blocks, int nblocks, uint32 key);
+extern int	BloomSummaryBlockFor(uint32 key, int nblocks);
+extern bool BloomSummaryTestBlock(const uint32 *block, uint32 key);
+extern int	BloomSummaryBlocksFor(double ndistinct, int bitsPerKey);
+extern int	BloomSummaryCountDistinct(const uint32 *keys, int n, int nColumns,
+									  int col, uint32 *scratch);
+
 /* sliced_check.c */
 extern char *BloomSlicedMetaProblem(BloomMetaPage meta, BlockNumber *needBlocks);
 extern char *BloomSlicedMetaAreaProblem(BloomMetaPage meta, BlockNumber *needBlocks);
@@ -322,6 +336,8 @@ typedef struct BloomRowBatch
 	int			maxrows;
 	uint64	   *words;			/* nrows * sigWords signature words */
 	ItemPointerData *tids;
+	uint32	   *keys;			/* nrows * nColumns summary keys, row-major,
+								 * or NULL: the rows have none */
 	uint64		bitsSet;
 } BloomRowBatch;
 

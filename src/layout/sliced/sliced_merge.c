@@ -362,6 +362,7 @@ BloomSlicedMergeOnce(Relation index, BloomMergeMode mode)
 	batch.maxrows = (int) want;
 	batch.words = palloc(sizeof(uint64) * state->shape.sigWords * batch.maxrows);
 	batch.tids = palloc(sizeof(ItemPointerData) * batch.maxrows);
+	batch.keys = NULL;
 	batch.bitsSet = 0;
 	taken = palloc(sizeof(BlockNumber) * snap->nPending);
 	for (i = 0; i < navail && batch.nrows < want; i++)
