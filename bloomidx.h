@@ -97,6 +97,9 @@ typedef struct BloomShape
 	uint32		setColumns;		/* bit i: column i's values are sets */
 	bool		legacyFold;		/* format 2: text_trgm_ops folded case with
 								 * lower() (opclass_trgm.c) */
+	int			keyBytes;		/* bytes of keys after each signature on a
+								 * data page: 4 per column in format 4 (the
+								 * sliced layout's pending pages), else 0 */
 
 	/*
 	 * Not on disk, from the options of the operator classes of sets
@@ -107,6 +110,15 @@ typedef struct BloomShape
 	int			queryBits[BLOOMIDX_MAX_COLUMNS];
 	double		rowBits;
 } BloomShape;
+
+/*
+ * Bytes of a slot of a data page: the signature, then the keys (page.h)
+ */
+static inline int
+BloomShapeSlotBytes(const BloomShape *shape)
+{
+	return shape->sigBytes + shape->keyBytes;
+}
 
 /*
  * Bounds of the bits a signature of this shape has set: each column sets

@@ -32,7 +32,8 @@ bloomidx_insert(Relation index, Datum *values, bool *isnull,
 
 	/* Hashing may allocate; the executor resets this context per row */
 	nbitsSet = BloomFormSignature(state, values, isnull, sig);
-	BloomGetStateLayout(index, state)->insert(index, state, sig, nbitsSet, ht_ctid);
+	BloomGetStateLayout(index, state)->insert(index, state, sig, nbitsSet,
+											  values, isnull, ht_ctid);
 	return false;
 }
 

@@ -301,8 +301,8 @@ BloomWalkIndex(BloomWalkData *walk)
 
 		ntuples = BloomPageGetNTuples(page);
 		for (i = 0; i < ntuples; i++)
-			BloomWalkTuple(BloomPageGetTid(page, shape->sigBytes, i),
-						   BloomPageGetSignature(page, shape->sigBytes, i),
+			BloomWalkTuple(BloomPageGetTid(page, BloomShapeSlotBytes(shape), i),
+						   BloomPageGetSignature(page, BloomShapeSlotBytes(shape), i),
 						   blkno, walk);
 	}
 	read_stream_end(stream);
@@ -457,7 +457,7 @@ bloomidx_stats(PG_FUNCTION_ARGS)
 			nulls[12] = true;
 		}
 	}
-	values[5] = Int32GetDatum(BloomTuplesPerPage(walk.shape.sigBytes));
+	values[5] = Int32GetDatum(BloomTuplesPerPage(BloomShapeSlotBytes(&walk.shape)));
 	values[6] = Int32GetDatum(walk.shape.sigBits);
 	for (i = 0; i < walk.shape.nColumns; i++)
 		bits[i] = Int32GetDatum(walk.shape.bitsPerColumn[i]);

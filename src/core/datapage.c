@@ -96,23 +96,24 @@ BloomSignatureMatchesAlternatives(BloomScanOpaque so, const uint8 *sig,
 
 /*
  * Collect the TIDs of the candidate rows on one data page (of the row
- * layout, or pending page of the sliced layout) into tids; returns how
- * many.
+ * layout, or pending page of the sliced layout) of slots slotBytes long
+ * into tids; returns how many.
  *
- * A signature is sigBytes long but tested in 8-byte words; the last word
- * may run into the next signature or the TID array, which is harmless as
- * the mask has no bits there, and never past the page.
+ * A signature starts its slot (keys may follow it, see page.h) and is
+ * tested in 8-byte words; the last word may run into the keys, the next
+ * slot or the TID array, which is harmless as the mask has no bits there,
+ * and never past the page.
  *
  * With alternatives (= ANY) a page can take long, as long as the array;
  * the interrupt checks in the loop are held off while a buffer is locked,
  * so callers then scan a copy of the page, unlocked (BloomScanRowPageBuffer).
  */
 int
-BloomScanRowPage(BloomScanOpaque so, Page page, int sigBytes, int sigWords,
+BloomScanRowPage(BloomScanOpaque so, Page page, int slotBytes, int sigWords,
 				 ItemPointerData *tids)
 {
 	int			ntuples = BloomPageGetNTuples(page);
-	const uint8 *sig = BloomPageGetSignature(page, sigBytes, 0);
+	const uint8 *sig = BloomPageGetSignature(page, slotBytes, 0);
 	int			nfound = 0;
 	int			i;
 
@@ -123,53 +124,54 @@ BloomScanRowPage(BloomScanOpaque so, Page page, int sigBytes, int sigWords,
 		uint64		m = so->mask[w];
 		const uint8 *p = sig + 8 * w;
 
-		for (i = 0; i < ntuples; i++, p += sigBytes)
+		for (i = 0; i < ntuples; i++, p += slotBytes)
 		{
 			if ((BloomLoadWord(p) & m) == m)
-				tids[nfound++] = *BloomPageGetTid(page, sigBytes, i);
+				tids[nfound++] = *BloomPageGetTid(page, slotBytes, i);
 		}
 		return nfound;
 	}
 
-	for (i = 0; i < ntuples; i++, sig += sigBytes)
+	for (i = 0; i < ntuples; i++, sig += slotBytes)
 	{
 		if (!BloomSignatureContains(sig, so->mask, so->words, so->nwords))
 			continue;
 		if (so->nalternatives > 0 &&
 			!BloomSignatureMatchesAlternatives(so, sig, sigWords))
 			continue;
-		tids[nfound++] = *BloomPageGetTid(page, sigBytes, i);
+		tids[nfound++] = *BloomPageGetTid(page, slotBytes, i);
 	}
 	return nfound;
 }
 
 /*
  * Remove the tuples of dead rows from a data page (of the row layout, or a
- * pending page) that is locked exclusively.  Changes go into a WAL record
- * started at the first one, which is returned for the caller to finish
- * (NULL if nothing changed); *page is then the page to go on changing.
+ * pending page) of slots slotBytes long that is locked exclusively.
+ * Changes go into a WAL record started at the first one, which is
+ * returned for the caller to finish (NULL if nothing changed); *page is
+ * then the page to go on changing.
  */
 GenericXLogState *
-BloomPageRemoveDead(Relation index, Buffer buffer, Page *page, int sigBytes,
+BloomPageRemoveDead(Relation index, Buffer buffer, Page *page, int slotBytes,
 					IndexBulkDeleteCallback callback, void *callback_state,
 					IndexBulkDeleteResult *stats)
 {
 	GenericXLogState *xlogState = NULL;
 	int			i;
 
-	BloomCheckDataPageBounds(index, *page, BufferGetBlockNumber(buffer), sigBytes);
+	BloomCheckDataPageBounds(index, *page, BufferGetBlockNumber(buffer), slotBytes);
 
 	/* Walk backwards so that moving the last slot down is safe */
 	for (i = BloomPageGetNTuples(*page) - 1; i >= 0; i--)
 	{
-		if (!callback(BloomPageGetTid(*page, sigBytes, i), callback_state))
+		if (!callback(BloomPageGetTid(*page, slotBytes, i), callback_state))
 			continue;
 		if (xlogState == NULL)
 		{
 			xlogState = GenericXLogStart(index);
 			*page = GenericXLogRegisterBuffer(xlogState, buffer, 0);
 		}
-		BloomPageDeleteTuple(*page, sigBytes, i);
+		BloomPageDeleteTuple(*page, slotBytes, i);
 		stats->tuples_removed += 1;
 	}
 	return xlogState;
@@ -181,7 +183,7 @@ BloomPageRemoveDead(Relation index, Buffer buffer, Page *page, int sigBytes,
  * first, so that a long scan can be cancelled.  copy is BLCKSZ bytes.
  */
 int
-BloomScanRowPageBuffer(BloomScanOpaque so, Buffer buffer, int sigBytes,
+BloomScanRowPageBuffer(BloomScanOpaque so, Buffer buffer, int slotBytes,
 					   int sigWords, ItemPointerData *tids, char *copy)
 {
 	Page		page = BufferGetPage(buffer);
@@ -189,11 +191,11 @@ BloomScanRowPageBuffer(BloomScanOpaque so, Buffer buffer, int sigBytes,
 
 	if (so->nalternatives == 0)
 	{
-		nfound = BloomScanRowPage(so, page, sigBytes, sigWords, tids);
+		nfound = BloomScanRowPage(so, page, slotBytes, sigWords, tids);
 		UnlockReleaseBuffer(buffer);
 		return nfound;
 	}
 	memcpy(copy, page, BLCKSZ);
 	UnlockReleaseBuffer(buffer);
-	return BloomScanRowPage(so, (Page) copy, sigBytes, sigWords, tids);
+	return BloomScanRowPage(so, (Page) copy, slotBytes, sigWords, tids);
 }

@@ -205,9 +205,14 @@ typedef struct BloomLayoutRoutine
 								struct IndexInfo *indexInfo,
 								const BloomShape *shape, void *shared);
 
-	/* aminsert: a row's signature, with nbitsSet bits set */
+	/*
+	 * aminsert: a row's signature, with nbitsSet bits set, and the row's
+	 * values, for what a layout keeps of them besides (the sliced layout's
+	 * keys, in format 4)
+	 */
 	void		(*insert) (Relation index, BloomState state, const uint8 *sig,
-						   int nbitsSet, ItemPointer tid);
+						   int nbitsSet, Datum *values, bool *isnull,
+						   ItemPointer tid);
 
 	/* amgetbitmap, for a query that may match */
 	int64		(*getbitmap) (Relation index, BloomState state,

@@ -46,13 +46,27 @@ BloomBlockRangeNext(ReadStream *stream, void *range, void *per_buffer_data)
 }
 
 /*
- * Number of (signature, TID) slots on a data page for signatures of the
- * given length.
+ * Number of (signature, TID) slots on a data page for slots of the given
+ * length (the signature's, and in format 4 its keys', see page.h).
  */
 int
-BloomTuplesPerPage(int sigBytes)
+BloomTuplesPerPage(int slotBytes)
 {
-	return BLOOMIDX_PAGE_FREE_SPACE / (sigBytes + sizeof(ItemPointerData));
+	return BLOOMIDX_PAGE_FREE_SPACE / (slotBytes + sizeof(ItemPointerData));
+}
+
+/*
+ * Bytes of a data page's slot in an index of this metapage: the signature,
+ * then in format 4 a 32-bit key per column (see page.h).
+ */
+int
+BloomMetaSlotBytes(BloomMetaPage meta)
+{
+	int			slotBytes = (meta->sigBits + 7) / 8;
+
+	if (meta->version >= BLOOMIDX_FORMAT_SUMMARIES)
+		slotBytes += (int) sizeof(uint32) * meta->nColumns;
+	return slotBytes;
 }
 
 /*
@@ -70,17 +84,17 @@ BloomInitPage(Page page, uint16 flags)
 }
 
 /*
- * Initialize an empty data page for signatures of sigBytes bytes.
+ * Initialize an empty data page for slots of slotBytes bytes.
  */
 void
-BloomInitDataPage(Page page, int sigBytes)
+BloomInitDataPage(Page page, int slotBytes)
 {
 	BloomPageOpaque opaque;
 
 	BloomInitPage(page, 0);
 	opaque = BloomPageGetOpaque(page);
 	opaque->ntuples = 0;
-	opaque->maxtuples = BloomTuplesPerPage(sigBytes);
+	opaque->maxtuples = BloomTuplesPerPage(slotBytes);
 }
 
 /*
@@ -111,7 +125,7 @@ BloomInitMetaPage(Page page, const BloomShape *shape)
 		BLOOMIDX_FORMAT_FOLD : BLOOMIDX_FORMAT_VERSION;
 	meta->layout = shape->layout;
 	meta->hashScheme = BLOOM_HASH_SCHEME;
-	meta->tuplesPerPage = BloomTuplesPerPage(shape->sigBytes);
+	meta->tuplesPerPage = BloomTuplesPerPage(BloomShapeSlotBytes(shape));
 	meta->nColumns = shape->nColumns;
 	meta->sigBits = shape->sigBits;
 	for (i = 0; i < shape->nColumns; i++)
@@ -148,33 +162,36 @@ BloomMetaGetShape(BloomMetaPage meta, BloomShape *shape)
 	shape->targetFpr = meta->targetFpr;
 	shape->layout = meta->layout;
 	shape->legacyFold = meta->version == BLOOMIDX_FORMAT_SETS;
+	shape->keyBytes = BloomMetaSlotBytes(meta) - shape->sigBytes;
 }
 
 /*
- * Append a (signature, TID) pair to a data page.  Returns false if the page
- * is full.
+ * Append a (slot, TID) pair to a data page: the slot is the signature, and
+ * in format 4 its keys, slotBytes in all.  Returns false if the page is
+ * full.
  */
 bool
-BloomPageAddTuple(Page page, int sigBytes, const uint8 *sig, ItemPointer tid)
+BloomPageAddTuple(Page page, int slotBytes, const uint8 *slot, ItemPointer tid)
 {
 	BloomPageOpaque opaque = BloomPageGetOpaque(page);
 	int			i = opaque->ntuples;
 
 	if (i >= opaque->maxtuples)
 		return false;
-	memcpy(BloomPageGetSignature(page, sigBytes, i), sig, sigBytes);
-	*BloomPageGetTid(page, sigBytes, i) = *tid;
+	memcpy(BloomPageGetSignature(page, slotBytes, i), slot, slotBytes);
+	*BloomPageGetTid(page, slotBytes, i) = *tid;
 	opaque->ntuples = i + 1;
-	((PageHeader) page)->pd_lower += sigBytes;
+	((PageHeader) page)->pd_lower += slotBytes;
 	((PageHeader) page)->pd_upper -= sizeof(ItemPointerData);
 	return true;
 }
 
 /*
- * Remove slot i from a data page by moving the last slot into it.
+ * Remove slot i from a data page of slots slotBytes long by moving the
+ * last slot into it.
  */
 void
-BloomPageDeleteTuple(Page page, int sigBytes, int i)
+BloomPageDeleteTuple(Page page, int slotBytes, int i)
 {
 	BloomPageOpaque opaque = BloomPageGetOpaque(page);
 	int			last = opaque->ntuples - 1;
@@ -182,14 +199,14 @@ BloomPageDeleteTuple(Page page, int sigBytes, int i)
 	Assert(i >= 0 && i <= last);
 	if (i != last)
 	{
-		memcpy(BloomPageGetSignature(page, sigBytes, i),
-			   BloomPageGetSignature(page, sigBytes, last), sigBytes);
-		*BloomPageGetTid(page, sigBytes, i) = *BloomPageGetTid(page, sigBytes, last);
+		memcpy(BloomPageGetSignature(page, slotBytes, i),
+			   BloomPageGetSignature(page, slotBytes, last), slotBytes);
+		*BloomPageGetTid(page, slotBytes, i) = *BloomPageGetTid(page, slotBytes, last);
 	}
-	memset(BloomPageGetSignature(page, sigBytes, last), 0, sigBytes);
-	memset(BloomPageGetTid(page, sigBytes, last), 0, sizeof(ItemPointerData));
+	memset(BloomPageGetSignature(page, slotBytes, last), 0, slotBytes);
+	memset(BloomPageGetTid(page, slotBytes, last), 0, sizeof(ItemPointerData));
 	opaque->ntuples = last;
-	((PageHeader) page)->pd_lower -= sigBytes;
+	((PageHeader) page)->pd_lower -= slotBytes;
 	((PageHeader) page)->pd_upper += sizeof(ItemPointerData);
 }
 

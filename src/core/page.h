@@ -24,7 +24,14 @@
  *	+--------+-------------------------+------+-------------------------+---------+
  *
  * sig[i] is sigBytes bytes, bit p of the signature in byte p / 8 at bit
- * p % 8.  Slots 0 .. ntuples-1 are in use; deleting a tuple moves the last
+ * p % 8.  In format 4 (BLOOMIDX_FORMAT_SUMMARIES, sliced indexes only) a
+ * slot of a data page (a pending page) is the signature followed by
+ * nColumns 32-bit keys, one per column (sliced_summary.c), in the
+ * machine's byte order: sig[i] then stands for the whole slot, of
+ * sigBytes + 4 * nColumns bytes (BloomShapeSlotBytes), and tuplesPerPage
+ * counts such slots.  A pending page flagged BLOOMIDX_KEYLESS holds rows
+ * whose keys are unknown (rows VACUUM moved back from a stripe), its keys
+ * zero.  Slots 0 .. ntuples-1 are in use; deleting a tuple moves the last
  * one into its slot.  Only the page layer (page.c, pagecheck.c and
  * sliced_format.c) and the layouts' checks (row_check.c, sliced_check.c)
  * know these offsets: the rest of the code goes through
@@ -52,6 +59,8 @@
 #define BLOOMIDX_FORMAT_SETS		2	/* has a column of sets (below) */
 #define BLOOMIDX_FORMAT_FOLD		3	/* as 2, text_trgm_ops folding case
 										 * with its own fold (src/README) */
+#define BLOOMIDX_FORMAT_SUMMARIES	4	/* as 3, sliced: stripe summaries,
+										 * keys in pending pages' slots */
 #define BLOOMIDX_COLUMN_SETS		0x8000	/* in bitsPerColumn, version 2: the
 											 * column's values are sets */
 #define BLOOMIDX_PAGE_ID			0xFF8B	/* for pg_filedump */
@@ -69,13 +78,16 @@
 #define BLOOMIDX_FROZEN				(1 << 5)	/* pending page being merged */
 #define BLOOMIDX_STRIPELIST			(1 << 6)	/* sliced: stripe pages */
 #define BLOOMIDX_SUMMARY			(1 << 7)	/* sliced: a stripe's summary */
-#define BLOOMIDX_ALL_FLAGS			0xFF
+#define BLOOMIDX_KEYLESS			(1 << 8)	/* data page of format 4 whose
+												 * rows have no keys */
+#define BLOOMIDX_ALL_FLAGS			0x1FF
 #define BLOOMIDX_SLICED_FLAGS \
 	(BLOOMIDX_SLICE | BLOOMIDX_TIDMAP | BLOOMIDX_STRIPE | BLOOMIDX_STRIPELIST | \
 	 BLOOMIDX_SUMMARY)
 /* The flags of a layout's own kinds of page: all but those a data page has */
 #define BLOOMIDX_KIND_FLAGS \
-	(BLOOMIDX_ALL_FLAGS & ~(BLOOMIDX_META | BLOOMIDX_DELETED | BLOOMIDX_FROZEN))
+	(BLOOMIDX_ALL_FLAGS & ~(BLOOMIDX_META | BLOOMIDX_DELETED | BLOOMIDX_FROZEN | \
+							BLOOMIDX_KEYLESS))
 
 /* Special space of every page; page_id last, as pg_filedump expects */
 typedef struct BloomPageOpaqueData
@@ -279,16 +291,19 @@ StaticAssertDecl(sizeof(BloomMetaPageData) == 3216, "metapage size changed");
 #define BloomPageHasFreeSlot(page) \
 	(BloomPageGetOpaque(page)->ntuples < BloomPageGetOpaque(page)->maxtuples)
 
-/* Signature of slot i on a data page of signatures sigBytes long */
+/*
+ * Signature (the slot) of slot i on a data page of slots slotBytes long:
+ * the signature's bytes, then in format 4 its keys
+ */
 static inline uint8 *
-BloomPageGetSignature(Page page, int sigBytes, int i)
+BloomPageGetSignature(Page page, int slotBytes, int i)
 {
-	return (uint8 *) PageGetContents(page) + (Size) sigBytes * i;
+	return (uint8 *) PageGetContents(page) + (Size) slotBytes * i;
 }
 
 /* Heap TID of slot i on a data page */
 static inline ItemPointer
-BloomPageGetTid(Page page, int sigBytes, int i)
+BloomPageGetTid(Page page, int slotBytes, int i)
 {
 	return (ItemPointer) PageGetSpecialPointer(page) - (i + 1);
 }
@@ -385,14 +400,15 @@ typedef struct BloomBlockRange
 /* page.c */
 extern BlockNumber BloomBlockRangeNext(ReadStream *stream, void *range,
 									   void *per_buffer_data);
-extern int	BloomTuplesPerPage(int sigBytes);
+extern int	BloomTuplesPerPage(int slotBytes);
+extern int	BloomMetaSlotBytes(BloomMetaPage meta);
 extern void BloomInitPage(Page page, uint16 flags);
 extern void BloomInitMetaPage(Page page, const BloomShape *shape);
-extern void BloomInitDataPage(Page page, int sigBytes);
+extern void BloomInitDataPage(Page page, int slotBytes);
 extern void BloomInitDeletedPage(Page page);
-extern bool BloomPageAddTuple(Page page, int sigBytes, const uint8 *sig,
+extern bool BloomPageAddTuple(Page page, int slotBytes, const uint8 *slot,
 							  ItemPointer tid);
-extern void BloomPageDeleteTuple(Page page, int sigBytes, int i);
+extern void BloomPageDeleteTuple(Page page, int slotBytes, int i);
 extern void BloomMetaGetShape(BloomMetaPage meta, BloomShape *shape);
 extern Buffer BloomNewBuffer(Relation index);
 extern void BloomNewBuffers(Relation index, Buffer *buffers, int n);
@@ -401,13 +417,13 @@ extern void BloomRecordFreeSpace(Relation index, BlockNumber blkno, Page page,
 								 int sigBytes);
 
 /* datapage.c */
-extern int	BloomScanRowPage(BloomScanOpaque so, Page page, int sigBytes,
+extern int	BloomScanRowPage(BloomScanOpaque so, Page page, int slotBytes,
 							 int sigWords, ItemPointerData *tids);
 extern int	BloomScanRowPageBuffer(BloomScanOpaque so, Buffer buffer,
-								   int sigBytes, int sigWords,
+								   int slotBytes, int sigWords,
 								   ItemPointerData *tids, char *copy);
 extern GenericXLogState *BloomPageRemoveDead(Relation index, Buffer buffer,
-											 Page *page, int sigBytes,
+											 Page *page, int slotBytes,
 											 IndexBulkDeleteCallback callback,
 											 void *callback_state,
 											 IndexBulkDeleteResult *stats);
@@ -432,7 +448,7 @@ extern char *BloomMetaPageProblem(Page page, BloomMetaProblemFn layoutProblem,
 								  bool *unsupported, BlockNumber *needBlocks);
 extern char *BloomPageCommonProblem(Page page, bool *done);
 extern char *BloomDataPageProblem(Page page, const BloomShape *shape);
-extern bool BloomDataPagePaddingIsClear(Page page, int sigBits, int sigBytes,
+extern bool BloomDataPagePaddingIsClear(Page page, int sigBits, int slotBytes,
 										int maxRows);
 extern void BloomCheckMeta(Relation index, Page page,
 						   BloomMetaProblemFn layoutProblem,
@@ -440,7 +456,7 @@ extern void BloomCheckMeta(Relation index, Page page,
 extern void BloomCheckLink(Relation index, BlockNumber from, BlockNumber blkno,
 						   const char *what);
 extern void BloomCheckDataPageBounds(Relation index, Page page,
-									 BlockNumber blkno, int sigBytes);
+									 BlockNumber blkno, int slotBytes);
 extern void BloomCheckHeapTid(Relation index, BlockNumber blkno,
 							  ItemPointer tid);
 extern void BloomCheckHeapTids(Relation index, BlockNumber blkno,

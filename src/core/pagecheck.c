@@ -121,7 +121,7 @@ BloomCheckMetaPage(Relation index, Page page)
 		BloomReportUnsupported(index, problem);
 	if (meta->nColumns < 1 || meta->nColumns > BLOOMIDX_MAX_COLUMNS ||
 		meta->sigBits < BLOOMIDX_MIN_LENGTH || meta->sigBits > BLOOMIDX_MAX_LENGTH ||
-		meta->tuplesPerPage != BloomTuplesPerPage((meta->sigBits + 7) / 8))
+		meta->tuplesPerPage != BloomTuplesPerPage(BloomMetaSlotBytes(meta)))
 		BloomReportCorruption(index, BLOOMIDX_METAPAGE_BLKNO,
 							  "The metapage has an invalid signature shape.");
 	if ((problem = BloomMetaAreasProblem(meta, &needBlocks)) != NULL)
@@ -213,9 +213,9 @@ BloomMetaPageProblem(Page page, BloomMetaProblemFn layoutProblem,
 	else if (meta->sigBits < BLOOMIDX_MIN_LENGTH || meta->sigBits > BLOOMIDX_MAX_LENGTH)
 		return psprintf("Signature length %u is not between %d and %d.",
 						meta->sigBits, BLOOMIDX_MIN_LENGTH, BLOOMIDX_MAX_LENGTH);
-	if (meta->tuplesPerPage != BloomTuplesPerPage((meta->sigBits + 7) / 8))
+	if (meta->tuplesPerPage != BloomTuplesPerPage(BloomMetaSlotBytes(meta)))
 		return psprintf("Tuples per page is %u, not %d.",
-						meta->tuplesPerPage, BloomTuplesPerPage((meta->sigBits + 7) / 8));
+						meta->tuplesPerPage, BloomTuplesPerPage(BloomMetaSlotBytes(meta)));
 	for (i = 0; i < BLOOMIDX_MAX_COLUMNS; i++)
 	{
 		unsigned	bits = meta->bitsPerColumn[i];
@@ -327,15 +327,15 @@ BloomCheckLink(Relation index, BlockNumber from, BlockNumber blkno,
  */
 void
 BloomCheckDataPageBounds(Relation index, Page page, BlockNumber blkno,
-						 int sigBytes)
+						 int slotBytes)
 {
 	PageHeader	phdr = (PageHeader) page;
 	BloomPageOpaque opaque = BloomPageGetOpaque(page);
 
 	if (opaque->ntuples > opaque->maxtuples ||
-		opaque->maxtuples != BloomTuplesPerPage(sigBytes) ||
+		opaque->maxtuples != BloomTuplesPerPage(slotBytes) ||
 		phdr->pd_special != BLCKSZ - MAXALIGN(sizeof(BloomPageOpaqueData)) ||
-		phdr->pd_lower != MAXALIGN(SizeOfPageHeaderData) + opaque->ntuples * sigBytes ||
+		phdr->pd_lower != MAXALIGN(SizeOfPageHeaderData) + opaque->ntuples * slotBytes ||
 		phdr->pd_upper != phdr->pd_special - opaque->ntuples * sizeof(ItemPointerData))
 		BloomReportCorruption(index, blkno,
 							  psprintf("pd_lower %u and pd_upper %u do not bound the %u signatures and TIDs.",
@@ -415,25 +415,30 @@ BloomCheckHeapTid(Relation index, BlockNumber blkno, ItemPointer tid)
  * Describe what is wrong with a data page (of the row layout, or a pending
  * page of the sliced layout) of an index of the given shape, or return NULL
  * if nothing is: its slot counts, bounds, heap TIDs (checked for validity,
- * not against the heap's length, which the caller knows) and signatures.
+ * not against the heap's length, which the caller knows), signatures, and
+ * in format 4 the keys of a page without keys (zero).
  */
 char *
 BloomDataPageProblem(Page page, const BloomShape *shape)
 {
 	BloomPageOpaque opaque = BloomPageGetOpaque(page);
 	int			sigBytes = shape->sigBytes;
+	int			slotBytes = BloomShapeSlotBytes(shape);
 	int			maxBitsSet;
 	int			minBitsSet;
 	int			i;
 
-	if (opaque->maxtuples != BloomTuplesPerPage(sigBytes))
+	if (opaque->maxtuples != BloomTuplesPerPage(slotBytes))
 		return psprintf("Page has %u slots, not %d.",
-						opaque->maxtuples, BloomTuplesPerPage(sigBytes));
+						opaque->maxtuples, BloomTuplesPerPage(slotBytes));
 	if (opaque->ntuples > opaque->maxtuples)
 		return psprintf("Page has %u tuples in %u slots.",
 						opaque->ntuples, opaque->maxtuples);
+	if ((opaque->flags & BLOOMIDX_KEYLESS) && shape->keyBytes == 0)
+		return psprintf("Page flags 0x%04X mark rows without keys in an index whose rows have none.",
+						(unsigned) opaque->flags);
 	if (((PageHeader) page)->pd_lower !=
-		MAXALIGN(SizeOfPageHeaderData) + opaque->ntuples * sigBytes ||
+		MAXALIGN(SizeOfPageHeaderData) + opaque->ntuples * slotBytes ||
 		((PageHeader) page)->pd_upper !=
 		((PageHeader) page)->pd_special - opaque->ntuples * sizeof(ItemPointerData))
 		return psprintf("pd_lower %u and pd_upper %u do not bound the %u signatures and TIDs.",
@@ -446,20 +451,24 @@ BloomDataPageProblem(Page page, const BloomShape *shape)
 
 	for (i = 0; i < opaque->ntuples; i++)
 	{
-		ItemPointer tid = BloomPageGetTid(page, sigBytes, i);
+		ItemPointer tid = BloomPageGetTid(page, slotBytes, i);
 		OffsetNumber offnum = ItemPointerGetOffsetNumberNoCheck(tid);
+		const uint8 *slot = BloomPageGetSignature(page, slotBytes, i);
 		uint64		bitsSet;
 
 		if (ItemPointerGetBlockNumberNoCheck(tid) == InvalidBlockNumber ||
 			offnum < FirstOffsetNumber || offnum > MaxHeapTuplesPerPage)
 			return psprintf("Tuple %d points to invalid heap TID (%u,%u).",
 							i, ItemPointerGetBlockNumberNoCheck(tid), offnum);
-		bitsSet = BloomCountBits(BloomPageGetSignature(page, sigBytes, i), sigBytes);
+		bitsSet = BloomCountBits(slot, sigBytes);
 		if (bitsSet < minBitsSet || bitsSet > maxBitsSet)
 			return psprintf("Tuple %d has " UINT64_FORMAT " bits set, not between %d and %d.",
 							i, bitsSet, minBitsSet, maxBitsSet);
+		if ((opaque->flags & BLOOMIDX_KEYLESS) &&
+			BloomCountBits(slot + sigBytes, shape->keyBytes) != 0)
+			return psprintf("Tuple %d of a page of rows without keys has keys.", i);
 	}
-	if (!BloomDataPagePaddingIsClear(page, shape->sigBits, sigBytes, opaque->ntuples))
+	if (!BloomDataPagePaddingIsClear(page, shape->sigBits, slotBytes, opaque->ntuples))
 		return psprintf("A signature has bits set past the %d bits of the index's signatures.",
 						shape->sigBits);
 	return NULL;
@@ -467,22 +476,25 @@ BloomDataPageProblem(Page page, const BloomShape *shape)
 
 /*
  * Are the bits past sigBits of the first maxRows signatures on a data page
- * clear?  A signature takes sigBytes bytes, and no column sets the bits of
- * its last byte past sigBits; a set one means signatures longer than the
- * metapage says, whose bits a query would not find.  A scan tests a few
- * signatures a page (BLOOMIDX_PADDING_ROWS), bloomidx_check all of them.
+ * of slots slotBytes long clear?  A signature takes (sigBits + 7) / 8
+ * bytes at the start of its slot (keys may follow, see page.h), and no
+ * column sets the bits of its last byte past sigBits; a set one means
+ * signatures longer than the metapage says, whose bits a query would not
+ * find.  A scan tests a few signatures a page (BLOOMIDX_PADDING_ROWS),
+ * bloomidx_check all of them.
  */
 bool
-BloomDataPagePaddingIsClear(Page page, int sigBits, int sigBytes, int maxRows)
+BloomDataPagePaddingIsClear(Page page, int sigBits, int slotBytes, int maxRows)
 {
 	int			n = Min(BloomPageGetNTuples(page), maxRows);
-	const uint8 *last = BloomPageGetSignature(page, sigBytes, 0) + sigBytes - 1;
+	const uint8 *last = BloomPageGetSignature(page, slotBytes, 0) +
+		(sigBits + 7) / 8 - 1;
 	uint8		acc = 0;
 	int			i;
 
 	if (sigBits % 8 == 0)
 		return true;
-	for (i = 0; i < n; i++, last += sigBytes)
+	for (i = 0; i < n; i++, last += slotBytes)
 		acc |= *last;
 	return (acc >> (sigBits % 8)) == 0;
 }

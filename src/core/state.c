@@ -40,7 +40,7 @@ BloomInitState(BloomState state, Relation index, const BloomShape *shape)
 	int			i;
 
 	state->shape = *shape;
-	state->tuplesPerPage = BloomTuplesPerPage(shape->sigBytes);
+	state->tuplesPerPage = BloomTuplesPerPage(BloomShapeSlotBytes(shape));
 	for (i = 0; i < shape->nColumns; i++)
 	{
 		fmgr_info_copy(&state->hashFn[i],

@@ -127,11 +127,12 @@ BloomFindFreeSlot(Relation index, BloomState state)
 }
 
 /*
- * Insert the signature of one heap row, with nbitsSet bits set.
+ * Insert the signature of one heap row, with nbitsSet bits set (the row's
+ * values are not kept).
  */
 void
 BloomRowInsert(Relation index, BloomState state, const uint8 *sig,
-			   int nbitsSet, ItemPointer ht_ctid)
+			   int nbitsSet, Datum *values, bool *isnull, ItemPointer ht_ctid)
 {
 	Buffer		metabuf;
 	BloomMetaPage meta;

@@ -99,6 +99,9 @@
 
 #define BLOOMIDX_SLICED_DEFAULT_FPR	0.00035	/* of a derived shape */
 #define BLOOMIDX_SLICED_FILL		0.4	/* bits set, in a derived shape */
+/* Most bytes of a pending page's slot: signature, then keys (page.h) */
+#define BLOOMIDX_SLICED_MAX_SLOT \
+	(BLOOMIDX_SLICED_MAX_LENGTH / 8 + sizeof(uint32) * BLOOMIDX_MAX_COLUMNS)
 
 /*
  * The sliced layout's fields of the metapage, in its layouts' area
@@ -173,6 +176,24 @@ BloomSlicedCheckSigBits(Relation index, int sigBits)
 		BloomReportCorruption(index, BLOOMIDX_METAPAGE_BLKNO,
 							  psprintf("Signature length %d is not between 1 and %d.",
 									   sigBits, BLOOMIDX_SLICED_MAX_LENGTH));
+}
+
+/*
+ * Do the pending pages of an index carry its rows' keys, one per column
+ * after each signature (format 4, see page.h)?  Pages of rows whose keys
+ * are unknown are flagged BLOOMIDX_KEYLESS.
+ */
+static inline bool
+BloomSlicedPendingHasKeys(BloomState state)
+{
+	return state->shape.keyBytes > 0;
+}
+
+/* Bytes of a pending page's slot: the signature, then the keys if any */
+static inline int
+BloomSlicedSlotBytes(BloomState state)
+{
+	return BloomShapeSlotBytes(&state->shape);
 }
 
 /*
@@ -355,19 +376,24 @@ extern int BloomPrepareBudget(BloomState state);
 extern bool BloomPrepareStripe(Relation index, BloomState state,
 				   const BloomSlicedSnapshot *snap, int budget, int *allocated);
 
-extern bool BloomPendingAdd(Relation index, BloomState state, const uint8 *sig,
-							int nbitsSet, ItemPointer tid);
+extern void BloomPendingFormSlot(BloomState state, uint8 *slot,
+								 const uint64 *words, const uint32 *keys);
+extern void BloomPendingInitPage(BloomState state, Page page, bool keyless);
+extern bool BloomPendingAdd(Relation index, BloomState state, const uint8 *slot,
+							bool keyless, int nbitsSet, ItemPointer tid);
 extern int	BloomPendingAddRows(Relation index, BloomState state,
-								const uint64 *words, const ItemPointerData *tids,
-								int n, bool inserted);
-extern void BloomPendingInsert(Relation index, BloomState state, const uint8 *sig,
+								const uint64 *words, const uint32 *keys,
+								const ItemPointerData *tids, int n,
+								bool inserted);
+extern void BloomPendingInsert(Relation index, BloomState state, const uint8 *slot,
 							   int nbitsSet, ItemPointer tid);
 
 /* sliced_batch.c (rows gathered by inserts) */
 extern void BloomBatchInit(void);
 extern void BloomBatchFlush(Relation index);
 extern void BloomBatchAdd(Relation index, BloomState state, const uint8 *sig,
-						  int nbitsSet, ItemPointer tid);
+						  int nbitsSet, Datum *values, bool *isnull,
+						  ItemPointer tid);
 extern int64 BloomSlicedMergeLocked(Relation index, BloomMergeMode mode);
 extern int64 BloomSlicedMerge(Relation index, bool wait, BloomMergeMode mode);
 extern int64 BloomSlicedMergeAll(Relation index, bool wait);

@@ -61,12 +61,15 @@ typedef struct BloomInsertBatch
 	Oid			indexOid;
 	RelFileLocator locator;			/* the index's storage when they were added */
 	int			sigWords;
+	int			nkeys;			/* keys a row: nColumns if the pending pages
+								 * carry keys, else 0 */
 	int			nrows;
 	int			maxrows;		/* a pending page's worth */
 	uint64	   *words;			/* maxrows * sigWords signature words */
+	uint32	   *keys;			/* maxrows * nkeys keys, or NULL */
 	ItemPointerData *tids;
 	SubTransactionId *subids;	/* the subtransaction that added each */
-	Size		bytes;			/* taken by the three arrays */
+	Size		bytes;			/* taken by the four arrays */
 } BloomInsertBatch;
 
 /*
@@ -112,24 +115,26 @@ BloomBatchWrite(BloomInsertBatch *batch)
 		BloomState	state = BloomGetState(index);
 
 		if (state->shape.layout != BLOOMIDX_LAYOUT_SLICED ||
-			state->shape.sigWords != batch->sigWords)
+			state->shape.sigWords != batch->sigWords ||
+			(BloomSlicedPendingHasKeys(state) ? state->shape.nColumns : 0) != batch->nkeys)
 			elog(ERROR, "rows gathered for bloomidx index \"%s\" do not fit its shape",
 				 RelationGetRelationName(index));
 		if (n == 1)
 		{
 			/* A single-row statement: the last pending page's own lock */
-			uint8		sig[BLOOMIDX_SLICED_MAX_LENGTH / 8];
+			uint8		slot[BLOOMIDX_SLICED_MAX_SLOT];
 
 			BloomSlicedCheckSigBits(index, state->shape.sigBits);
-			BloomStoreWords(sig, batch->words, state->shape.sigBytes);
-			BloomPendingInsert(index, state, sig,
-							   BloomCountBits(sig, state->shape.sigBytes),
+			BloomPendingFormSlot(state, slot, batch->words, batch->keys);
+			BloomPendingInsert(index, state, slot,
+							   BloomCountBits(slot, state->shape.sigBytes),
 							   &batch->tids[0]);
 		}
 		else
 		{
 			int			started = BloomPendingAddRows(index, state, batch->words,
-													  batch->tids, n, true);
+													  batch->keys, batch->tids,
+													  n, true);
 
 			while (started-- > 0)
 				BloomSlicedMerge(index, false, BLOOM_MERGE_STEP);
@@ -168,6 +173,8 @@ static void
 BloomBatchFreeRows(BloomInsertBatch *batch)
 {
 	pfree(batch->words);
+	if (batch->keys != NULL)
+		pfree(batch->keys);
 	pfree(batch->tids);
 	pfree(batch->subids);
 	bloomBatchBytes -= batch->bytes;
@@ -225,18 +232,20 @@ BloomBatchFlush(Relation index)
 }
 
 /*
- * Insert a row into a sliced index (the layout's insert routine): gather it
- * with the other rows its statement inserts, and write the index's rows
- * into the pending pages once they fill one.  Each pending page started
- * then takes one merge step, of at most BloomMergeStepRows rows, if one is
- * due (see BloomMergeWant) and no other backend is merging: inserts never
- * pay for a whole stripe.
+ * Insert a row into a sliced index (the layout's insert routine): gather it,
+ * with its keys if the index's pending pages carry them (computed from its
+ * values), with the other rows its statement inserts, and write the
+ * index's rows into the pending pages once they fill one.  Each pending
+ * page started then takes one merge step, of at most BloomMergeStepRows
+ * rows, if one is due (see BloomMergeWant) and no other backend is
+ * merging: inserts never pay for a whole stripe.
  */
 void
 BloomBatchAdd(Relation index, BloomState state, const uint8 *sig,
-			  int nbitsSet, ItemPointer tid)
+			  int nbitsSet, Datum *values, bool *isnull, ItemPointer tid)
 {
 	const BloomShape *shape = &state->shape;
+	int			nkeys = BloomSlicedPendingHasKeys(state) ? shape->nColumns : 0;
 	BloomInsertBatch *batch;
 	uint64	   *words;
 	int			i;
@@ -246,7 +255,16 @@ BloomBatchAdd(Relation index, BloomState state, const uint8 *sig,
 	/* Written directly where nothing may be deferred */
 	if (IsInParallelMode())
 	{
-		BloomPendingInsert(index, state, sig, nbitsSet, tid);
+		uint8		slot[BLOOMIDX_SLICED_MAX_SLOT];
+		uint32		keys[BLOOMIDX_MAX_COLUMNS];
+
+		memcpy(slot, sig, shape->sigBytes);
+		if (nkeys > 0)
+		{
+			BloomFormSummaryKeys(state, values, isnull, keys);
+			memcpy(slot + shape->sigBytes, keys, sizeof(uint32) * nkeys);
+		}
+		BloomPendingInsert(index, state, slot, nbitsSet, tid);
 		return;
 	}
 
@@ -254,6 +272,7 @@ BloomBatchAdd(Relation index, BloomState state, const uint8 *sig,
 	if (batch == NULL || !RelFileLocatorEquals(batch->locator, BloomRelationLocator(index)))
 	{
 		Size		rowBytes = sizeof(uint64) * shape->sigWords +
+			sizeof(uint32) * nkeys +
 			sizeof(ItemPointerData) + sizeof(SubTransactionId);
 		Size		bytes = rowBytes * state->tuplesPerPage;
 
@@ -280,9 +299,13 @@ BloomBatchAdd(Relation index, BloomState state, const uint8 *sig,
 		}
 		batch->locator = BloomRelationLocator(index);
 		batch->sigWords = shape->sigWords;
+		batch->nkeys = nkeys;
 		batch->maxrows = state->tuplesPerPage;
 		batch->words = MemoryContextAlloc(TopTransactionContext,
 										  sizeof(uint64) * shape->sigWords * batch->maxrows);
+		batch->keys = nkeys == 0 ? NULL :
+			MemoryContextAlloc(TopTransactionContext,
+							   sizeof(uint32) * nkeys * batch->maxrows);
 		batch->tids = MemoryContextAlloc(TopTransactionContext,
 										 sizeof(ItemPointerData) * batch->maxrows);
 		batch->subids = MemoryContextAlloc(TopTransactionContext,
@@ -296,6 +319,9 @@ BloomBatchAdd(Relation index, BloomState state, const uint8 *sig,
 	memset(words, 0, sizeof(uint64) * batch->sigWords);
 	for (i = 0; i < shape->sigBytes; i++)
 		words[i / 8] |= (uint64) sig[i] << (8 * (i % 8));
+	if (nkeys > 0)
+		BloomFormSummaryKeys(state, values, isnull,
+							 batch->keys + (Size) batch->nrows * nkeys);
 	batch->tids[batch->nrows] = *tid;
 	batch->subids[batch->nrows] = GetCurrentSubTransactionId();
 	if (++batch->nrows == batch->maxrows)
@@ -351,6 +377,10 @@ BloomBatchSubXactCallback(SubXactEvent event, SubTransactionId mySubid,
 				memcpy(batch->words + (Size) kept * batch->sigWords,
 					   batch->words + (Size) i * batch->sigWords,
 					   sizeof(uint64) * batch->sigWords);
+				if (batch->nkeys > 0)
+					memcpy(batch->keys + (Size) kept * batch->nkeys,
+						   batch->keys + (Size) i * batch->nkeys,
+						   sizeof(uint32) * batch->nkeys);
 				batch->tids[kept] = batch->tids[i];
 				batch->subids[kept] = batch->subids[i];
 			}

@@ -253,13 +253,16 @@ BloomSlicedBuildPending(BloomSlicedBuildState *bs, BlockNumber *pending)
 	BloomSlicedPartialWords(bs, words);
 	for (p = 0, r = 0; p < npages; p++)
 	{
-		BloomInitDataPage(image.data, shape->sigBytes);
+		/* The build keeps no keys of its rows: in format 4 they have none */
+		BloomPendingInitPage(&bs->state, image.data, true);
 		for (; r < bs->nrows; r++)
 		{
-			uint8		sig[BLOOMIDX_SLICED_MAX_LENGTH / 8];
+			uint8		slot[BLOOMIDX_SLICED_MAX_SLOT];
 
-			BloomStoreWords(sig, words + (Size) r * shape->sigWords, shape->sigBytes);
-			if (!BloomPageAddTuple(image.data, shape->sigBytes, sig, &bs->tids[r]))
+			BloomPendingFormSlot(&bs->state, slot, words + (Size) r * shape->sigWords,
+								 NULL);
+			if (!BloomPageAddTuple(image.data, BloomSlicedSlotBytes(&bs->state),
+								   slot, &bs->tids[r]))
 				break;
 		}
 		pending[p] = BloomBuildWritePage(bs->index, image.data, false);

@@ -348,7 +348,8 @@ BloomSlicedPageProblem(Page page, const BloomShape *shape)
 
 	if (!BloomPageHasFlag(page, BLOOMIDX_SLICED_FLAGS))
 		return BloomDataPageProblem(page, shape);
-	if (pg_popcount32(opaque->flags & BLOOMIDX_SLICED_FLAGS) != 1)
+	if (pg_popcount32(opaque->flags & BLOOMIDX_SLICED_FLAGS) != 1 ||
+		(opaque->flags & BLOOMIDX_KEYLESS) != 0)
 		return psprintf("Page has flags 0x%04X of more than one kind of page.",
 						opaque->flags);
 	if (BloomPageHasFlag(page, BLOOMIDX_TIDMAP) &&

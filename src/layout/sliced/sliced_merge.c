@@ -46,17 +46,21 @@ BloomMergeStepRows(BloomState state)
 
 /*
  * Take the first rows of one pending page, at most max, into the batch,
- * freezing the page so that no more rows are added to it; *ntuples is set
- * to the rows on the page.  Returns the rows taken, or -1 if it is not a
- * pending page (a merge interrupted by a crash after its metapage record
- * may have freed it already).
+ * with their keys if the batch has room for keys, freezing the page so
+ * that no more rows are added to it; *ntuples is set to the rows on the
+ * page, and *keyless if the rows taken have no keys (see page.h).  Returns
+ * the rows taken, or -1 if it is not a pending page (a merge interrupted
+ * by a crash after its metapage record may have freed it already).
  */
 static int
 BloomTakePendingPage(Relation index, BloomState state, BlockNumber blkno,
-					 BloomRowBatch *batch, uint64 max, int *ntuples)
+					 BloomRowBatch *batch, uint64 max, int *ntuples,
+					 bool *keyless)
 {
 	int			sigBytes = state->shape.sigBytes;
 	int			sigWords = state->shape.sigWords;
+	int			slotBytes = BloomSlicedSlotBytes(state);
+	int			nColumns = state->shape.nColumns;
 	Buffer		buffer = ReadBuffer(index, blkno);
 	Page		page;
 	int			i,
@@ -72,6 +76,8 @@ BloomTakePendingPage(Relation index, BloomState state, BlockNumber blkno,
 	}
 	*ntuples = BloomPageGetNTuples(page);
 	n = (int) Min((uint64) *ntuples, max);
+	if (n > 0 && BloomPageHasFlag(page, BLOOMIDX_KEYLESS))
+		*keyless = true;
 	if (n > 0 && !BloomPageHasFlag(page, BLOOMIDX_FROZEN))
 	{
 		GenericXLogState *xlogState = GenericXLogStart(index);
@@ -84,7 +90,7 @@ BloomTakePendingPage(Relation index, BloomState state, BlockNumber blkno,
 
 	for (i = 0; i < n; i++)
 	{
-		const uint8 *sig = BloomPageGetSignature(page, sigBytes, i);
+		const uint8 *sig = BloomPageGetSignature(page, slotBytes, i);
 		uint64	   *words = batch->words + (Size) batch->nrows * sigWords;
 		int			w;
 
@@ -99,7 +105,10 @@ BloomTakePendingPage(Relation index, BloomState state, BlockNumber blkno,
 				words[w] |= (uint64) sig[8 * w + j] << (8 * j);
 			batch->bitsSet += pg_popcount64(words[w]);
 		}
-		batch->tids[batch->nrows++] = *BloomPageGetTid(page, sigBytes, i);
+		if (batch->keys != NULL)
+			memcpy(batch->keys + (Size) batch->nrows * nColumns, sig + sigBytes,
+				   sizeof(uint32) * nColumns);
+		batch->tids[batch->nrows++] = *BloomPageGetTid(page, slotBytes, i);
 	}
 	UnlockReleaseBuffer(buffer);
 	return n;
@@ -116,19 +125,23 @@ BloomBatchTidCmp(const void *a, const void *b, void *arg)
 }
 
 /*
- * Sort the rows of a batch by heap TID, so that each TID map packs rows of
- * nearby heap blocks in few bits, as a build's do: rows VACUUM moved back
- * from emptied stripes, and rows inserted over the whole table, would
- * otherwise come in runs that each span the table.
+ * Sort the rows of a batch, and their keys (nColumns a row) if it has
+ * any, by heap TID, so that each TID map packs rows of nearby heap blocks
+ * in few bits, as a build's do: rows VACUUM moved back from emptied
+ * stripes, and rows inserted over the whole table, would otherwise come in
+ * runs that each span the table.
  */
 static void
-BloomSortBatch(BloomRowBatch *batch, int sigWords)
+BloomSortBatch(BloomRowBatch *batch, int sigWords, int nColumns)
 {
-	int		   *order = palloc(sizeof(int) * batch->nrows);
-	uint64	   *words = palloc(sizeof(uint64) * sigWords * batch->nrows);
-	ItemPointerData *tids = palloc(sizeof(ItemPointerData) * batch->nrows);
+	int		   *order = palloc(sizeof(int) * Max(batch->nrows, 1));
+	uint64	   *words = palloc(sizeof(uint64) * sigWords * Max(batch->nrows, 1));
+	uint32	   *keys = NULL;
+	ItemPointerData *tids = palloc(sizeof(ItemPointerData) * Max(batch->nrows, 1));
 	int			i;
 
+	if (batch->keys != NULL)
+		keys = palloc(sizeof(uint32) * nColumns * Max(batch->nrows, 1));
 	for (i = 0; i < batch->nrows; i++)
 		order[i] = i;
 	qsort_arg(order, batch->nrows, sizeof(int), BloomBatchTidCmp, batch->tids);
@@ -137,13 +150,20 @@ BloomSortBatch(BloomRowBatch *batch, int sigWords)
 		memcpy(words + (Size) i * sigWords,
 			   batch->words + (Size) order[i] * sigWords,
 			   sizeof(uint64) * sigWords);
+		if (keys != NULL)
+			memcpy(keys + (Size) i * nColumns,
+				   batch->keys + (Size) order[i] * nColumns,
+				   sizeof(uint32) * nColumns);
 		tids[i] = batch->tids[order[i]];
 	}
 	pfree(batch->words);
 	pfree(batch->tids);
+	if (batch->keys != NULL)
+		pfree(batch->keys);
 	pfree(order);
 	batch->words = words;
 	batch->tids = tids;
+	batch->keys = keys;
 }
 
 /*
@@ -301,7 +321,8 @@ BloomSlicedMergeOnce(Relation index, BloomMergeMode mode)
 {
 	BloomState	state = BloomGetState(index);
 	int			sigBits = state->shape.sigBits;
-	int			sigBytes = state->shape.sigBytes;
+	int			slotBytes = BloomSlicedSlotBytes(state);
+	bool		keyless = false;
 	BloomSlicedSnapshot *snap;
 	BloomRowBatch batch;
 	BlockNumber *taken;
@@ -363,6 +384,8 @@ BloomSlicedMergeOnce(Relation index, BloomMergeMode mode)
 	batch.words = palloc(sizeof(uint64) * state->shape.sigWords * batch.maxrows);
 	batch.tids = palloc(sizeof(ItemPointerData) * batch.maxrows);
 	batch.keys = NULL;
+	if (BloomSlicedPendingHasKeys(state))
+		batch.keys = palloc(sizeof(uint32) * state->shape.nColumns * batch.maxrows);
 	batch.bitsSet = 0;
 	taken = palloc(sizeof(BlockNumber) * snap->nPending);
 	for (i = 0; i < navail && batch.nrows < want; i++)
@@ -372,7 +395,7 @@ BloomSlicedMergeOnce(Relation index, BloomMergeMode mode)
 
 		CHECK_FOR_INTERRUPTS();
 		took = BloomTakePendingPage(index, state, snap->pending[i], &batch,
-									want - batch.nrows, &ntuples);
+									want - batch.nrows, &ntuples, &keyless);
 		if (took >= 0 && took < ntuples)
 		{
 			/* Its other rows stay pending */
@@ -384,12 +407,22 @@ BloomSlicedMergeOnce(Relation index, BloomMergeMode mode)
 	}
 
 	/*
+	 * Rows without keys (VACUUM moved them back from a stripe) among them:
+	 * the batch has no keys, and the stripe's summary will not be complete
+	 */
+	if (keyless && batch.keys != NULL)
+	{
+		pfree(batch.keys);
+		batch.keys = NULL;
+	}
+
+	/*
 	 * A merge of whole stripes (not an insert's step, which takes a few
 	 * pages of the rows) sorts them first.  Should a crash cut the merge
 	 * short, the next one takes the same rows and sorts them the same way.
 	 */
 	if (mode != BLOOM_MERGE_STEP)
-		BloomSortBatch(&batch, state->shape.sigWords);
+		BloomSortBatch(&batch, state->shape.sigWords, state->shape.nColumns);
 
 	/*
 	 * Write them into the stripe being filled, past the rows merged so far
@@ -472,7 +505,7 @@ BloomSlicedMergeOnce(Relation index, BloomMergeMode mode)
 			BloomSlicedCorrupted(index, split, "pending page a merge took rows from");
 		/* Deleting from the last one down moves only rows that stay */
 		for (i = splitRows - 1; i >= 0; i--)
-			BloomPageDeleteTuple(page, sigBytes, i);
+			BloomPageDeleteTuple(page, slotBytes, i);
 		BloomPageClearFrozen(page);
 	}
 	GenericXLogFinish(xlogState);
@@ -508,6 +541,8 @@ BloomSlicedMergeOnce(Relation index, BloomMergeMode mode)
 	pfree(taken);
 	pfree(batch.words);
 	pfree(batch.tids);
+	if (batch.keys != NULL)
+		pfree(batch.keys);
 	BloomFreeSnapshot(snap);
 	return batch.nrows;
 }

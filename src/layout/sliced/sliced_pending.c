@@ -41,38 +41,76 @@ BloomCountWordBits(const uint64 *words, int nw)
 }
 
 /*
- * Can a pending page take one more row?
+ * The slot of a pending row (see page.h): its signature, given as words,
+ * then, if the index's pending pages carry keys, its nColumns keys (zero
+ * if keys is NULL: a row without keys).
  */
-static bool
-BloomPendingHasRoom(Relation index, BloomState state, Page page,
-					BlockNumber blkno)
+void
+BloomPendingFormSlot(BloomState state, uint8 *slot, const uint64 *words,
+					 const uint32 *keys)
 {
-	return BloomSlicedPageIsData(index, page, blkno, state->tuplesPerPage) &&
-		!BloomPageHasFlag(page, BLOOMIDX_FROZEN) &&
-		BloomPageHasFreeSlot(page);
+	const BloomShape *shape = &state->shape;
+
+	BloomStoreWords(slot, words, shape->sigBytes);
+	if (!BloomSlicedPendingHasKeys(state))
+		return;
+	if (keys != NULL)
+		memcpy(slot + shape->sigBytes, keys, shape->keyBytes);
+	else
+		memset(slot + shape->sigBytes, 0, shape->keyBytes);
 }
 
 /*
- * Add a row to the last pending page if it has room, WAL-logged.
+ * Initialize an empty pending page, for rows without keys if keyless and
+ * the index's pending pages carry keys (a page holds rows with keys or rows
+ * without, never both).
+ */
+void
+BloomPendingInitPage(BloomState state, Page page, bool keyless)
+{
+	BloomInitDataPage(page, BloomSlicedSlotBytes(state));
+	if (keyless && BloomSlicedPendingHasKeys(state))
+		BloomPageGetOpaque(page)->flags |= BLOOMIDX_KEYLESS;
+}
+
+/*
+ * Can a pending page take one more row, with keys or without (keyless)?
+ * Rows without keys (VACUUM's) and rows with keys (inserts') go to pages
+ * of their own, so that the rows inserted keep their keys.
+ */
+static bool
+BloomPendingHasRoom(Relation index, BloomState state, Page page,
+					BlockNumber blkno, bool keyless)
+{
+	return BloomSlicedPageIsData(index, page, blkno, state->tuplesPerPage) &&
+		!BloomPageHasFlag(page, BLOOMIDX_FROZEN) &&
+		BloomPageHasFreeSlot(page) &&
+		(!BloomSlicedPendingHasKeys(state) ||
+		 BloomPageHasFlag(page, BLOOMIDX_KEYLESS) == keyless);
+}
+
+/*
+ * Add a row, its slot formed, to the last pending page if it has room,
+ * WAL-logged.
  */
 static bool
 BloomPendingTryPage(Relation index, BloomState state, BlockNumber blkno,
-					const uint8 *sig, ItemPointer tid)
+					const uint8 *slot, bool keyless, ItemPointer tid)
 {
 	Buffer		buffer = BloomReadBufferRecent(index, blkno, NULL);
 	bool		done = false;
 
 	LockBuffer(buffer, BUFFER_LOCK_EXCLUSIVE);
-	if (BloomPendingHasRoom(index, state, BufferGetPage(buffer), blkno))
+	if (BloomPendingHasRoom(index, state, BufferGetPage(buffer), blkno, keyless))
 	{
 		GenericXLogState *xlogState;
 		Page		page;
 
 		BloomCheckDataPageBounds(index, BufferGetPage(buffer), blkno,
-								 state->shape.sigBytes);
+								 BloomSlicedSlotBytes(state));
 		xlogState = GenericXLogStart(index);
 		page = GenericXLogRegisterBuffer(xlogState, buffer, 0);
-		done = BloomPageAddTuple(page, state->shape.sigBytes, sig, tid);
+		done = BloomPageAddTuple(page, BloomSlicedSlotBytes(state), slot, tid);
 		GenericXLogFinish(xlogState);
 	}
 	UnlockReleaseBuffer(buffer);
@@ -80,12 +118,13 @@ BloomPendingTryPage(Relation index, BloomState state, BlockNumber blkno,
 }
 
 /*
- * Add a row to the pending pages.  Returns true if it started a new
+ * Add a row, its slot formed (BloomPendingFormSlot), to the pending pages:
+ * one of rows without keys if keyless.  Returns true if it started a new
  * pending page: the time for a merge step, if one is due.
  */
 bool
-BloomPendingAdd(Relation index, BloomState state, const uint8 *sig,
-				int nbitsSet, ItemPointer tid)
+BloomPendingAdd(Relation index, BloomState state, const uint8 *slot,
+				bool keyless, int nbitsSet, ItemPointer tid)
 {
 	bool		mergedNothing = false;
 
@@ -110,7 +149,7 @@ BloomPendingAdd(Relation index, BloomState state, const uint8 *sig,
 		LockBuffer(metabuf, BUFFER_LOCK_UNLOCK);
 
 		if (last != InvalidBlockNumber &&
-			BloomPendingTryPage(index, state, last, sig, tid))
+			BloomPendingTryPage(index, state, last, slot, keyless, tid))
 		{
 			ReleaseBuffer(metabuf);
 			return false;
@@ -144,8 +183,8 @@ BloomPendingAdd(Relation index, BloomState state, const uint8 *sig,
 		meta = BloomPageGetMeta(GenericXLogRegisterBuffer(xlogState, metabuf, 0));
 		buffer = BloomNewBuffer(index);
 		page = GenericXLogRegisterBuffer(xlogState, buffer, GENERIC_XLOG_FULL_IMAGE);
-		BloomInitDataPage(page, state->shape.sigBytes);
-		if (!BloomPageAddTuple(page, state->shape.sigBytes, sig, tid))
+		BloomPendingInitPage(state, page, keyless);
+		if (!BloomPageAddTuple(page, BloomSlicedSlotBytes(state), slot, tid))
 			elog(ERROR, "could not add a tuple to an empty bloomidx page");
 		BloomSlicedMeta(meta)->pendingPages[BloomSlicedMeta(meta)->nPending++] = BufferGetBlockNumber(buffer);
 		meta->statTuples++;
@@ -159,21 +198,25 @@ BloomPendingAdd(Relation index, BloomState state, const uint8 *sig,
 }
 
 /*
- * Add rows, their signatures as words, to the pending list: the last
- * pending page filled first, then pages of their own, each page filled
- * (and a new one listed) in one WAL record: the rows a statement inserted
+ * Add rows, their signatures as words and their keys (nColumns a row, or
+ * NULL: rows without keys), to the pending list: the last pending page
+ * filled first, then pages of their own, each page filled (and a new one
+ * listed) in one WAL record: the rows a statement inserted
  * (sliced_batch.c), and VACUUM moving the live rows of a stripe back,
- * under the merge lock.  Rows the list has no room for take
+ * under the merge lock, without keys.  Rows the list has no room for take
  * BloomPendingAdd's path, which merges a full list.  New rows (inserted)
  * count in the fill statistics as BloomPendingAdd counts them: the first
  * row of each page.  Returns the number of pages started.
  */
 int
 BloomPendingAddRows(Relation index, BloomState state, const uint64 *words,
-					const ItemPointerData *tids, int n, bool inserted)
+					const uint32 *keys, const ItemPointerData *tids, int n,
+					bool inserted)
 {
 	const BloomShape *shape = &state->shape;
-	uint8		sig[BLOOMIDX_SLICED_MAX_LENGTH / 8];
+	int			slotBytes = BloomSlicedSlotBytes(state);
+	bool		keyless = keys == NULL;
+	uint8		slot[BLOOMIDX_SLICED_MAX_SLOT];
 	int			done = 0;
 	int			started = 0;
 
@@ -202,10 +245,11 @@ BloomPendingAddRows(Relation index, BloomState state, const uint64 *words,
 
 			buffer = BloomReadBufferRecent(index, last, NULL);
 			LockBuffer(buffer, BUFFER_LOCK_EXCLUSIVE);
-			if (BloomPendingHasRoom(index, state, BufferGetPage(buffer), last))
+			if (BloomPendingHasRoom(index, state, BufferGetPage(buffer), last,
+									keyless))
 			{
 				BloomCheckDataPageBounds(index, BufferGetPage(buffer), last,
-										 shape->sigBytes);
+										 slotBytes);
 				page = GenericXLogRegisterBuffer(xlogState, buffer, 0);
 			}
 			else
@@ -225,7 +269,7 @@ BloomPendingAddRows(Relation index, BloomState state, const uint64 *words,
 			meta = BloomPageGetMeta(GenericXLogRegisterBuffer(xlogState, metabuf, 0));
 			buffer = BloomNewBuffer(index);
 			page = GenericXLogRegisterBuffer(xlogState, buffer, GENERIC_XLOG_FULL_IMAGE);
-			BloomInitDataPage(page, shape->sigBytes);
+			BloomPendingInitPage(state, page, keyless);
 			BloomSlicedMeta(meta)->pendingPages[BloomSlicedMeta(meta)->nPending++] = BufferGetBlockNumber(buffer);
 			if (inserted)
 			{
@@ -237,9 +281,9 @@ BloomPendingAddRows(Relation index, BloomState state, const uint64 *words,
 		}
 		for (; done < n; done++)
 		{
-			BloomStoreWords(sig, words + (Size) done * shape->sigWords,
-							shape->sigBytes);
-			if (!BloomPageAddTuple(page, shape->sigBytes, sig,
+			BloomPendingFormSlot(state, slot, words + (Size) done * shape->sigWords,
+								 keyless ? NULL : keys + (Size) done * shape->nColumns);
+			if (!BloomPageAddTuple(page, slotBytes, slot,
 								   (ItemPointer) &tids[done]))
 				break;
 		}
@@ -252,8 +296,9 @@ BloomPendingAddRows(Relation index, BloomState state, const uint64 *words,
 	{
 		const uint64 *row = words + (Size) done * shape->sigWords;
 
-		BloomStoreWords(sig, row, shape->sigBytes);
-		if (BloomPendingAdd(index, state, sig,
+		BloomPendingFormSlot(state, slot, row,
+							 keyless ? NULL : keys + (Size) done * shape->nColumns);
+		if (BloomPendingAdd(index, state, slot, keyless,
 							BloomCountWordBits(row, shape->sigWords),
 							(ItemPointer) &tids[done]))
 			started++;
@@ -262,13 +307,14 @@ BloomPendingAddRows(Relation index, BloomState state, const uint64 *words,
 }
 
 /*
- * Add one row to the pending pages, and take a merge step if it started a
- * pending page: a row written on its own (sliced_batch.c).
+ * Add one row, its slot formed with its keys, to the pending pages, and
+ * take a merge step if it started a pending page: a row written on its own
+ * (sliced_batch.c).
  */
 void
-BloomPendingInsert(Relation index, BloomState state, const uint8 *sig,
+BloomPendingInsert(Relation index, BloomState state, const uint8 *slot,
 				   int nbitsSet, ItemPointer tid)
 {
-	if (BloomPendingAdd(index, state, sig, nbitsSet, tid))
+	if (BloomPendingAdd(index, state, slot, false, nbitsSet, tid))
 		BloomSlicedMerge(index, false, BLOOM_MERGE_STEP);
 }

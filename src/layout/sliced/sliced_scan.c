@@ -428,12 +428,13 @@ BloomSlicedScanOnce(Relation index, BloomState state, BloomScanOpaque so,
 		page = BufferGetPage(buffer);
 		if (BloomPageIsRowPage(page, state->tuplesPerPage))
 		{
-			if (!BloomDataPagePaddingIsClear(page, shape->sigBits, shape->sigBytes,
+			if (!BloomDataPagePaddingIsClear(page, shape->sigBits,
+											 BloomShapeSlotBytes(shape),
 											 BLOOMIDX_PADDING_ROWS))
 				BloomReportCorruption(index, snap->pending[i],
 									  psprintf("A signature has bits set past the %d bits of the index's signatures.",
 											   shape->sigBits));
-			nfound = BloomScanRowPageBuffer(so, buffer, shape->sigBytes,
+			nfound = BloomScanRowPageBuffer(so, buffer, BloomShapeSlotBytes(shape),
 											shape->sigWords, work->tids,
 											work->copy);
 		}

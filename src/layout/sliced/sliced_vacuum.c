@@ -134,7 +134,9 @@ BloomSlicedFreeOrphan(Relation index, BloomState state, Buffer buffer)
 /*
  * Move the live rows of a mostly dead stripe back to the pending pages,
  * reading their signatures back from the slices, take the stripe out of
- * its list and free its pages.
+ * its list and free its pages.  Their keys are not known (the slices hold
+ * none): in format 4 they go to pending pages of rows without keys, and
+ * the stripe they are merged into gets an incomplete summary.
  */
 static void
 BloomReclaimStripe(Relation index, BloomState state, uint32 s, BlockNumber stripeBlkno,
@@ -157,7 +159,7 @@ BloomReclaimStripe(Relation index, BloomState state, uint32 s, BlockNumber strip
 								&rowOf, &tids, &words);
 
 	/* Back to the pending pages */
-	(void) BloomPendingAddRows(index, state, words, tids, nlive, false);
+	(void) BloomPendingAddRows(index, state, words, NULL, tids, nlive, false);
 
 	/* Take the stripe out of its list */
 	metabuf = ReadBuffer(index, BLOOMIDX_METAPAGE_BLKNO);
@@ -443,7 +445,7 @@ BloomSlicedBulkDelete(IndexVacuumInfo *info, IndexBulkDeleteResult *stats,
 		page = BufferGetPage(buffer);
 		if (BloomSlicedPageIsData(index, page, snap->pending[i], state->tuplesPerPage))
 			xlogState = BloomPageRemoveDead(index, buffer, &page,
-											state->shape.sigBytes, callback,
+											BloomSlicedSlotBytes(state), callback,
 											callback_state, stats);
 		if (xlogState != NULL)
 			GenericXLogFinish(xlogState);

@@ -104,7 +104,7 @@ BloomTestBuildFinish(Relation heap, Relation index, IndexInfo *indexInfo,
 
 static void
 BloomTestInsert(Relation index, BloomState state, const uint8 *sig,
-				int nbitsSet, ItemPointer tid)
+				int nbitsSet, Datum *values, bool *isnull, ItemPointer tid)
 {
 }
 
