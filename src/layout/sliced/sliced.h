@@ -141,6 +141,27 @@ StaticAssertDecl(BLOOMIDX_SLICED_META_START + sizeof(BloomSlicedMetaData) <=
 				 BLOOMIDX_META_AREA_SIZE,
 				 "sliced layout's metapage fields overflow the area");
 
+/*
+ * The sliced layout's fields of the metapage for stripe summaries (format
+ * version 4), in the range of the layouts' area past all the others
+ * (page.h), zero in an index of an older format: bitsPerKey 0 means no
+ * summaries.  blocks gives each column's summary blocks in a new stripe a
+ * merge starts, as the build measured them.  completeBelow: no stripe
+ * below it was marked incomplete by a merge (for the cost model).
+ */
+typedef struct BloomSlicedSummaryMetaData
+{
+	uint16		bitsPerKey;
+	uint16		flags;			/* none yet */
+	uint32		completeBelow;	/* stripes below it have complete summaries */
+	uint16		blocks[BLOOMIDX_MAX_COLUMNS];
+} BloomSlicedSummaryMetaData;
+
+#define BloomSlicedSummaryMeta(meta) \
+	((BloomSlicedSummaryMetaData *) ((meta)->layoutArea + BLOOMIDX_META_AREA_V1_SIZE))
+StaticAssertDecl(sizeof(BloomSlicedSummaryMetaData) <= BLOOMIDX_META_AREA_V4_SIZE,
+				 "sliced layout's summary fields overflow their range");
+
 /* The page checks of pagecheck.c, with the sliced layout's own (sliced_check.c) */
 #define BloomSlicedCheckMeta(index, page) \
 	BloomCheckMeta((index), (page), BloomSlicedMetaProblem, \
@@ -186,7 +207,7 @@ BloomSlicedCheckSigBits(Relation index, int sigBits)
 static inline bool
 BloomSlicedPendingHasKeys(BloomState state)
 {
-	return state->shape.keyBytes > 0;
+	return state->shape.summaries;
 }
 
 /* Bytes of a pending page's slot: the signature, then the keys if any */
@@ -253,6 +274,25 @@ typedef struct BloomReader
 } BloomReader;
 
 /* sliced_summary.c */
+/* What the cost model needs of an index's summaries (BloomSlicedSummaryInfo) */
+typedef struct BloomSummaryInfoData
+{
+	int			bitsPerKey;		/* 0: the index has no summaries */
+	double		stripes;		/* stripes listed */
+	double		completeStripes;	/* of them, with a complete summary */
+	double		meanBlocks[BLOOMIDX_MAX_COLUMNS];	/* per column, over those */
+	double		summaryPages;	/* over every stripe */
+} BloomSummaryInfoData;
+
+extern void BloomSlicedSummaryInfo(Relation index, BloomSummaryInfoData *info);
+extern void BloomSummarySizeBlocks(const BloomShape *shape, int bitsPerKey,
+								   const uint32 *keys, int nrows,
+								   uint16 *blocks, uint32 *scratch);
+extern int	BloomSummaryTotalBlocks(const uint16 *blocks, int nColumns);
+extern void BloomSummaryFill(const uint16 *blocks, int nColumns,
+							 const uint32 *keys, int nrows, uint32 *words);
+extern int	BloomSummaryColumnStart(const uint16 *blocks, int col);
+
 extern uint32 BloomSummaryKey(uint64 columnHash, int col);
 extern void BloomFormSummaryKeys(BloomState state, Datum *values, bool *isnull,
 								 uint32 *keys);

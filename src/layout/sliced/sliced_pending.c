@@ -55,9 +55,9 @@ BloomPendingFormSlot(BloomState state, uint8 *slot, const uint64 *words,
 	if (!BloomSlicedPendingHasKeys(state))
 		return;
 	if (keys != NULL)
-		memcpy(slot + shape->sigBytes, keys, shape->keyBytes);
+		memcpy(slot + shape->sigBytes, keys, BloomShapeKeyBytes(shape));
 	else
-		memset(slot + shape->sigBytes, 0, shape->keyBytes);
+		memset(slot + shape->sigBytes, 0, BloomShapeKeyBytes(shape));
 }
 
 /*

@@ -16,6 +16,10 @@
 
 #include <math.h>
 
+#include "storage/bufmgr.h"
+#include "utils/rel.h"
+
+#include "page.h"
 #include "sliced.h"
 
 /* Apache Parquet's eight odd salts of the split-block bloom filter */
@@ -176,4 +180,122 @@ BloomSummaryCountDistinct(const uint32 *keys, int n, int nColumns, int col,
 		if (scratch[i] != scratch[i - 1])
 			nd++;
 	return nd;
+}
+
+/*
+ * Size a stripe's summary from its rows' keys (nrows rows of nColumns
+ * keys): each column of an equality class gets blocks for its distinct
+ * keys at bitsPerKey bits a key, all of them within
+ * BLOOMIDX_SUMMARY_MAX_PAGES pages; a column of sets none.  scratch holds
+ * nrows keys.
+ */
+void
+BloomSummarySizeBlocks(const BloomShape *shape, int bitsPerKey,
+					   const uint32 *keys, int nrows, uint16 *blocks,
+					   uint32 *scratch)
+{
+	int			limit = BLOOMIDX_SUMMARY_MAX_PAGES * BLOOMIDX_SUMMARY_PAGE_BLOCKS;
+	int			total = 0;
+	int			c;
+
+	for (c = 0; c < shape->nColumns; c++)
+	{
+		if ((shape->setColumns & (1U << c)) != 0)
+			blocks[c] = 0;
+		else
+			blocks[c] = BloomSummaryBlocksFor(BloomSummaryCountDistinct(keys, nrows,
+																		shape->nColumns,
+																		c, scratch),
+											  bitsPerKey);
+		total += blocks[c];
+	}
+	if (total > limit)
+	{
+		for (c = 0; c < shape->nColumns; c++)
+			if (blocks[c] > 0)
+				blocks[c] = Max(1, (int) ((double) blocks[c] * limit / total) - 1);
+	}
+}
+
+/* Blocks of a stripe's summary, over its columns */
+int
+BloomSummaryTotalBlocks(const uint16 *blocks, int nColumns)
+{
+	int			total = 0;
+	int			c;
+
+	for (c = 0; c < nColumns; c++)
+		total += blocks[c];
+	return total;
+}
+
+/* The first block of column col in a stripe's summary */
+int
+BloomSummaryColumnStart(const uint16 *blocks, int col)
+{
+	return BloomSummaryTotalBlocks(blocks, col);
+}
+
+/*
+ * Add the keys of nrows rows to a stripe's summary, words holding its
+ * blocks one after another (BLOOMIDX_SUMMARY_BLOCK_WORDS words each).
+ */
+void
+BloomSummaryFill(const uint16 *blocks, int nColumns, const uint32 *keys,
+				 int nrows, uint32 *words)
+{
+	int			start = 0;
+	int			c,
+				r;
+
+	for (c = 0; c < nColumns; c++)
+	{
+		uint32	   *col = words + (Size) start * BLOOMIDX_SUMMARY_BLOCK_WORDS;
+
+		if (blocks[c] > 0)
+			for (r = 0; r < nrows; r++)
+				BloomSummaryAdd(col, blocks[c], keys[(Size) r * nColumns + c]);
+		start += blocks[c];
+	}
+}
+
+/*
+ * What the cost model needs of an index's summaries, from its metapage:
+ * the bits a key, the stripes listed and those of them with a complete
+ * summary, the blocks per column of a stripe as the build sized them.
+ */
+void
+BloomSlicedSummaryInfo(Relation index, BloomSummaryInfoData *info)
+{
+	Buffer		metabuf;
+	BloomMetaPage meta;
+	BloomSlicedSummaryMetaData *sm;
+	uint32		firstStripe,
+				nStripes;
+	double		total = 0;
+	int			c;
+
+	memset(info, 0, sizeof(BloomSummaryInfoData));
+	metabuf = ReadBuffer(index, BLOOMIDX_METAPAGE_BLKNO);
+	LockBuffer(metabuf, BUFFER_LOCK_SHARE);
+	meta = BloomPageGetMeta(BufferGetPage(metabuf));
+	if (meta->version >= BLOOMIDX_FORMAT_SUMMARIES &&
+		meta->layout == BLOOMIDX_LAYOUT_SLICED)
+	{
+		sm = BloomSlicedSummaryMeta(meta);
+		firstStripe = BloomSlicedMeta(meta)->firstStripe;
+		nStripes = BloomSlicedMeta(meta)->nStripes;
+		info->bitsPerKey = sm->bitsPerKey;
+		info->stripes = nStripes - firstStripe;
+		info->completeStripes = sm->completeBelow > firstStripe ?
+			Min(sm->completeBelow, nStripes) - firstStripe : 0;
+		for (c = 0; c < meta->nColumns && c < BLOOMIDX_MAX_COLUMNS; c++)
+		{
+			info->meanBlocks[c] = sm->blocks[c];
+			total += sm->blocks[c];
+		}
+		info->summaryPages = info->stripes *
+			ceil(total / BLOOMIDX_SUMMARY_PAGE_BLOCKS);
+	}
+	UnlockReleaseBuffer(metabuf);
 }
