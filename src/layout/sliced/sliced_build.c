@@ -317,14 +317,14 @@ BloomSlicedBuildPending(BloomSlicedBuildState *bs, BlockNumber *pending)
 	BloomSlicedPartialWords(bs, words);
 	for (p = 0, r = 0; p < npages; p++)
 	{
-		/* The build keeps no keys of its rows: in format 4 they have none */
-		BloomPendingInitPage(&bs->state, image.data, true);
+		/* With their summary keys, in format 4 */
+		BloomPendingInitPage(&bs->state, image.data, false);
 		for (; r < bs->nrows; r++)
 		{
 			uint8		slot[BLOOMIDX_SLICED_MAX_SLOT];
 
 			BloomPendingFormSlot(&bs->state, slot, words + (Size) r * shape->sigWords,
-								 NULL);
+								 bs->nKeys > 0 ? bs->keys + (Size) r * bs->nKeys : NULL);
 			if (!BloomPageAddTuple(image.data, BloomSlicedSlotBytes(&bs->state),
 								   slot, &bs->tids[r]))
 				break;
