@@ -36,12 +36,15 @@
 /*
  * Rows one insert merges at most, when it merges (see BloomBatchAdd):
  * two pending pages' worth, so that the merges outpace the inserts and no
- * insert pays for more than a small step.
+ * insert pays for more than a small step.  Pages of rows without keys:
+ * with keys (format 4) a page holds fewer rows, and a step writes as many
+ * stripe pages however few rows it merges, so a step then waits for the
+ * few more pages that hold as many (BloomSlicedMergeOnce).
  */
 static int
 BloomMergeStepRows(BloomState state)
 {
-	return 2 * state->tuplesPerPage;
+	return 2 * BloomTuplesPerPage(state->shape.sigBytes);
 }
 
 /*
@@ -357,6 +360,13 @@ BloomSlicedMergeOnce(Relation index, BloomMergeMode mode)
 	navail = mode == BLOOM_MERGE_STEP ? snap->nPending - 1 : snap->nPending;
 	want = Min(want, BLOOMIDX_STRIPE_ROWS - snap->mergedRows % BLOOMIDX_STRIPE_ROWS);
 	want = Min(want, BloomSnapRowsLeft(snap));
+	if (mode == BLOOM_MERGE_STEP && BloomSlicedPendingHasKeys(state) &&
+		snap->nPending < BLOOMIDX_PENDING_CROWDED &&
+		(uint64) Max(navail, 0) * state->tuplesPerPage < want)
+	{
+		/* Too few rows for a step yet (see BloomMergeStepRows) */
+		want = 0;
+	}
 	want = Min(want, (uint64) Max(navail, 0) * state->tuplesPerPage);
 	if (want == 0)
 	{
