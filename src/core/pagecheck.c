@@ -190,8 +190,9 @@ BloomMetaPageProblem(Page page, BloomMetaProblemFn layoutProblem,
 		return problem;
 	if (!BloomPageIsMeta(page))
 		return pstrdup("Block 0 is not flagged as the metapage.");
+	/* Before format 4 the contents end short of the summaries' range */
 	if (((PageHeader) page)->pd_lower < MAXALIGN(SizeOfPageHeaderData) +
-		(meta->version >= BLOOMIDX_FORMAT_SUMMARIES ? sizeof(BloomMetaPageData) :
+		(meta->version == BLOOMIDX_FORMAT_SUMMARIES ? sizeof(BloomMetaPageData) :
 		 BLOOMIDX_META_V3_SIZE))
 		return psprintf("pd_lower %u does not cover the metapage contents.",
 						(unsigned) ((PageHeader) page)->pd_lower);

@@ -343,7 +343,7 @@ BloomSlicedMergeOnce(Relation index, BloomMergeMode mode)
 	Buffer		splitbuf = InvalidBuffer;
 	GenericXLogState *xlogState;
 	BloomMetaPage meta;
-	Page		page;
+	Page		stripePage;
 	instr_time	start;
 	double		cpuStart = BloomCpuMs();
 	int			allocated = 0;
@@ -482,11 +482,11 @@ BloomSlicedMergeOnce(Relation index, BloomMergeMode mode)
 		LockBuffer(stripebuf, BUFFER_LOCK_EXCLUSIVE);
 		if (!BloomPageIsSliced(BufferGetPage(stripebuf), BLOOMIDX_STRIPE, s))
 			BloomSlicedCorrupted(index, stripeBlkno, "stripe page");
-		page = GenericXLogRegisterBuffer(xlogState, stripebuf, 0);
-		BloomStripeAddLive(page, (uint32) batch.nrows);
+		stripePage = GenericXLogRegisterBuffer(xlogState, stripebuf, 0);
+		BloomStripeAddLive(stripePage, (uint32) batch.nrows);
 		/* A stripe without a complete summary, for the cost model */
 		if (state->shape.summaries &&
-			(BloomStripeGetFlags(page) & BLOOMIDX_STRIPE_SUMMARY_INCOMPLETE) != 0)
+			(BloomStripeGetFlags(stripePage) & BLOOMIDX_STRIPE_SUMMARY_INCOMPLETE) != 0)
 			BloomSlicedSummaryMeta(meta)->completeBelow =
 				Min(BloomSlicedSummaryMeta(meta)->completeBelow, s);
 	}
