@@ -116,13 +116,22 @@ typedef struct BloomShape
 } BloomShape;
 
 /*
- * Bytes of the keys after each signature in a slot of a data page: one
- * 32-bit key per column in format 4 (page.h), else none
+ * Bytes of the keys after each signature in a slot of a data page: in
+ * format 4 (page.h) one 32-bit key per column of an equality operator
+ * class (a column of sets has none), else none
  */
 static inline int
 BloomShapeKeyBytes(const BloomShape *shape)
 {
-	return shape->summaries ? (int) sizeof(uint32) * shape->nColumns : 0;
+	int			nkeys = 0;
+	int			i;
+
+	if (!shape->summaries)
+		return 0;
+	for (i = 0; i < shape->nColumns; i++)
+		if ((shape->setColumns & (1U << i)) == 0)
+			nkeys++;
+	return (int) sizeof(uint32) * nkeys;
 }
 
 /*

@@ -57,15 +57,19 @@ BloomTuplesPerPage(int slotBytes)
 
 /*
  * Bytes of a data page's slot in an index of this metapage: the signature,
- * then in format 4 a 32-bit key per column (see page.h).
+ * then in format 4 a 32-bit key per column that is not of sets (see
+ * page.h).
  */
 int
 BloomMetaSlotBytes(BloomMetaPage meta)
 {
 	int			slotBytes = (meta->sigBits + 7) / 8;
+	int			i;
 
 	if (meta->version >= BLOOMIDX_FORMAT_SUMMARIES)
-		slotBytes += (int) sizeof(uint32) * meta->nColumns;
+		for (i = 0; i < meta->nColumns && i < BLOOMIDX_MAX_COLUMNS; i++)
+			if ((meta->bitsPerColumn[i] & BLOOMIDX_COLUMN_SETS) == 0)
+				slotBytes += (int) sizeof(uint32);
 	return slotBytes;
 }
 

@@ -25,11 +25,11 @@
  *
  * sig[i] is sigBytes bytes, bit p of the signature in byte p / 8 at bit
  * p % 8.  In format 4 (BLOOMIDX_FORMAT_SUMMARIES, sliced indexes only) a
- * slot of a data page (a pending page) is the signature followed by
- * nColumns 32-bit keys, one per column (sliced_summary.c), in the
- * machine's byte order: sig[i] then stands for the whole slot, of
- * sigBytes + 4 * nColumns bytes (BloomShapeSlotBytes), and tuplesPerPage
- * counts such slots.  A pending page flagged BLOOMIDX_KEYLESS holds rows
+ * slot of a data page (a pending page) is the signature followed by a
+ * 32-bit key for each column that is not of sets, in column order
+ * (sliced_summary.c), in the machine's byte order: sig[i] then stands for
+ * the whole slot, of sigBytes + 4 bytes a key (BloomShapeSlotBytes), and
+ * tuplesPerPage counts such slots.  A pending page flagged BLOOMIDX_KEYLESS holds rows
  * whose keys are unknown (rows VACUUM moved back from a stripe), its keys
  * zero.  Slots 0 .. ntuples-1 are in use; deleting a tuple moves the last
  * one into its slot.  Only the page layer (page.c, pagecheck.c and

@@ -207,7 +207,7 @@ BloomSlicedCheckSigBits(Relation index, int sigBits)
 static inline bool
 BloomSlicedPendingHasKeys(BloomState state)
 {
-	return state->shape.summaries;
+	return BloomShapeKeyBytes(&state->shape) > 0;
 }
 
 /* Bytes of a pending page's slot: the signature, then the keys if any */
@@ -416,6 +416,10 @@ extern int BloomPrepareBudget(BloomState state);
 extern bool BloomPrepareStripe(Relation index, BloomState state,
 				   const BloomSlicedSnapshot *snap, int budget, int *allocated);
 
+extern void BloomPendingSetKeys(BloomState state, uint8 *slot,
+								const uint32 *keys);
+extern void BloomPendingGetKeys(BloomState state, const uint8 *slot,
+								uint32 *keys);
 extern void BloomPendingFormSlot(BloomState state, uint8 *slot,
 								 const uint64 *words, const uint32 *keys);
 extern void BloomPendingInitPage(BloomState state, Page page, bool keyless);

@@ -262,7 +262,7 @@ BloomBatchAdd(Relation index, BloomState state, const uint8 *sig,
 		if (nkeys > 0)
 		{
 			BloomFormSummaryKeys(state, values, isnull, keys);
-			memcpy(slot + shape->sigBytes, keys, sizeof(uint32) * nkeys);
+			BloomPendingSetKeys(state, slot, keys);
 		}
 		BloomPendingInsert(index, state, slot, nbitsSet, tid);
 		return;

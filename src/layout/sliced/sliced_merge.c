@@ -109,8 +109,7 @@ BloomTakePendingPage(Relation index, BloomState state, BlockNumber blkno,
 			batch->bitsSet += pg_popcount64(words[w]);
 		}
 		if (batch->keys != NULL)
-			memcpy(batch->keys + (Size) batch->nrows * nColumns, sig + sigBytes,
-				   sizeof(uint32) * nColumns);
+			BloomPendingGetKeys(state, sig, batch->keys + (Size) batch->nrows * nColumns);
 		batch->tids[batch->nrows++] = *BloomPageGetTid(page, slotBytes, i);
 	}
 	UnlockReleaseBuffer(buffer);
