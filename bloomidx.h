@@ -79,7 +79,12 @@ typedef struct BloomOptions
 	double		falsePositiveRate;	/* target for one column, or 0 */
 	int			bitsPerColumn[BLOOMIDX_MAX_COLUMNS];	/* bits per column, or 0 */
 	int			layout;			/* a layout (page.h), or 0 */
+	int			summaries;		/* BLOOMIDX_SUMMARIES_ON or _OFF, or 0 */
 } BloomOptions;
+
+/* Values of the summaries option (0: not given) */
+#define BLOOMIDX_SUMMARIES_ON		1
+#define BLOOMIDX_SUMMARIES_OFF		2
 
 /*
  * The shape of an index's signatures, fixed when the index is built and
@@ -97,6 +102,8 @@ typedef struct BloomShape
 	uint32		setColumns;		/* bit i: column i's values are sets */
 	bool		legacyFold;		/* format 2: text_trgm_ops folded case with
 								 * lower() (opclass_trgm.c) */
+	bool		summaries;		/* format 4: the sliced layout keeps stripe
+								 * summaries of the equality columns */
 
 	/*
 	 * Not on disk, from the options of the operator classes of sets
@@ -215,6 +222,18 @@ typedef struct BloomMaskList
 	uint64	   *masks;			/* maxmasks * sigWords words */
 } BloomMaskList;
 
+/*
+ * The hashes of a key on a column of an equality operator class, as its
+ * signature bits are made from (NULL: BLOOM_NULL_HASH): a match has one of
+ * them, for a layout that summarizes the columns' values.
+ */
+typedef struct BloomKeyHashes
+{
+	int			col;
+	int			nhashes;
+	uint64	   *hashes;
+} BloomKeyHashes;
+
 /* A set of masks of which a signature must contain at least one */
 typedef struct BloomAlternatives
 {
@@ -236,6 +255,8 @@ typedef struct BloomScanOpaqueData
 	int		   *words;			/* their indexes */
 	int			nalternatives;
 	BloomAlternatives *alternatives;
+	int			nkeyhashes;		/* keys on equality columns, for summaries */
+	BloomKeyHashes *keyhashes;
 	BlockNumber heapBlocks;		/* the table's length when last read, 0 at
 								 * first (see BloomCheckScanTids) */
 } BloomScanOpaqueData;

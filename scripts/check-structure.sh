@@ -109,7 +109,7 @@ sub is_shell { return $folder{ $_[0] } eq 'src/am' || $_[0] =~ /^bloomidx\.[ch]$
 # Each layout's constants
 my %layout_constants = (
 	row => qr/\bBLOOMIDX_(?:LAYOUT_ROW|ROW_[A-Z_]+)\b/,
-	sliced => qr/\bBLOOMIDX_(?:LAYOUT_SLICED|SLICED_[A-Z_]+|SLICE|TIDMAP[A-Z_]*|STRIPE[A-Z_]*|MAX_STRIPE[A-Z_]*|PENDING_[A-Z_]+|FROZEN)\b/,
+	sliced => qr/\bBLOOMIDX_(?:LAYOUT_SLICED|SLICED_[A-Z_]+|SLICE|TIDMAP[A-Z_]*|STRIPE[A-Z_]*|SUMMARY[A-Z_]*|MAX_STRIPE[A-Z_]*|PENDING_[A-Z_]+|FROZEN)\b/,
 	test => qr/\bBLOOMIDX_(?:LAYOUT_TEST|TEST_LAYOUT_[A-Z_]+)\b/,
 );
 # Each layout's metapage fields: its struct and accessor (row.h,

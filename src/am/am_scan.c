@@ -74,6 +74,8 @@ BloomPrepareQuery(IndexScanDesc scan)
 	so->mask = palloc0(sizeof(uint64) * sigWords);
 	so->nalternatives = 0;
 	so->alternatives = palloc(sizeof(BloomAlternatives) * Max(scan->numberOfKeys, 1));
+	so->nkeyhashes = 0;
+	so->keyhashes = palloc(sizeof(BloomKeyHashes) * Max(scan->numberOfKeys, 1));
 
 	for (i = 0; i < scan->numberOfKeys && !so->noMatch; i++)
 	{
@@ -91,6 +93,15 @@ BloomPrepareQuery(IndexScanDesc scan)
 		if (key->sk_flags & SK_SEARCHNULL)
 		{
 			BloomValueMask(state, col, (Datum) 0, true, so->mask);
+			if ((shape->setColumns & (1U << col)) == 0)
+			{
+				BloomKeyHashes *kh = &so->keyhashes[so->nkeyhashes++];
+
+				kh->col = col;
+				kh->nhashes = 1;
+				kh->hashes = palloc(sizeof(uint64));
+				kh->hashes[0] = BLOOM_NULL_HASH;
+			}
 			continue;
 		}
 		if (key->sk_flags & SK_ISNULL)
@@ -134,6 +145,19 @@ BloomPrepareQuery(IndexScanDesc scan)
 			continue;			/* every row may match */
 		if ((key->sk_flags & SK_SEARCHARRAY) || list.nmasks > 1)
 			maskBytes += sizeof(uint64) * sigWords * (Size) list.maxmasks;
+
+		/* An equality's values, by their hashes, for the summaries */
+		if ((shape->setColumns & (1U << col)) == 0 && nvalues > 0)
+		{
+			BloomKeyHashes *kh = &so->keyhashes[so->nkeyhashes++];
+
+			kh->col = col;
+			kh->nhashes = nvalues;
+			kh->hashes = palloc(sizeof(uint64) * nvalues);
+			for (j = 0; j < nvalues; j++)
+				kh->hashes[j] = BloomHashDatum(hashFn, state->collations[col],
+											   values[j]);
+		}
 
 		if (list.nmasks == 0)
 			so->noMatch = true;

@@ -28,7 +28,20 @@
 static relopt_kind bloomidx_relopt_kind;
 
 /* Parse table for the options, filled in by BloomInitOptions */
-static relopt_parse_elt bloomidx_relopt_tab[BLOOMIDX_MAX_COLUMNS + 3];
+static relopt_parse_elt bloomidx_relopt_tab[BLOOMIDX_MAX_COLUMNS + 4];
+
+/* Values of the summaries option */
+static relopt_enum_elt_def bloomidx_summaries_values[] = {
+	{"on", BLOOMIDX_SUMMARIES_ON},
+	{"true", BLOOMIDX_SUMMARIES_ON},
+	{"yes", BLOOMIDX_SUMMARIES_ON},
+	{"1", BLOOMIDX_SUMMARIES_ON},
+	{"off", BLOOMIDX_SUMMARIES_OFF},
+	{"false", BLOOMIDX_SUMMARIES_OFF},
+	{"no", BLOOMIDX_SUMMARIES_OFF},
+	{"0", BLOOMIDX_SUMMARIES_OFF},
+	{(const char *) NULL}
+};
 
 /*
  * Register the index options (at module load).
@@ -70,6 +83,15 @@ BloomInitOptions(void)
 	bloomidx_relopt_tab[BLOOMIDX_MAX_COLUMNS + 2].opttype = RELOPT_TYPE_ENUM;
 	bloomidx_relopt_tab[BLOOMIDX_MAX_COLUMNS + 2].offset = offsetof(BloomOptions, layout);
 
+	add_enum_reloption(bloomidx_relopt_kind, "summaries",
+					   "Stripe summaries of the sliced layout: on or off",
+					   bloomidx_summaries_values, 0,
+					   "Valid values are \"on\" and \"off\".",
+					   AccessExclusiveLock);
+	bloomidx_relopt_tab[BLOOMIDX_MAX_COLUMNS + 3].optname = "summaries";
+	bloomidx_relopt_tab[BLOOMIDX_MAX_COLUMNS + 3].opttype = RELOPT_TYPE_ENUM;
+	bloomidx_relopt_tab[BLOOMIDX_MAX_COLUMNS + 3].offset = offsetof(BloomOptions, summaries);
+
 	for (i = 0; i < BLOOMIDX_MAX_COLUMNS; i++)
 	{
 		snprintf(buf, sizeof(buf), "col%d", i + 1);
@@ -101,6 +123,14 @@ BloomCheckOptions(const BloomOptions *opts)
 	for (i = 0; i < BLOOMIDX_MAX_COLUMNS; i++)
 		if (opts->bitsPerColumn[i] != 0)
 			anyColumn = true;
+
+	if (opts->summaries == BLOOMIDX_SUMMARIES_ON && opts->layout != 0 &&
+		!BloomLayoutById(opts->layout)->summaries)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("summaries are not supported by the %s layout",
+						BloomLayoutById(opts->layout)->name),
+				 errhint("Remove summaries, or give a layout that keeps them, such as layout = 'sliced'.")));
 
 	if (opts->falsePositiveRate != 0 && (opts->length != 0 || anyColumn))
 		ereport(ERROR,
@@ -195,6 +225,17 @@ BloomResolveOptions(Relation index, int unsetLayout, BloomShape *shape)
 	if (shape->sigBits > layout->maxSigBits && layout->fallback &&
 		(layout = BloomLayoutForLength(shape->sigBits)) != NULL)
 		BloomResolveShape(opts, n, layout->id, &ce, shape);
+
+	/* Summaries, on by default where the layout keeps them */
+	layout = BloomGetLayout(shape);
+	if (opts->summaries == BLOOMIDX_SUMMARIES_ON && !layout->summaries)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("summaries are not supported by the %s layout of index \"%s\"",
+						layout->name, RelationGetRelationName(index)),
+				 errhint("Remove summaries, or give a shorter signature so that the index gets a layout that keeps them.")));
+	shape->summaries = layout->summaries &&
+		opts->summaries != BLOOMIDX_SUMMARIES_OFF;
 }
 
 /*

@@ -152,6 +152,7 @@ typedef struct BloomLayoutRoutine
 	 */
 	double		defaultFpr;
 	int			maxSigBits;
+	bool		summaries;		/* it keeps summaries (option summaries) */
 	bool		fallback;
 	int			(*columnbits) (double fpr);
 	int			(*derivedlength) (double m, double fpr, const BloomShape *shape);

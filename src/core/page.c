@@ -107,8 +107,8 @@ BloomInitMetaPage(Page page, const BloomShape *shape)
 	meta = BloomPageGetMeta(page);
 	memset(meta, 0, sizeof(BloomMetaPageData));
 	meta->magic = BLOOMIDX_MAGIC;
-	meta->version = shape->setColumns != 0 ?
-		BLOOMIDX_FORMAT_FOLD : BLOOMIDX_FORMAT_VERSION;
+	meta->version = shape->summaries ? BLOOMIDX_FORMAT_SUMMARIES :
+		shape->setColumns != 0 ? BLOOMIDX_FORMAT_FOLD : BLOOMIDX_FORMAT_VERSION;
 	meta->layout = shape->layout;
 	meta->hashScheme = BLOOM_HASH_SCHEME;
 	meta->tuplesPerPage = BloomTuplesPerPage(shape->sigBytes);
@@ -118,7 +118,8 @@ BloomInitMetaPage(Page page, const BloomShape *shape)
 		meta->bitsPerColumn[i] = shape->bitsPerColumn[i] |
 			((shape->setColumns & (1U << i)) ? BLOOMIDX_COLUMN_SETS : 0);
 	meta->targetFpr = shape->targetFpr;
-	((PageHeader) page)->pd_lower += sizeof(BloomMetaPageData);
+	((PageHeader) page)->pd_lower += meta->version >= BLOOMIDX_FORMAT_SUMMARIES ?
+		sizeof(BloomMetaPageData) : BLOOMIDX_META_V3_SIZE;
 }
 
 /*
@@ -148,6 +149,7 @@ BloomMetaGetShape(BloomMetaPage meta, BloomShape *shape)
 	shape->targetFpr = meta->targetFpr;
 	shape->layout = meta->layout;
 	shape->legacyFold = meta->version == BLOOMIDX_FORMAT_SETS;
+	shape->summaries = meta->version >= BLOOMIDX_FORMAT_SUMMARIES;
 }
 
 /*

@@ -52,6 +52,8 @@
 #define BLOOMIDX_FORMAT_SETS		2	/* has a column of sets (below) */
 #define BLOOMIDX_FORMAT_FOLD		3	/* as 2, text_trgm_ops folding case
 										 * with its own fold (src/README) */
+#define BLOOMIDX_FORMAT_SUMMARIES	4	/* as 3, sliced layout with stripe
+										 * summaries (below) */
 #define BLOOMIDX_COLUMN_SETS		0x8000	/* in bitsPerColumn, version 2: the
 											 * column's values are sets */
 #define BLOOMIDX_PAGE_ID			0xFF8B	/* for pg_filedump */
@@ -68,9 +70,11 @@
 #define BLOOMIDX_STRIPE				(1 << 4)	/* sliced: a stripe's pages */
 #define BLOOMIDX_FROZEN				(1 << 5)	/* pending page being merged */
 #define BLOOMIDX_STRIPELIST			(1 << 6)	/* sliced: stripe pages */
-#define BLOOMIDX_ALL_FLAGS			0x7F
+#define BLOOMIDX_SUMMARY			(1 << 7)	/* sliced: a stripe's summary */
+#define BLOOMIDX_ALL_FLAGS			0xFF
 #define BLOOMIDX_SLICED_FLAGS \
-	(BLOOMIDX_SLICE | BLOOMIDX_TIDMAP | BLOOMIDX_STRIPE | BLOOMIDX_STRIPELIST)
+	(BLOOMIDX_SLICE | BLOOMIDX_TIDMAP | BLOOMIDX_STRIPE | BLOOMIDX_STRIPELIST | \
+	 BLOOMIDX_SUMMARY)
 /* The flags of a layout's own kinds of page: all but those a data page has */
 #define BLOOMIDX_KIND_FLAGS \
 	(BLOOMIDX_ALL_FLAGS & ~(BLOOMIDX_META | BLOOMIDX_DELETED | BLOOMIDX_FROZEN))
@@ -142,6 +146,26 @@ typedef BloomPageOpaqueData *BloomPageOpaque;
 	((uint32) BLOOMIDX_MAX_STRIPELISTS * BLOOMIDX_STRIPELIST_ENTRIES)
 
 /*
+ * Stripe summaries (format version 4): for each stripe and each column of
+ * an equality operator class, a split-block bloom filter of the keys of
+ * the column's values in the stripe (sliced_summary.c).  A block is
+ * BLOOMIDX_SUMMARY_BLOCK_WORDS 32-bit words; a key sets one bit in each.
+ * A stripe's summary is its columns' blocks one after another, in
+ * summary pages of BLOOMIDX_SUMMARY_PAGE_BLOCKS blocks each, listed in
+ * its stripe page after the slices (BloomStripeSummary).
+ */
+#define BLOOMIDX_SUMMARY_BLOCK_WORDS	8
+#define BLOOMIDX_SUMMARY_BLOCK_BYTES	(BLOOMIDX_SUMMARY_BLOCK_WORDS * 4)
+#define BLOOMIDX_SUMMARY_PAGE_BLOCKS \
+	((int) (BLOOMIDX_PAGE_FREE_SPACE / BLOOMIDX_SUMMARY_BLOCK_BYTES))
+#define BLOOMIDX_SUMMARY_MAX_BITS_PER_KEY	16
+#define BLOOMIDX_SUMMARY_DEFAULT_BITS_PER_KEY	8
+/* Blocks of a column's summary: enough for a stripe of distinct keys */
+#define BLOOMIDX_SUMMARY_MAX_BLOCKS \
+	((int) (BLOOMIDX_STRIPE_ROWS * BLOOMIDX_SUMMARY_MAX_BITS_PER_KEY / \
+			(BLOOMIDX_SUMMARY_BLOCK_WORDS * 32)))
+
+/*
  * Contents of a TID-map page: the TIDs of rows firstRow .. firstRow +
  * nrows - 1 of a stripe, each packed into blockBits + offsetBits bits,
  * least significant bits first: the block number less baseBlock, then the
@@ -172,18 +196,48 @@ typedef BloomTidMapData *BloomTidMap;
 	((((BLOOMIDX_STRIPE_ROWS + BLOOMIDX_TIDMAP_MIN_TIDS - 1) / \
 	   BLOOMIDX_TIDMAP_MIN_TIDS) + 1) & ~1)
 
-/* Contents of a stripe page */
+/*
+ * Contents of a stripe page.  In format 4, past slices[sigBits] comes the
+ * stripe's summary (BloomStripeSummaryData), all zero (no summary) in a
+ * stripe page of an older format.
+ */
 typedef struct BloomStripeData
 {
 	uint32		nlive;			/* live rows, as of the last VACUUM */
 	uint16		nTidPages;		/* entries in tidPages */
-	uint16		unused;
+	uint16		flags;			/* BLOOMIDX_STRIPE_* below (0 before format 4) */
 	BlockNumber tidPages[BLOOMIDX_STRIPE_TIDPAGES];
 	uint16		tidFirstRow[BLOOMIDX_STRIPE_TIDPAGES];	/* of each TID map */
 	BlockNumber slices[FLEXIBLE_ARRAY_MEMBER];	/* one per signature bit */
 } BloomStripeData;
 
 typedef BloomStripeData *BloomStripe;
+
+/* Flags of a stripe page: its summary lacks rows a merge wrote */
+#define BLOOMIDX_STRIPE_SUMMARY_INCOMPLETE	0x0001
+
+/* Most summary pages a stripe has */
+#define BLOOMIDX_SUMMARY_MAX_PAGES	128
+
+/*
+ * A stripe's summary, in its stripe page past the slices' links: the
+ * blocks of each column's filter (0 for a column without one: of sets),
+ * then, 4-aligned, the summary pages, nPages of them, holding the
+ * columns' blocks one after another, BLOOMIDX_SUMMARY_PAGE_BLOCKS a page.
+ * nColumns 0: the stripe has no summary.
+ */
+typedef struct BloomStripeSummaryData
+{
+	uint16		nColumns;
+	uint16		nPages;
+	uint16		blocks[FLEXIBLE_ARRAY_MEMBER];	/* per column */
+	/* BlockNumber pages[nPages] follow, 4-aligned */
+} BloomStripeSummaryData;
+
+#define BLOOMIDX_STRIPE_SUMMARY_OFFSET(sigBits) \
+	(offsetof(BloomStripeData, slices) + sizeof(BlockNumber) * (sigBits))
+#define BLOOMIDX_STRIPE_SUMMARY_PAGES_OFFSET(nColumns) \
+	TYPEALIGN(4, offsetof(BloomStripeSummaryData, blocks) + sizeof(uint16) * (nColumns))
 
 #define BloomPageGetStripe(page) ((BloomStripe) PageGetContents(page))
 #define BloomPageGetSlice(page) ((uint64 *) PageGetContents(page))
@@ -194,11 +248,17 @@ typedef BloomStripeData *BloomStripe;
  * Bytes of the metapage that belong to the layouts: as many as the row
  * layout's free list (4 + 4 * BLOOMIDX_FREELIST_SIZE bytes, padded to 8)
  * and the sliced layout's counters (20 bytes), stripe lists and pending
- * pages took in format version 1, so that pages keep their bytes
+ * pages took in format version 1, so that pages keep their bytes; then,
+ * from format version 4, a range for the sliced layout's stripe summaries
+ * (BLOOMIDX_META_AREA_V4_SIZE bytes), zero in an index of an older format
+ * (whose pd_lower covers only BLOOMIDX_META_V3_SIZE bytes of contents).
  */
-#define BLOOMIDX_META_AREA_SIZE \
+#define BLOOMIDX_META_AREA_V1_SIZE \
 	TYPEALIGN(8, TYPEALIGN(8, 4 + 4 * BLOOMIDX_FREELIST_SIZE) + 20 + \
 			  4 * (BLOOMIDX_MAX_STRIPELISTS + BLOOMIDX_PENDING_SIZE))
+#define BLOOMIDX_META_AREA_V4_SIZE	TYPEALIGN(8, 8 + 2 * BLOOMIDX_MAX_COLUMNS)
+#define BLOOMIDX_META_AREA_SIZE \
+	(BLOOMIDX_META_AREA_V1_SIZE + BLOOMIDX_META_AREA_V4_SIZE)
 
 typedef struct BloomMetaPageData
 {
@@ -242,10 +302,15 @@ StaticAssertDecl(offsetof(BloomMetaPageData, version) == 4 &&
 				 offsetof(BloomMetaPageData, statBitsSet) == 96 &&
 				 offsetof(BloomMetaPageData, layoutArea) == 104,
 				 "metapage fields moved");
+/* Contents of a metapage of a format version before 4 */
+#define BLOOMIDX_META_V3_SIZE \
+	(offsetof(BloomMetaPageData, layoutArea) + BLOOMIDX_META_AREA_V1_SIZE)
 #ifndef BLOOMIDX_SMALL_LIMITS
-StaticAssertDecl(sizeof(BloomMetaPageData) == 5256, "metapage size changed");
+StaticAssertDecl(BLOOMIDX_META_V3_SIZE == 5256 &&
+				 sizeof(BloomMetaPageData) == 5256 + 72, "metapage size changed");
 #else
-StaticAssertDecl(sizeof(BloomMetaPageData) == 3216, "metapage size changed");
+StaticAssertDecl(BLOOMIDX_META_V3_SIZE == 3216 &&
+				 sizeof(BloomMetaPageData) == 3216 + 72, "metapage size changed");
 #endif
 
 #define BloomPageGetOpaque(page) ((BloomPageOpaque) PageGetSpecialPointer(page))
@@ -310,6 +375,12 @@ typedef struct BloomStripePages
 	BlockNumber tidPages[BLOOMIDX_STRIPE_TIDPAGES];
 	uint16		tidFirstRow[BLOOMIDX_STRIPE_TIDPAGES];
 	BlockNumber slices[BLOOMIDX_SLICED_MAX_LENGTH];
+	/* its summary (format 4; summaryColumns 0: none) */
+	uint16		flags;
+	int			summaryColumns;
+	int			nSummaryPages;
+	uint16		summaryBlocks[BLOOMIDX_MAX_COLUMNS];
+	BlockNumber summaryPages[BLOOMIDX_SUMMARY_MAX_PAGES];
 } BloomStripePages;
 
 /* Does a slice page have the bit of row r of its stripe set? */
@@ -445,6 +516,14 @@ extern int	BloomStripeGetNTidPages(Page page);
 extern int	BloomStripeGetTidFirstRow(Page page, int t);
 extern void BloomStripeSetTidPages(Page page, int ntidpages, int t0,
 								   const uint16 *firstRows);
+extern void BloomStripeSetSummary(Page page, int sigBits, int nColumns,
+								  const uint16 *blocks,
+								  const BlockNumber *summaryPages, int npages);
+extern void BloomStripeSetFlags(Page page, uint16 flags);
+extern uint16 BloomStripeGetFlags(Page page);
+extern char *BloomStripeSummaryProblem(Page page, int sigBits);
+extern bool BloomStripeHasSummary(Page page, int sigBits);
+extern uint32 *BloomSummaryPageBlocks(Page page);
 extern void BloomStripeSetLive(Page page, uint32 nlive);
 extern void BloomStripeAddLive(Page page, uint32 n);
 extern void BloomSliceSetWords(Page page, const uint64 *words);

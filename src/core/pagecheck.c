@@ -91,13 +91,13 @@ static char *
 BloomMetaFormatProblem(BloomMetaPage meta)
 {
 	if (meta->version >= BLOOMIDX_FORMAT_VERSION &&
-		meta->version <= BLOOMIDX_FORMAT_FOLD &&
+		meta->version <= BLOOMIDX_FORMAT_SUMMARIES &&
 		meta->layout >= 1 && meta->layout <= BloomMaxLayoutId() &&
 		meta->hashScheme == BLOOM_HASH_SCHEME)
 		return NULL;
 	return psprintf("Format version %u, layout %u and hash scheme %u; this build reads versions %u to %u, layouts 1 to %u and hash scheme %u.",
 					meta->version, meta->layout, meta->hashScheme,
-					BLOOMIDX_FORMAT_VERSION, BLOOMIDX_FORMAT_FOLD,
+					BLOOMIDX_FORMAT_VERSION, BLOOMIDX_FORMAT_SUMMARIES,
 					BloomMaxLayoutId(), BLOOM_HASH_SCHEME);
 }
 
@@ -190,7 +190,9 @@ BloomMetaPageProblem(Page page, BloomMetaProblemFn layoutProblem,
 		return problem;
 	if (!BloomPageIsMeta(page))
 		return pstrdup("Block 0 is not flagged as the metapage.");
-	if (((PageHeader) page)->pd_lower < MAXALIGN(SizeOfPageHeaderData) + sizeof(BloomMetaPageData))
+	if (((PageHeader) page)->pd_lower < MAXALIGN(SizeOfPageHeaderData) +
+		(meta->version >= BLOOMIDX_FORMAT_SUMMARIES ? sizeof(BloomMetaPageData) :
+		 BLOOMIDX_META_V3_SIZE))
 		return psprintf("pd_lower %u does not cover the metapage contents.",
 						(unsigned) ((PageHeader) page)->pd_lower);
 	if (meta->magic != BLOOMIDX_MAGIC)

@@ -91,7 +91,7 @@ BloomSlicedInit(void)
 
 /*
  * The sliced layout's fields of a new metapage, of every index: no stripe
- * list yet.
+ * list yet, and in an index with summaries their bits a key.
  */
 static void
 BloomSlicedMetaInit(BloomMetaPageData *meta)
@@ -100,6 +100,17 @@ BloomSlicedMetaInit(BloomMetaPageData *meta)
 
 	for (i = 0; i < lengthof(BloomSlicedMeta(meta)->stripeLists); i++)
 		BloomSlicedMeta(meta)->stripeLists[i] = InvalidBlockNumber;
+
+	/* Summaries: a block a column until the build measures the data */
+	if (meta->version >= BLOOMIDX_FORMAT_SUMMARIES &&
+		meta->layout == BLOOMIDX_LAYOUT_SLICED)
+	{
+		BloomSlicedSummaryMetaData *sm = BloomSlicedSummaryMeta(meta);
+
+		sm->bitsPerKey = BLOOMIDX_SUMMARY_DEFAULT_BITS_PER_KEY;
+		for (i = 0; i < meta->nColumns; i++)
+			sm->blocks[i] = (meta->bitsPerColumn[i] & BLOOMIDX_COLUMN_SETS) ? 0 : 1;
+	}
 }
 
 const BloomLayoutRoutine BloomSlicedLayout = {
@@ -109,6 +120,7 @@ const BloomLayoutRoutine BloomSlicedLayout = {
 	.pageKinds = BLOOMIDX_SLICED_FLAGS,
 	.defaultFpr = BLOOMIDX_SLICED_DEFAULT_FPR,
 	.maxSigBits = BLOOMIDX_SLICED_MAX_LENGTH,
+	.summaries = true,
 	.fallback = true,			/* to the row layout, which takes any length */
 	.columnbits = BloomSlicedColumnBits,
 	.derivedlength = BloomSlicedDerivedLength,

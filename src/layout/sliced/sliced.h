@@ -17,6 +17,8 @@
  *	sliced_stripe.c		writing rows into a stripe's pages, allocating them
  *	sliced_scan.c		amgetbitmap
  *	sliced_vacuum.c		ambulkdelete, amvacuumcleanup
+ *	sliced_summary.c	stripe summaries: per-column keys of a row and
+ *						the split-block bloom filter that holds them
  *	sliced_check.c		checks of its metapage fields and pages
  *	sliced.c			the layout's routine table, shaping rules and
  *						module load
@@ -136,6 +138,27 @@ StaticAssertDecl(BLOOMIDX_SLICED_META_START + sizeof(BloomSlicedMetaData) <=
 				 BLOOMIDX_META_AREA_SIZE,
 				 "sliced layout's metapage fields overflow the area");
 
+/*
+ * The sliced layout's fields of the metapage for stripe summaries (format
+ * version 4), in the range of the layouts' area past all the others
+ * (page.h), zero in an index of an older format: bitsPerKey 0 means no
+ * summaries.  blocks gives each column's summary blocks in a new stripe a
+ * merge starts, as the build measured them.  completeBelow: no stripe
+ * below it was marked incomplete by a merge (for the cost model).
+ */
+typedef struct BloomSlicedSummaryMetaData
+{
+	uint16		bitsPerKey;
+	uint16		flags;			/* none yet */
+	uint32		completeBelow;	/* stripes below it have complete summaries */
+	uint16		blocks[BLOOMIDX_MAX_COLUMNS];
+} BloomSlicedSummaryMetaData;
+
+#define BloomSlicedSummaryMeta(meta) \
+	((BloomSlicedSummaryMetaData *) ((meta)->layoutArea + BLOOMIDX_META_AREA_V1_SIZE))
+StaticAssertDecl(sizeof(BloomSlicedSummaryMetaData) <= BLOOMIDX_META_AREA_V4_SIZE,
+				 "sliced layout's summary fields overflow their range");
+
 /* The page checks of pagecheck.c, with the sliced layout's own (sliced_check.c) */
 #define BloomSlicedCheckMeta(index, page) \
 	BloomCheckMeta((index), (page), BloomSlicedMetaProblem, \
@@ -228,6 +251,37 @@ typedef struct BloomReader
 	int			taken;			/* how many the stream has taken */
 	int			next;			/* how many were returned */
 } BloomReader;
+
+/* sliced_summary.c */
+/* What the cost model needs of an index's summaries (BloomSlicedSummaryInfo) */
+typedef struct BloomSummaryInfoData
+{
+	int			bitsPerKey;		/* 0: the index has no summaries */
+	double		stripes;		/* stripes listed */
+	double		completeStripes;	/* of them, with a complete summary */
+	double		meanBlocks[BLOOMIDX_MAX_COLUMNS];	/* per column, over those */
+	double		summaryPages;	/* over every stripe */
+} BloomSummaryInfoData;
+
+extern void BloomSlicedSummaryInfo(Relation index, BloomSummaryInfoData *info);
+extern void BloomSummarySizeBlocks(const BloomShape *shape, int bitsPerKey,
+								   const uint32 *keys, int nrows,
+								   uint16 *blocks, uint32 *scratch);
+extern int	BloomSummaryTotalBlocks(const uint16 *blocks, int nColumns);
+extern void BloomSummaryFill(const uint16 *blocks, int nColumns,
+							 const uint32 *keys, int nrows, uint32 *words);
+extern int	BloomSummaryColumnStart(const uint16 *blocks, int col);
+
+extern uint32 BloomSummaryKey(uint64 columnHash, int col);
+extern void BloomFormSummaryKeys(BloomState state, Datum *values, bool *isnull,
+								 uint32 *keys);
+extern void BloomSummaryAdd(uint32 *blocks, int nblocks, uint32 key);
+extern bool BloomSummaryTest(const uint32 *blocks, int nblocks, uint32 key);
+extern int	BloomSummaryBlockFor(uint32 key, int nblocks);
+extern bool BloomSummaryTestBlock(const uint32 *block, uint32 key);
+extern int	BloomSummaryBlocksFor(double ndistinct, int bitsPerKey);
+extern int	BloomSummaryCountDistinct(const uint32 *keys, int n, int nColumns,
+									  int col, uint32 *scratch);
 
 /* sliced_check.c */
 extern char *BloomSlicedMetaProblem(BloomMetaPage meta, BlockNumber *needBlocks);
@@ -322,6 +376,8 @@ typedef struct BloomRowBatch
 	int			maxrows;
 	uint64	   *words;			/* nrows * sigWords signature words */
 	ItemPointerData *tids;
+	uint32	   *keys;			/* nrows * nColumns summary keys, row-major,
+								 * or NULL: the rows have none */
 	uint64		bitsSet;
 } BloomRowBatch;
 

@@ -39,6 +39,9 @@ typedef struct BloomSlicedShared
 	slock_t		mutex;
 	int			nparticipants;
 	int			sigWords;
+	int			nKeys;			/* summary keys a row: nColumns, or 0 */
+	bool		haveBlocks;		/* lastBlocks is set, under mutex */
+	uint16		lastBlocks[BLOOMIDX_MAX_COLUMNS];	/* of a stripe written */
 	uint32		nStripes;		/* stripe numbers taken, under mutex */
 	BlockNumber stripes[BLOOMIDX_MAX_STRIPES];	/* their stripe pages */
 	int			leftovers[FLEXIBLE_ARRAY_MEMBER];	/* rows left, per participant */
@@ -61,6 +64,14 @@ typedef struct BloomSlicedBuildState
 	uint32		nStripes;		/* stripes written (serial build) */
 	uint32		maxStripes;		/* room in stripes */
 	BlockNumber *stripes;		/* their stripe pages */
+
+	/* Summaries (nKeys 0: none): the stripe's rows' keys, and scratch */
+	int			nKeys;
+	uint32	   *keys;			/* BLOOMIDX_STRIPE_ROWS * nKeys */
+	uint32	   *scratch;		/* BLOOMIDX_STRIPE_ROWS */
+	uint32	   *summary;		/* a stripe's summary's blocks */
+	bool		haveBlocks;
+	uint16		lastBlocks[BLOOMIDX_MAX_COLUMNS];	/* of the last stripe */
 
 	/* In a parallel build: full stripes go to the shared list */
 	BloomSlicedShared *shared;
@@ -93,7 +104,58 @@ BloomBuildWritePage(Relation index, Page image, bool parallel)
 }
 
 /*
- * Write the stripe being built: its slices, TID maps and stripe page.
+ * Write the summary of the stripe being built into summary pages, and list
+ * them in its stripe page (see page.h).
+ */
+static void
+BloomSlicedFlushSummary(BloomSlicedBuildState *bs, Page stripeImage, uint32 s)
+{
+	const BloomShape *shape = &bs->state.shape;
+	bool		parallel = bs->shared != NULL;
+	uint16		blocks[BLOOMIDX_MAX_COLUMNS];
+	BlockNumber pages[BLOOMIDX_SUMMARY_MAX_PAGES];
+	PGAlignedBlock image;
+	int			total,
+				npages,
+				p;
+
+	BloomSummarySizeBlocks(shape, BLOOMIDX_SUMMARY_DEFAULT_BITS_PER_KEY,
+						   bs->keys, bs->nrows, blocks, bs->scratch);
+	total = BloomSummaryTotalBlocks(blocks, shape->nColumns);
+	npages = (total + BLOOMIDX_SUMMARY_PAGE_BLOCKS - 1) / BLOOMIDX_SUMMARY_PAGE_BLOCKS;
+	memset(bs->summary, 0, (Size) npages * BLOOMIDX_SUMMARY_PAGE_BLOCKS *
+		   BLOOMIDX_SUMMARY_BLOCK_BYTES);
+	BloomSummaryFill(blocks, shape->nColumns, bs->keys, bs->nrows, bs->summary);
+	for (p = 0; p < npages; p++)
+	{
+		BloomInitSlicedPage(image.data, BLOOMIDX_SUMMARY, shape->sigBits, s);
+		memcpy(BloomSummaryPageBlocks(image.data),
+			   bs->summary + (Size) p * BLOOMIDX_SUMMARY_PAGE_BLOCKS *
+			   BLOOMIDX_SUMMARY_BLOCK_WORDS,
+			   BLOOMIDX_SUMMARY_PAGE_BLOCKS * BLOOMIDX_SUMMARY_BLOCK_BYTES);
+		pages[p] = BloomBuildWritePage(bs->index, image.data, parallel);
+	}
+	BloomStripeSetSummary(stripeImage, shape->sigBits, shape->nColumns, blocks,
+						  pages, npages);
+
+	/* A full stripe's sizes are those merges give their new stripes */
+	if (bs->nrows == BLOOMIDX_STRIPE_ROWS || !bs->haveBlocks)
+	{
+		memcpy(bs->lastBlocks, blocks, sizeof(uint16) * shape->nColumns);
+		bs->haveBlocks = true;
+		if (parallel)
+		{
+			SpinLockAcquire(&bs->shared->mutex);
+			memcpy(bs->shared->lastBlocks, blocks, sizeof(uint16) * shape->nColumns);
+			bs->shared->haveBlocks = true;
+			SpinLockRelease(&bs->shared->mutex);
+		}
+	}
+}
+
+/*
+ * Write the stripe being built: its slices, TID maps, summary and stripe
+ * page.
  */
 static void
 BloomSlicedFlushStripe(BloomSlicedBuildState *bs)
@@ -149,6 +211,8 @@ BloomSlicedFlushStripe(BloomSlicedBuildState *bs)
 	}
 	BloomStripeSetTidPages(stripeImage.data, t, 0, firstRows);
 	BloomStripeSetLive(stripeImage.data, bs->nrows);
+	if (bs->nKeys > 0)
+		BloomSlicedFlushSummary(bs, stripeImage.data, s);
 
 	blkno = BloomBuildWritePage(bs->index, stripeImage.data, parallel);
 	if (parallel)
@@ -271,13 +335,18 @@ BloomSlicedBuildPending(BloomSlicedBuildState *bs, BlockNumber *pending)
 }
 
 /*
- * Add a row, given its signature words, to the stripe being built.
+ * Add a row, given its signature words and summary keys (if the index has
+ * summaries), to the stripe being built.
  */
 static void
-BloomSlicedAddRow(BloomSlicedBuildState *bs, const uint64 *words, ItemPointer tid)
+BloomSlicedAddRow(BloomSlicedBuildState *bs, const uint64 *words,
+				  const uint32 *keys, ItemPointer tid)
 {
 	int			sigWords = bs->state.shape.sigWords;
 
+	if (bs->nKeys > 0)
+		memcpy(bs->keys + (Size) bs->nrows * bs->nKeys, keys,
+			   sizeof(uint32) * bs->nKeys);
 	memcpy(bs->block + bs->nblock * sigWords, words, sizeof(uint64) * sigWords);
 	bs->nblock++;
 	bs->tids[bs->nrows++] = *tid;
@@ -296,14 +365,17 @@ BloomSlicedBuildCallback(Relation index, ItemPointer tid, Datum *values,
 {
 	BloomSlicedBuildState *bs = (BloomSlicedBuildState *) state;
 	uint64		words[BLOOMIDX_SLICED_MAX_LENGTH / 64];
+	uint32		keys[BLOOMIDX_MAX_COLUMNS];
 	MemoryContext oldCtx;
 
 	oldCtx = MemoryContextSwitchTo(bs->tmpCtx);
 	bs->bitsSet += BloomFormSignatureWords(&bs->state, values, isnull, words);
+	if (bs->nKeys > 0)
+		BloomFormSummaryKeys(&bs->state, values, isnull, keys);
 	MemoryContextSwitchTo(oldCtx);
 	MemoryContextReset(bs->tmpCtx);
 
-	BloomSlicedAddRow(bs, words, tid);
+	BloomSlicedAddRow(bs, words, keys, tid);
 	bs->indtuples += 1;
 
 	if (((uint64) bs->indtuples % BLOOMIDX_PROGRESS_ROWS) == 0 &&
@@ -333,6 +405,14 @@ BloomSlicedBuildStateCreate(Relation index, const BloomShape *shape,
 	bs->maxStripes = 64;
 	bs->stripes = palloc(sizeof(BlockNumber) * bs->maxStripes);
 	bs->shared = shared;
+	if (shape->summaries)
+	{
+		bs->nKeys = shape->nColumns;
+		bs->keys = palloc(sizeof(uint32) * BLOOMIDX_STRIPE_ROWS * bs->nKeys);
+		bs->scratch = palloc(sizeof(uint32) * BLOOMIDX_STRIPE_ROWS);
+		bs->summary = palloc((Size) BLOOMIDX_SUMMARY_MAX_PAGES *
+							 BLOOMIDX_SUMMARY_PAGE_BLOCKS * BLOOMIDX_SUMMARY_BLOCK_BYTES);
+	}
 	return bs;
 }
 
@@ -346,7 +426,8 @@ Size
 BloomSlicedSharedSize(const BloomShape *shape, int nparticipants)
 {
 	Size		perParticipant = MAXALIGN(sizeof(ItemPointerData) * BLOOMIDX_STRIPE_ROWS) +
-		sizeof(uint64) * shape->sigWords * BLOOMIDX_STRIPE_ROWS;
+		sizeof(uint64) * shape->sigWords * BLOOMIDX_STRIPE_ROWS +
+		(shape->summaries ? sizeof(uint32) * shape->nColumns * BLOOMIDX_STRIPE_ROWS : 0);
 
 	return add_size(MAXALIGN(offsetof(BloomSlicedShared, leftovers) +
 							 sizeof(int) * nparticipants),
@@ -358,7 +439,8 @@ static ItemPointer
 BloomLeftoverTids(BloomSlicedShared *shared, int p)
 {
 	Size		perParticipant = MAXALIGN(sizeof(ItemPointerData) * BLOOMIDX_STRIPE_ROWS) +
-		sizeof(uint64) * shared->sigWords * BLOOMIDX_STRIPE_ROWS;
+		sizeof(uint64) * shared->sigWords * BLOOMIDX_STRIPE_ROWS +
+		sizeof(uint32) * shared->nKeys * BLOOMIDX_STRIPE_ROWS;
 
 	return (ItemPointer) ((char *) shared +
 						  MAXALIGN(offsetof(BloomSlicedShared, leftovers) +
@@ -371,6 +453,14 @@ BloomLeftoverWords(BloomSlicedShared *shared, int p)
 {
 	return (uint64 *) ((char *) BloomLeftoverTids(shared, p) +
 					   MAXALIGN(sizeof(ItemPointerData) * BLOOMIDX_STRIPE_ROWS));
+}
+
+/* Leftover summary keys of participant p (nKeys a row) */
+static uint32 *
+BloomLeftoverKeys(BloomSlicedShared *shared, int p)
+{
+	return (uint32 *) (BloomLeftoverWords(shared, p) +
+					   (Size) shared->sigWords * BLOOMIDX_STRIPE_ROWS);
 }
 
 /*
@@ -387,6 +477,7 @@ BloomSlicedSharedInit(void *sharedSpace, const BloomShape *shape,
 	SpinLockInit(&shared->mutex);
 	shared->nparticipants = nparticipants;
 	shared->sigWords = shape->sigWords;
+	shared->nKeys = shape->summaries ? shape->nColumns : 0;
 }
 
 /*
@@ -413,6 +504,9 @@ BloomSlicedBuildParticipant(Relation heap, Relation index, IndexInfo *indexInfo,
 	/* The rows of the partial stripe, for the leader */
 	memcpy(tids, bs->tids, sizeof(ItemPointerData) * bs->nrows);
 	BloomSlicedPartialWords(bs, words);
+	if (bs->nKeys > 0)
+		memcpy(BloomLeftoverKeys(shared, participant), bs->keys,
+			   sizeof(uint32) * bs->nKeys * bs->nrows);
 	shared->leftovers[participant] = bs->nrows;
 	counts->indtuples = bs->indtuples;
 	counts->bitsSet = bs->bitsSet;
@@ -463,15 +557,22 @@ BloomSlicedBuildComplete(Relation heap, Relation index, IndexInfo *indexInfo,
 			bs->stripes = repalloc(bs->stripes, sizeof(BlockNumber) * bs->maxStripes);
 		}
 		memcpy(bs->stripes, shared->stripes, sizeof(BlockNumber) * shared->nStripes);
+		if (shared->haveBlocks && !bs->haveBlocks)
+		{
+			memcpy(bs->lastBlocks, shared->lastBlocks, sizeof(bs->lastBlocks));
+			bs->haveBlocks = true;
+		}
 		bs->nStripes = shared->nStripes;
 		rows = (uint64) shared->nStripes * BLOOMIDX_STRIPE_ROWS;
 		for (p = 0; p < shared->nparticipants; p++)
 		{
 			ItemPointer tids = BloomLeftoverTids(shared, p);
 			uint64	   *words = BloomLeftoverWords(shared, p);
+			uint32	   *keys = BloomLeftoverKeys(shared, p);
 
 			for (r = 0; r < shared->leftovers[p]; r++)
-				BloomSlicedAddRow(bs, words + (Size) r * shape->sigWords, &tids[r]);
+				BloomSlicedAddRow(bs, words + (Size) r * shape->sigWords,
+								  keys + (Size) r * shared->nKeys, &tids[r]);
 			rows += shared->leftovers[p];
 		}
 	}
@@ -501,6 +602,13 @@ BloomSlicedBuildComplete(Relation heap, Relation index, IndexInfo *indexInfo,
 	}
 	BloomSlicedMeta(meta)->mergedRows = rows;
 	BloomSlicedMeta(meta)->nStripes = bs->nStripes;
+	if (bs->nKeys > 0)
+	{
+		BloomSlicedSummaryMeta(meta)->completeBelow = bs->nStripes;
+		if (bs->haveBlocks)
+			memcpy(BloomSlicedSummaryMeta(meta)->blocks, bs->lastBlocks,
+				   sizeof(uint16) * shape->nColumns);
+	}
 	if (npending > 0)
 	{
 		memcpy(BloomSlicedMeta(meta)->pendingPages, pending, sizeof(BlockNumber) * npending);

@@ -213,6 +213,7 @@ BloomStripePageProblem(Page page, BlockNumber blkno, int sigBits,
 {
 	BloomStripe stripe = BloomPageGetStripe(page);
 	BlockNumber twice;
+	char	   *problem;
 	int			t;
 	int			b;
 
@@ -253,13 +254,35 @@ BloomStripePageProblem(Page page, BlockNumber blkno, int sigBits,
 	/*
 	 * A stripe page is initialized with the links of its signature's bits
 	 * only, the rest zero, and no link is ever block 0: a link past them
-	 * means signatures longer than the metapage says.
+	 * means signatures longer than the metapage says, unless it is the
+	 * stripe's summary (format 4), which starts there.
 	 */
-	if (sigBits < BLOOMIDX_SLICED_MAX_LENGTH && stripe->slices[sigBits] != 0)
+	if (sigBits < BLOOMIDX_SLICED_MAX_LENGTH && stripe->slices[sigBits] != 0 &&
+		!BloomStripeHasSummary(page, sigBits))
 		return psprintf("The stripe page has a slice link for bit %d, past the signature's %d bits.",
 						sigBits, sigBits);
 	if ((twice = BloomStripeLinkTwice(stripe, sigBits)) != InvalidBlockNumber)
 		return psprintf("The stripe page links block %u twice.", twice);
+	if ((problem = BloomStripeSummaryProblem(page, sigBits)) != NULL)
+		return problem;
+	else
+	{
+		BloomStripePages *pages = palloc(sizeof(BloomStripePages));
+		int			p;
+
+		BloomStripeGetPages(page, sigBits, pages);
+		for (p = 0; p < pages->nSummaryPages; p++)
+		{
+			BlockNumber link = pages->summaryPages[p];
+
+			if (link == BLOOMIDX_METAPAGE_BLKNO || link == blkno || link >= nblocks)
+			{
+				pfree(pages);
+				return psprintf("Summary page %d is block %u.", p, link);
+			}
+		}
+		pfree(pages);
+	}
 	return NULL;
 }
 

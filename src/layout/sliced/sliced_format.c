@@ -302,6 +302,120 @@ BloomStripeGetPages(Page page, int sigBits, BloomStripePages *pages)
 	memcpy(pages->tidPages, stripe->tidPages, sizeof(pages->tidPages));
 	memcpy(pages->tidFirstRow, stripe->tidFirstRow, sizeof(pages->tidFirstRow));
 	memcpy(pages->slices, stripe->slices, sizeof(BlockNumber) * sigBits);
+	pages->flags = stripe->flags;
+	pages->summaryColumns = 0;
+	pages->nSummaryPages = 0;
+	if (BloomStripeSummaryProblem(page, sigBits) == NULL)
+	{
+		const BloomStripeSummaryData *sum = (const BloomStripeSummaryData *)
+			((const char *) stripe + BLOOMIDX_STRIPE_SUMMARY_OFFSET(sigBits));
+
+		pages->summaryColumns = sum->nColumns;
+		pages->nSummaryPages = sum->nPages;
+		memcpy(pages->summaryBlocks, sum->blocks, sizeof(uint16) * sum->nColumns);
+		memcpy(pages->summaryPages,
+			   (const char *) sum + BLOOMIDX_STRIPE_SUMMARY_PAGES_OFFSET(sum->nColumns),
+			   sizeof(BlockNumber) * sum->nPages);
+	}
+}
+
+/*
+ * Describe what is wrong with the summary fields of a stripe page of
+ * sigBits-bit signatures, or return NULL: counts in range, pages enough
+ * for the blocks, pd_lower covering them.  A stripe page of an older
+ * format has none (all zero), which is sound.
+ */
+char *
+BloomStripeSummaryProblem(Page page, int sigBits)
+{
+	const BloomStripeSummaryData *sum = (const BloomStripeSummaryData *)
+		((const char *) BloomPageGetStripe(page) + BLOOMIDX_STRIPE_SUMMARY_OFFSET(sigBits));
+	Size		end;
+	int			total = 0;
+	int			i;
+
+	if (BLOOMIDX_STRIPE_SUMMARY_OFFSET(sigBits) + sizeof(BloomStripeSummaryData) >
+		BLOOMIDX_PAGE_FREE_SPACE)
+		return NULL;			/* no room: never written */
+	if (sum->nColumns == 0)
+		return sum->nPages == 0 ? NULL :
+			psprintf("The stripe's summary has %u pages and no column.", sum->nPages);
+	if (sum->nColumns > BLOOMIDX_MAX_COLUMNS || sum->nPages > BLOOMIDX_SUMMARY_MAX_PAGES)
+		return psprintf("The stripe's summary has %u columns and %u pages, more than %d and %d.",
+						sum->nColumns, sum->nPages, BLOOMIDX_MAX_COLUMNS,
+						BLOOMIDX_SUMMARY_MAX_PAGES);
+	for (i = 0; i < sum->nColumns; i++)
+	{
+		if (sum->blocks[i] > BLOOMIDX_SUMMARY_MAX_BLOCKS)
+			return psprintf("Column %d of the stripe's summary has %u blocks, more than %d.",
+							i + 1, sum->blocks[i], BLOOMIDX_SUMMARY_MAX_BLOCKS);
+		total += sum->blocks[i];
+	}
+	if ((total + BLOOMIDX_SUMMARY_PAGE_BLOCKS - 1) / BLOOMIDX_SUMMARY_PAGE_BLOCKS != sum->nPages)
+		return psprintf("The stripe's summary of %d blocks has %u pages.",
+						total, sum->nPages);
+	end = BLOOMIDX_STRIPE_SUMMARY_OFFSET(sigBits) +
+		BLOOMIDX_STRIPE_SUMMARY_PAGES_OFFSET(sum->nColumns) +
+		sizeof(BlockNumber) * sum->nPages;
+	if (end > BLOOMIDX_PAGE_FREE_SPACE ||
+		((PageHeader) page)->pd_lower < MAXALIGN(SizeOfPageHeaderData) + end)
+		return psprintf("pd_lower %u does not cover the stripe's summary.",
+						(unsigned) ((PageHeader) page)->pd_lower);
+	return NULL;
+}
+
+/* Does a stripe page (of sigBits-bit signatures) list a sound summary? */
+bool
+BloomStripeHasSummary(Page page, int sigBits)
+{
+	const BloomStripeSummaryData *sum = (const BloomStripeSummaryData *)
+		((const char *) BloomPageGetStripe(page) + BLOOMIDX_STRIPE_SUMMARY_OFFSET(sigBits));
+
+	return BLOOMIDX_STRIPE_SUMMARY_OFFSET(sigBits) + sizeof(BloomStripeSummaryData) <=
+		BLOOMIDX_PAGE_FREE_SPACE && sum->nColumns > 0 &&
+		BloomStripeSummaryProblem(page, sigBits) == NULL;
+}
+
+/*
+ * Give a stripe page (of sigBits-bit signatures) its summary: nColumns
+ * columns' block counts and the npages summary pages holding them.
+ */
+void
+BloomStripeSetSummary(Page page, int sigBits, int nColumns, const uint16 *blocks,
+					  const BlockNumber *summaryPages, int npages)
+{
+	BloomStripeSummaryData *sum = (BloomStripeSummaryData *)
+		((char *) BloomPageGetStripe(page) + BLOOMIDX_STRIPE_SUMMARY_OFFSET(sigBits));
+
+	Assert(nColumns <= BLOOMIDX_MAX_COLUMNS && npages <= BLOOMIDX_SUMMARY_MAX_PAGES);
+	sum->nColumns = nColumns;
+	sum->nPages = npages;
+	memcpy(sum->blocks, blocks, sizeof(uint16) * nColumns);
+	memcpy((char *) sum + BLOOMIDX_STRIPE_SUMMARY_PAGES_OFFSET(nColumns),
+		   summaryPages, sizeof(BlockNumber) * npages);
+	BloomSlicedSetUsed(page, BLOOMIDX_STRIPE_SUMMARY_OFFSET(sigBits) +
+					   BLOOMIDX_STRIPE_SUMMARY_PAGES_OFFSET(nColumns) +
+					   sizeof(BlockNumber) * npages);
+}
+
+/* The flags of a stripe page (BLOOMIDX_STRIPE_*) */
+uint16
+BloomStripeGetFlags(Page page)
+{
+	return BloomPageGetStripe(page)->flags;
+}
+
+void
+BloomStripeSetFlags(Page page, uint16 flags)
+{
+	BloomPageGetStripe(page)->flags = flags;
+}
+
+/* The blocks of a summary page, BLOOMIDX_SUMMARY_BLOCK_WORDS words each */
+uint32 *
+BloomSummaryPageBlocks(Page page)
+{
+	return (uint32 *) PageGetContents(page);
 }
 
 /*

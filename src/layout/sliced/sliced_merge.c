@@ -319,6 +319,7 @@ BloomSlicedMergeOnce(Relation index, BloomMergeMode mode)
 	Buffer		splitbuf = InvalidBuffer;
 	GenericXLogState *xlogState;
 	BloomMetaPage meta;
+	Page		page;
 	instr_time	start;
 	double		cpuStart = BloomCpuMs();
 	int			allocated = 0;
@@ -362,6 +363,7 @@ BloomSlicedMergeOnce(Relation index, BloomMergeMode mode)
 	batch.maxrows = (int) want;
 	batch.words = palloc(sizeof(uint64) * state->shape.sigWords * batch.maxrows);
 	batch.tids = palloc(sizeof(ItemPointerData) * batch.maxrows);
+	batch.keys = NULL;
 	batch.bitsSet = 0;
 	taken = palloc(sizeof(BlockNumber) * snap->nPending);
 	for (i = 0; i < navail && batch.nrows < want; i++)
@@ -437,8 +439,13 @@ BloomSlicedMergeOnce(Relation index, BloomMergeMode mode)
 		LockBuffer(stripebuf, BUFFER_LOCK_EXCLUSIVE);
 		if (!BloomPageIsSliced(BufferGetPage(stripebuf), BLOOMIDX_STRIPE, s))
 			BloomSlicedCorrupted(index, stripeBlkno, "stripe page");
-		BloomStripeAddLive(GenericXLogRegisterBuffer(xlogState, stripebuf, 0),
-						   (uint32) batch.nrows);
+		page = GenericXLogRegisterBuffer(xlogState, stripebuf, 0);
+		BloomStripeAddLive(page, (uint32) batch.nrows);
+		/* A stripe without a complete summary, for the cost model */
+		if (state->shape.summaries &&
+			(BloomStripeGetFlags(page) & BLOOMIDX_STRIPE_SUMMARY_INCOMPLETE) != 0)
+			BloomSlicedSummaryMeta(meta)->completeBelow =
+				Min(BloomSlicedSummaryMeta(meta)->completeBelow, s);
 	}
 	BloomSlicedMeta(meta)->mergedRows = pos;
 	BloomSlicedMeta(meta)->nStripes = nStripes;

@@ -68,6 +68,9 @@ typedef struct BloomSlicedScanData
 	BloomReader stripeReader;	/* the stripe pages */
 	BloomReader reader;			/* a stripe's slices, then its TID maps */
 	BlockNumber blocks[Max(BLOOMIDX_SLICED_MAX_LENGTH, BLOOMIDX_STRIPE_TIDPAGES)];
+	/* The query's summary keys: so->keyhashes' hashes made keys */
+	uint32	  **sumKeys;		/* per entry of so->keyhashes */
+	int64		stripesSkipped; /* by their summaries */
 } BloomSlicedScanData;
 
 /*
@@ -331,6 +334,71 @@ BloomAddStripeTids(Relation index, BloomSlicedScanData *work,
 }
 
 /*
+ * Does the summary of the stripe just read (work->pages, at stripe page
+ * blkno) rule the query out: a key on a summarized column none of whose
+ * values the summary may hold?  Returns BLOOM_SLICE_NONE if so,
+ * BLOOM_SLICE_ANY if not (or the stripe has no complete summary), and
+ * BLOOM_SLICE_GONE if the stripe is gone.
+ */
+static int
+BloomStripeSummaryTest(Relation index, BloomScanOpaque so,
+					   BloomSlicedScanData *work, BlockNumber blkno)
+{
+	const BloomStripePages *pages = &work->pages;
+	Buffer		buffer = InvalidBuffer;
+	int			curPage = -1;
+	int			result = BLOOM_SLICE_ANY;
+	int			k;
+
+	if (pages->summaryColumns == 0 ||
+		(pages->flags & BLOOMIDX_STRIPE_SUMMARY_INCOMPLETE) != 0)
+		return BLOOM_SLICE_ANY;
+	for (k = 0; k < so->nkeyhashes && result == BLOOM_SLICE_ANY; k++)
+	{
+		const BloomKeyHashes *kh = &so->keyhashes[k];
+		int			nblocks;
+		int			start;
+		bool		maybe = false;
+		int			j;
+
+		if (kh->col >= pages->summaryColumns ||
+			(nblocks = pages->summaryBlocks[kh->col]) == 0)
+			continue;
+		start = BloomSummaryColumnStart(pages->summaryBlocks, kh->col);
+		for (j = 0; j < kh->nhashes && !maybe; j++)
+		{
+			uint32		key = work->sumKeys[k][j];
+			int			g = start + BloomSummaryBlockFor(key, nblocks);
+			int			p = g / BLOOMIDX_SUMMARY_PAGE_BLOCKS;
+
+			if (p >= pages->nSummaryPages)
+				BloomSlicedCorrupted(index, blkno, "stripe page listing its summary pages");
+			if (p != curPage)
+			{
+				if (BufferIsValid(buffer))
+					UnlockReleaseBuffer(buffer);
+				buffer = BloomReadStripePage(index, pages, blkno,
+											 pages->summaryPages[p],
+											 BLOOMIDX_SUMMARY, work->bas);
+				if (!BufferIsValid(buffer))
+					return BLOOM_SLICE_GONE;
+				curPage = p;
+			}
+			maybe = BloomSummaryTestBlock(BloomSummaryPageBlocks(BufferGetPage(buffer)) +
+										  (Size) (g % BLOOMIDX_SUMMARY_PAGE_BLOCKS) *
+										  BLOOMIDX_SUMMARY_BLOCK_WORDS, key);
+		}
+		if (!maybe)
+			result = BLOOM_SLICE_NONE;
+	}
+	if (BufferIsValid(buffer))
+		UnlockReleaseBuffer(buffer);
+	if (result == BLOOM_SLICE_NONE)
+		work->stripesSkipped++;
+	return result;
+}
+
+/*
  * The rows of stripe s (at stripe page blkno, rows rows) that the query
  * may match, in work->r.  Returns BLOOM_SLICE_GONE if the stripe is gone.
  */
@@ -346,6 +414,11 @@ BloomStripeCandidates(Relation index, const BloomShape *shape, BloomScanOpaque s
 	if (!BloomReadStripeBuffer(index, s, BloomReaderNext(&work->stripeReader),
 							   shape->sigBits, &work->pages))
 		return BLOOM_SLICE_GONE;
+
+	/* A summary that rules the query out spares the slices */
+	if (work->sumKeys != NULL &&
+		(result = BloomStripeSummaryTest(index, so, work, blkno)) != BLOOM_SLICE_ANY)
+		return result;
 
 	/* Start from every row of the stripe */
 	memset(work->r.r, 0xFF, sizeof(uint64) * nw);
@@ -548,6 +621,23 @@ BloomSlicedGetBitmap(Relation index, BloomState state, BloomScanOpaque so,
 	work->tids = palloc(sizeof(ItemPointerData) * work->maxtids);
 	work->copy = palloc(BLCKSZ);
 	work->bas = BloomSlicedScanStrategy(index, state, so);
+	work->stripesSkipped = 0;
+	work->sumKeys = NULL;
+	if (state->shape.summaries && so->nkeyhashes > 0)
+	{
+		int			k,
+					j;
+
+		work->sumKeys = palloc(sizeof(uint32 *) * so->nkeyhashes);
+		for (k = 0; k < so->nkeyhashes; k++)
+		{
+			const BloomKeyHashes *kh = &so->keyhashes[k];
+
+			work->sumKeys[k] = palloc(sizeof(uint32) * Max(kh->nhashes, 1));
+			for (j = 0; j < kh->nhashes; j++)
+				work->sumKeys[k][j] = BloomSummaryKey(kh->hashes[j], kh->col);
+		}
+	}
 	BloomReaderInit(&work->stripeReader, index, NULL, READ_STREAM_FULL);
 	BloomReaderInit(&work->reader, index, work->bas, READ_STREAM_FULL);
 

@@ -209,6 +209,151 @@ BloomWriteStripeTids(Relation index, BloomState state, Buffer stripebuf,
 }
 
 /*
+ * Give stripe s, whose stripe page (locked exclusively) lists no summary
+ * yet, summary pages sized as the metapage says (the build's measure of
+ * the data), all bits clear, in one WAL record per page with the stripe
+ * page.  Returns false, leaving the stripe without summary, if the
+ * metapage gives no sizes.
+ */
+static bool
+BloomStripeAddSummaryPages(Relation index, BloomState state, Buffer stripebuf,
+						   uint32 s)
+{
+	const BloomShape *shape = &state->shape;
+	uint16		blocks[BLOOMIDX_MAX_COLUMNS];
+	BlockNumber pages[BLOOMIDX_SUMMARY_MAX_PAGES];
+	Buffer		metabuf = ReadBuffer(index, BLOOMIDX_METAPAGE_BLKNO);
+	BloomSlicedSummaryMetaData *sm;
+	GenericXLogState *xlogState;
+	int			total,
+				npages,
+				p;
+
+	LockBuffer(metabuf, BUFFER_LOCK_SHARE);
+	sm = BloomSlicedSummaryMeta(BloomPageGetMeta(BufferGetPage(metabuf)));
+	memcpy(blocks, sm->blocks, sizeof(uint16) * shape->nColumns);
+	UnlockReleaseBuffer(metabuf);
+	for (p = 0; p < shape->nColumns; p++)
+		if ((shape->setColumns & (1U << p)) != 0 ||
+			blocks[p] > BLOOMIDX_SUMMARY_MAX_BLOCKS)
+			blocks[p] = 0;
+	total = BloomSummaryTotalBlocks(blocks, shape->nColumns);
+	npages = (total + BLOOMIDX_SUMMARY_PAGE_BLOCKS - 1) / BLOOMIDX_SUMMARY_PAGE_BLOCKS;
+	if (total == 0 || npages > BLOOMIDX_SUMMARY_MAX_PAGES)
+		return false;
+
+	/* The pages first, then the stripe page lists them all at once */
+	for (p = 0; p < npages; p++)
+	{
+		Buffer		buffer = BloomNewBuffer(index);
+
+		xlogState = GenericXLogStart(index);
+		BloomInitSlicedPage(GenericXLogRegisterBuffer(xlogState, buffer,
+													  GENERIC_XLOG_FULL_IMAGE),
+							BLOOMIDX_SUMMARY, shape->sigBits, s);
+		BloomMergeXLogFinish(index, xlogState);
+		pages[p] = BufferGetBlockNumber(buffer);
+		UnlockReleaseBuffer(buffer);
+	}
+	xlogState = GenericXLogStart(index);
+	BloomStripeSetSummary(GenericXLogRegisterBuffer(xlogState, stripebuf, 0),
+						  shape->sigBits, shape->nColumns, blocks, pages, npages);
+	BloomMergeXLogFinish(index, xlogState);
+	return true;
+}
+
+/*
+ * Add the summary keys of rows [first, first + n) of the batch to the
+ * summary of the stripe whose stripe page (locked exclusively) is
+ * stripebuf, or, for rows without keys, mark its summary incomplete: the
+ * stripe is then always read.  A stripe with no summary yet (started by
+ * a merge) gets one if its rows are all it holds and they have keys.
+ */
+static void
+BloomWriteStripeSummary(Relation index, BloomState state, Buffer stripebuf,
+						uint32 s, const BloomRowBatch *batch, int first, int n,
+						int r0)
+{
+	const BloomShape *shape = &state->shape;
+	BloomStripePages *pages;
+	GenericXLogState *xlogState;
+	int			p;
+
+	pages = palloc(sizeof(BloomStripePages));
+	BloomStripeGetPages(BufferGetPage(stripebuf), shape->sigBits, pages);
+	if ((pages->flags & BLOOMIDX_STRIPE_SUMMARY_INCOMPLETE) != 0)
+	{
+		pfree(pages);
+		return;
+	}
+	if (pages->summaryColumns == 0 && batch->keys != NULL && r0 == 0)
+	{
+		if (BloomStripeAddSummaryPages(index, state, stripebuf, s))
+			BloomStripeGetPages(BufferGetPage(stripebuf), shape->sigBits, pages);
+	}
+	if (pages->summaryColumns == 0)
+	{
+		/* No summary: the stripe is read whatever the query */
+		pfree(pages);
+		return;
+	}
+	if (batch->keys == NULL || pages->summaryColumns != shape->nColumns)
+	{
+		xlogState = GenericXLogStart(index);
+		BloomStripeSetFlags(GenericXLogRegisterBuffer(xlogState, stripebuf, 0),
+							pages->flags | BLOOMIDX_STRIPE_SUMMARY_INCOMPLETE);
+		BloomMergeXLogFinish(index, xlogState);
+		pfree(pages);
+		return;
+	}
+
+	/* The keys, a summary page at a time */
+	for (p = 0; p < pages->nSummaryPages; p++)
+	{
+		Buffer		buffer;
+		Page		page = NULL;
+		int			lo = p * BLOOMIDX_SUMMARY_PAGE_BLOCKS;
+		int			start = 0;
+		int			c,
+					r;
+
+		CHECK_FOR_INTERRUPTS();
+		buffer = ReadBuffer(index, pages->summaryPages[p]);
+		LockBuffer(buffer, BUFFER_LOCK_EXCLUSIVE);
+		if (!BloomPageIsSliced(BufferGetPage(buffer), BLOOMIDX_SUMMARY, s))
+			BloomSlicedCorrupted(index, pages->summaryPages[p], "summary page");
+		xlogState = GenericXLogStart(index);
+		page = GenericXLogRegisterBuffer(xlogState, buffer, 0);
+		for (c = 0; c < shape->nColumns; c++)
+		{
+			int			nb = pages->summaryBlocks[c];
+
+			if (nb > 0 && start < lo + BLOOMIDX_SUMMARY_PAGE_BLOCKS && start + nb > lo)
+			{
+				for (r = first; r < first + n; r++)
+				{
+					uint32		key = batch->keys[(Size) r * shape->nColumns + c];
+					int			g = start + BloomSummaryBlockFor(key, nb);
+
+					if (g >= lo && g < lo + BLOOMIDX_SUMMARY_PAGE_BLOCKS)
+					{
+						uint32	   *block = BloomSummaryPageBlocks(page) +
+							(Size) (g - lo) * BLOOMIDX_SUMMARY_BLOCK_WORDS;
+
+						/* BloomSummaryAdd on a single block */
+						BloomSummaryAdd(block, 1, key);
+					}
+				}
+			}
+			start += nb;
+		}
+		BloomMergeXLogFinish(index, xlogState);
+		UnlockReleaseBuffer(buffer);
+	}
+	pfree(pages);
+}
+
+/*
  * Write rows [first, first + n) of the batch into stripe s at row numbers
  * [r0, r0 + n) of the stripe.  The stripe page is locked exclusively by
  * the caller.
@@ -229,6 +374,10 @@ BloomWriteStripe(Relation index, BloomState state, Buffer stripebuf, uint32 s,
 	int			wr,
 				i,
 				b;
+
+	/* The summary first: it must hold the rows before a scan sees them */
+	if (state->shape.summaries)
+		BloomWriteStripeSummary(index, state, stripebuf, s, batch, first, n, r0);
 
 	/*
 	 * Transpose the rows' signatures into the words of each slice, 64 rows

@@ -239,7 +239,8 @@ BloomLockStripePage(Relation index, const BloomStripePages *pages,
 	UnlockReleaseBuffer(buffer);
 	if (BloomStripeIsListed(index, pages->stripe, stripeBlkno))
 		BloomSlicedCorrupted(index, blkno,
-							 flag == BLOOMIDX_SLICE ? "slice page" : "TID-map page");
+							 flag == BLOOMIDX_SLICE ? "slice page" :
+							 flag == BLOOMIDX_SUMMARY ? "summary page" : "TID-map page");
 	return false;
 }
 

@@ -88,6 +88,8 @@ BloomSlicedReferenced(Relation index, const BloomShape *shape,
 			continue;
 		for (i = 0; i < pages->nTidPages; i++)
 			BLOOM_REFERENCE(pages->tidPages[i]);
+		for (i = 0; i < pages->nSummaryPages; i++)
+			BLOOM_REFERENCE(pages->summaryPages[i]);
 		for (i = 0; i < shape->sigBits; i++)
 		{
 			if (pages->slices[i] != InvalidBlockNumber)
@@ -181,7 +183,7 @@ BloomReclaimStripe(Relation index, BloomState state, uint32 s, BlockNumber strip
 	UnlockReleaseBuffer(metabuf);
 
 	/* Free its pages; a scan still reading them finds out by their tags */
-	for (i = -1; i < shape->sigBits + pages->nTidPages; i++)
+	for (i = -1; i < shape->sigBits + pages->nTidPages + pages->nSummaryPages; i++)
 	{
 		BlockNumber blkno;
 		Buffer		buffer;
@@ -190,8 +192,10 @@ BloomReclaimStripe(Relation index, BloomState state, uint32 s, BlockNumber strip
 			blkno = stripeBlkno;
 		else if (i < shape->sigBits)
 			blkno = pages->slices[i];
-		else
+		else if (i < shape->sigBits + pages->nTidPages)
 			blkno = pages->tidPages[i - shape->sigBits];
+		else
+			blkno = pages->summaryPages[i - shape->sigBits - pages->nTidPages];
 		if (blkno == InvalidBlockNumber)
 			continue;
 		buffer = ReadBuffer(index, blkno);
