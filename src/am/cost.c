@@ -907,6 +907,8 @@ bloomidx_estimate(PG_FUNCTION_ARGS)
 		query.clauses[i].col = cols[i];
 		query.clauses[i].nunknown = 1;
 		query.clauses[i].selectivity = Max(sel, 0);
+		if (haveStats)
+			query.clauses[i].correlation = BloomColumnCorrelation(index, cols[i]);
 		trueFraction *= Max(sel, 0);
 	}
 
@@ -926,6 +928,33 @@ bloomidx_estimate(PG_FUNCTION_ARGS)
 	mshape = BloomModelShapeOf(&eshape);
 	BloomRowModelInit(&model, &mshape, fill);
 	BloomEstimateQuery(&mshape, &model, &query, &est);
+
+	/*
+	 * The false positives the scan meets: those of the rows it tests (a
+	 * layout may skip some, as the sliced layout's stripe summaries do)
+	 */
+	if (haveStats)
+	{
+		BloomScanPagesInput in;
+		BloomScanPages out;
+
+		memset(&in, 0, sizeof(in));
+		in.loopCount = 1;
+		in.indexPages = RelationGetNumberOfBlocks(index);
+		in.indexTuples = reltuples;
+		in.heapTuples = heapTuples;
+		in.heapPages = Max(in.indexPages, 1);
+		in.matching = trueFraction;
+		in.falsePositives = est.falsePositives;
+		in.selectivity = Min(trueFraction + est.falsePositives, 1.0);
+		in.shape = &mshape;
+		in.query = &query;
+		in.wordsPerRow = est.wordsTested;
+		out.falsePositiveShare = 1.0;
+		BloomGetStateLayout(index, state)->scanpages(index, state, &in, &out);
+		CLAMP_PROBABILITY(out.falsePositiveShare);
+		est.falsePositives *= out.falsePositiveShare;
+	}
 
 	values[0] = Float8GetDatum(est.falsePositiveRate);
 	values[1] = Float8GetDatum(est.falsePositives * reltuples);

@@ -664,15 +664,58 @@ BloomSlicedGetBitmap(Relation index, BloomState state, BloomScanOpaque so,
 }
 
 /*
- * Which index columns the stripes' summaries cover, and the rate at which
- * a summary lets through a value its stripe does not hold; 0 if the index
- * has no summaries.  Until the summaries' metapage fields exist: none.
+ * The rate at which a split-block filter of bitsPerKey bits a key lets
+ * through a key it does not hold: a block holds a Poisson number of keys,
+ * BLOOMIDX_SUMMARY_BLOCK_WORDS * 32 / bitsPerKey on average, each setting
+ * one bit in each of the block's words, and a key passes if its bit is set
+ * in every word.
+ */
+static double
+BloomSummaryFpr(int bitsPerKey)
+{
+	double		lambda = (double) BLOOMIDX_SUMMARY_BLOCK_WORDS * 32 / bitsPerKey;
+	double		term = exp(-lambda);
+	double		fpr = 0;
+	int			n;
+
+	for (n = 0; n < 4 * lambda + 40; n++)
+	{
+		if (n > 0)
+			term *= lambda / n;
+		fpr += term * pow(-expm1(n * log1p(-1.0 / 32)),
+						  BLOOMIDX_SUMMARY_BLOCK_WORDS);
+	}
+	return Min(fpr, 1.0);
+}
+
+/*
+ * Which index columns the stripes' summaries cover (a column of sets has
+ * none), the rate at which a summary lets through a value its stripe does
+ * not hold, and how many stripes have a complete summary; 0 if the index
+ * has no summaries.
  */
 static uint32
-BloomSlicedSummaryPlanInfo(Relation index, BloomState state, double *fpr)
+BloomSlicedSummaryPlanInfo(Relation index, BloomState state, double *fpr,
+						   double *completeStripes)
 {
+	BloomSummaryInfoData info;
+	uint32		summarized = 0;
+	int			c;
+
 	*fpr = 1.0;
-	return 0;
+	*completeStripes = 0;
+	BloomSlicedSummaryInfo(index, &info);
+	if (info.bitsPerKey <= 0)
+		return 0;
+	for (c = 0; c < state->shape.nColumns; c++)
+	{
+		if ((state->shape.setColumns & ((uint32) 1 << c)) == 0 &&
+			info.meanBlocks[c] > 0)
+			summarized |= (uint32) 1 << c;
+	}
+	*fpr = BloomSummaryFpr(info.bitsPerKey);
+	*completeStripes = info.completeStripes;
+	return summarized;
 }
 
 /*
@@ -752,6 +795,7 @@ BloomSlicedScanPages(Relation index, BloomState state,
 	double		candidates;
 	double		pendingRows;
 	double		fpr;
+	double		complete;
 	uint32		summarized;
 	double		share;
 	double		keysTested;
@@ -759,9 +803,14 @@ BloomSlicedScanPages(Relation index, BloomState state,
 
 	BloomSlicedSizes(index, &sizes);
 	pendingRows = sizes.pendingPages * state->tuplesPerPage;
-	summarized = BloomSlicedSummaryPlanInfo(index, state, &fpr);
+	summarized = BloomSlicedSummaryPlanInfo(index, state, &fpr, &complete);
 	share = BloomSlicedStripeShare(in, summarized, fpr, sizes.stripes,
 								   &keysTested);
+
+	/* Stripes whose summary a merge left incomplete are always read */
+	complete = Min(complete, sizes.stripes);
+	if (sizes.stripes > 0)
+		share = (complete * share + (sizes.stripes - complete)) / sizes.stripes;
 
 	/* False positives are met in the stripes read and the pending rows */
 	stripeRows = Max(in->indexTuples - pendingRows, 0.0);
