@@ -287,6 +287,37 @@ BloomGetFrequentValues(Relation index, BloomState state, int col,
 }
 
 /*
+ * The correlation of index column col's values with the physical order of
+ * the table's rows, from the column's statistics; 0 without them.  A
+ * layout that keeps rows in table order (the sliced layout's stripes) can
+ * tell from it how many of its parts hold a value.
+ */
+static double
+BloomColumnCorrelation(Relation index, int col)
+{
+	Oid			relid;
+	AttrNumber	attnum;
+	HeapTuple	statsTuple;
+	AttStatsSlot sslot;
+	double		result = 0;
+
+	BloomColumnStatsKey(index, col, &relid, &attnum);
+	statsTuple = SearchSysCache3(STATRELATTINH, ObjectIdGetDatum(relid),
+								 Int16GetDatum(attnum), BoolGetDatum(false));
+	if (!HeapTupleIsValid(statsTuple))
+		return 0;
+	if (get_attstatsslot(&sslot, statsTuple, STATISTIC_KIND_CORRELATION,
+						 InvalidOid, ATTSTATSSLOT_NUMBERS))
+	{
+		if (sslot.nnumbers == 1)
+			result = sslot.numbers[0];
+		free_attstatsslot(&sslot);
+	}
+	ReleaseSysCache(statsTuple);
+	return result;
+}
+
+/*
  * Describe one index qual for the model: its value(s), hashed when they are
  * known at plan time.  Returns false for a qual the index does not test
  * (IS NOT NULL).
@@ -421,12 +452,11 @@ static void
 BloomCostScanPages(PlannerInfo *root, IndexOptInfo *index, Relation indexRel,
 				   BloomState state, double loop_count,
 				   const BloomCostQuery *query, const BloomCostResult *est,
-				   double selectivity, double *pagesFetched,
-				   double *wordsTested)
+				   double matching, double falsePositives,
+				   BloomScanPages *out)
 {
 	BloomModelShape mshape = BloomModelShapeOf(&state->shape);
 	BloomScanPagesInput in;
-	BloomScanPages out;
 
 	in.root = root;
 	in.loopCount = loop_count;
@@ -434,13 +464,16 @@ BloomCostScanPages(PlannerInfo *root, IndexOptInfo *index, Relation indexRel,
 	in.indexTuples = index->tuples;
 	in.heapPages = index->rel->pages;
 	in.heapTuples = index->rel->tuples;
-	in.selectivity = selectivity;
+	in.matching = matching;
+	in.falsePositives = falsePositives;
+	in.selectivity = matching + falsePositives;
+	CLAMP_PROBABILITY(in.selectivity);
 	in.shape = &mshape;
 	in.query = query;
 	in.wordsPerRow = est->wordsTested;
-	BloomGetStateLayout(indexRel, state)->scanpages(indexRel, state, &in, &out);
-	*pagesFetched = out.pagesFetched;
-	*wordsTested = out.wordsTested;
+	out->falsePositiveShare = 1.0;
+	BloomGetStateLayout(indexRel, state)->scanpages(indexRel, state, &in, out);
+	CLAMP_PROBABILITY(out->falsePositiveShare);
 }
 
 /*
@@ -492,6 +525,7 @@ bloomidx_costestimate(PlannerInfo *root, IndexPath *path, double loop_count,
 	double		inIndex;
 	double		s;
 	double		selectivity;
+	BloomScanPages scanPages;
 	double		pagesFetched;
 	double		wordsTested;
 	double		candidates;
@@ -531,6 +565,8 @@ bloomidx_costestimate(PlannerInfo *root, IndexPath *path, double loop_count,
 			clause->selectivity = clause_selectivity(root, (Node *) rinfo,
 													 index->rel->relid,
 													 JOIN_INNER, NULL);
+			clause->correlation = BloomColumnCorrelation(indexRel,
+														 iclause->indexcol);
 			testedQuals = lappend(testedQuals, rinfo);
 			query.nclauses++;
 		}
@@ -550,16 +586,30 @@ bloomidx_costestimate(PlannerInfo *root, IndexPath *path, double loop_count,
 							   index->rel->relid, JOIN_INNER, NULL);
 	inIndex = index->rel->tuples > 0 ? index->tuples / index->rel->tuples : 1.0;
 	CLAMP_PROBABILITY(inIndex);
-	selectivity = query.noMatch ? 0.0 : s + inIndex * est.falsePositives;
-	CLAMP_PROBABILITY(selectivity);
 
 	/*
-	 * The pages and signatures the scan reads; every candidate goes into
-	 * the bitmap and is fetched, from the heap pages that hold candidates
-	 * (at random: a page holds none with probability e^(-candidates/pages)).
+	 * The pages and signatures the scan reads, and the share of the false
+	 * positives it meets (a layout may skip rows without testing them);
+	 * every candidate goes into the bitmap and is fetched, from the heap
+	 * pages that hold candidates (at random: a page holds none with
+	 * probability e^(-candidates/pages)).
 	 */
-	BloomCostScanPages(root, index, indexRel, state, loop_count, &query, &est,
-					   selectivity, &pagesFetched, &wordsTested);
+	if (query.noMatch)
+	{
+		scanPages.pagesFetched = 0;
+		scanPages.wordsTested = 0;
+		selectivity = 0.0;
+	}
+	else
+	{
+		BloomCostScanPages(root, index, indexRel, state, loop_count, &query,
+						   &est, s, inIndex * est.falsePositives, &scanPages);
+		selectivity = s + inIndex * est.falsePositives *
+			scanPages.falsePositiveShare;
+	}
+	CLAMP_PROBABILITY(selectivity);
+	pagesFetched = scanPages.pagesFetched;
+	wordsTested = scanPages.wordsTested;
 	index_close(indexRel, NoLock);
 	candidates = selectivity * index->rel->tuples;
 	heapPagesVisited = candidates;
@@ -857,6 +907,8 @@ bloomidx_estimate(PG_FUNCTION_ARGS)
 		query.clauses[i].col = cols[i];
 		query.clauses[i].nunknown = 1;
 		query.clauses[i].selectivity = Max(sel, 0);
+		if (haveStats)
+			query.clauses[i].correlation = BloomColumnCorrelation(index, cols[i]);
 		trueFraction *= Max(sel, 0);
 	}
 
@@ -876,6 +928,33 @@ bloomidx_estimate(PG_FUNCTION_ARGS)
 	mshape = BloomModelShapeOf(&eshape);
 	BloomRowModelInit(&model, &mshape, fill);
 	BloomEstimateQuery(&mshape, &model, &query, &est);
+
+	/*
+	 * The false positives the scan meets: those of the rows it tests (a
+	 * layout may skip some, as the sliced layout's stripe summaries do)
+	 */
+	if (haveStats)
+	{
+		BloomScanPagesInput in;
+		BloomScanPages out;
+
+		memset(&in, 0, sizeof(in));
+		in.loopCount = 1;
+		in.indexPages = RelationGetNumberOfBlocks(index);
+		in.indexTuples = reltuples;
+		in.heapTuples = heapTuples;
+		in.heapPages = Max(in.indexPages, 1);
+		in.matching = trueFraction;
+		in.falsePositives = est.falsePositives;
+		in.selectivity = Min(trueFraction + est.falsePositives, 1.0);
+		in.shape = &mshape;
+		in.query = &query;
+		in.wordsPerRow = est.wordsTested;
+		out.falsePositiveShare = 1.0;
+		BloomGetStateLayout(index, state)->scanpages(index, state, &in, &out);
+		CLAMP_PROBABILITY(out.falsePositiveShare);
+		est.falsePositives *= out.falsePositiveShare;
+	}
 
 	values[0] = Float8GetDatum(est.falsePositiveRate);
 	values[1] = Float8GetDatum(est.falsePositives * reltuples);

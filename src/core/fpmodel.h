@@ -105,6 +105,8 @@ typedef struct BloomCostClause
 	uint64	   *masks;			/* ... their bits, nknown * sigWords words */
 	double		knownWeight;	/* elements each known mask stands for */
 	double		nunknown;		/* values not known at plan time */
+	double		correlation;	/* of the column's values with the rows'
+								 * physical order (pg_stats), 0 if unknown */
 } BloomCostClause;
 
 /*

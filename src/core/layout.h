@@ -109,6 +109,9 @@ typedef struct BloomScanPagesInput
 	double		heapPages;		/* pages of the table */
 	double		heapTuples;		/* rows of the table */
 	double		selectivity;	/* share of the table's rows that are candidates */
+	double		matching;		/* ... that match the clauses the index tests */
+	double		falsePositives; /* ... that pass every signature test without
+								 * matching (selectivity less matching) */
 	const struct BloomModelShape *shape;	/* the index's, for the model */
 	const struct BloomCostQuery *query; /* its clauses, as the model sees them */
 	double		wordsPerRow;	/* signature words tested per row */
@@ -119,6 +122,9 @@ typedef struct BloomScanPages
 {
 	double		pagesFetched;	/* index pages read, per loop */
 	double		wordsTested;	/* 64-bit words tested */
+	double		falsePositiveShare; /* of the false positives, those the scan
+									 * meets (1 unless it skips some rows
+									 * without testing them: the caller sets 1) */
 } BloomScanPages;
 
 struct BloomMetaPageData;		/* page.h */

@@ -21,6 +21,7 @@
 #include "port/pg_bitutils.h"
 #include "storage/bufmgr.h"
 #include "utils/rel.h"
+#include "utils/selfuncs.h"
 
 #include "bloomidx.h"
 #include "fpmodel.h"
@@ -664,10 +665,124 @@ BloomSlicedGetBitmap(Relation index, BloomState state, BloomScanOpaque so,
 }
 
 /*
- * Pages and signature words a bitmap scan reads, for the cost model: per
- * stripe, its stripe page and the slices of the query's bits (ANDing a
- * page of words for each), the TID-map pages holding candidates, and the
- * pending pages, whose signatures are tested as in the row layout.
+ * The rate at which a split-block filter of bitsPerKey bits a key lets
+ * through a key it does not hold: a block holds a Poisson number of keys,
+ * BLOOMIDX_SUMMARY_BLOCK_WORDS * 32 / bitsPerKey on average, each setting
+ * one bit in each of the block's words, and a key passes if its bit is set
+ * in every word.
+ */
+static double
+BloomSummaryFpr(int bitsPerKey)
+{
+	double		lambda = (double) BLOOMIDX_SUMMARY_BLOCK_WORDS * 32 / bitsPerKey;
+	double		term = exp(-lambda);
+	double		fpr = 0;
+	int			n;
+
+	for (n = 0; n < 4 * lambda + 40; n++)
+	{
+		if (n > 0)
+			term *= lambda / n;
+		fpr += term * pow(-expm1(n * log1p(-1.0 / 32)),
+						  BLOOMIDX_SUMMARY_BLOCK_WORDS);
+	}
+	return Min(fpr, 1.0);
+}
+
+/*
+ * Which index columns the stripes' summaries cover (a column of sets has
+ * none), the rate at which a summary lets through a value its stripe does
+ * not hold, and how many stripes have a complete summary; 0 if the index
+ * has no summaries.
+ */
+static uint32
+BloomSlicedSummaryPlanInfo(Relation index, BloomState state, double *fpr,
+						   double *completeStripes)
+{
+	BloomSummaryInfoData info;
+	uint32		summarized = 0;
+	int			c;
+
+	*fpr = 1.0;
+	*completeStripes = 0;
+	BloomSlicedSummaryInfo(index, &info);
+	if (info.bitsPerKey <= 0)
+		return 0;
+	for (c = 0; c < state->shape.nColumns; c++)
+	{
+		if ((state->shape.setColumns & ((uint32) 1 << c)) == 0 &&
+			info.meanBlocks[c] > 0)
+			summarized |= (uint32) 1 << c;
+	}
+	*fpr = BloomSummaryFpr(info.bitsPerKey);
+	*completeStripes = info.completeStripes;
+	return summarized;
+}
+
+/*
+ * Share of the stripes whose summaries let a query through (the model of
+ * the cost estimate): for each clause on a summarized column, the chance
+ * that a stripe holds one of its values, plus the summary's false
+ * positives among the others, and the clauses' chances multiplied.  A
+ * stripe holds a value of selectivity sel at random with probability
+ * 1 - (1 - sel)^rows; if the column's values follow the rows' order
+ * (correlation 1), a value's rows fill sel * rows of table / stripe rows
+ * consecutive stripes and touch one more; between the two, as the planner
+ * interpolates a B-tree's page fetches, by the correlation squared.
+ * *keysTested: summary blocks a stripe tests.
+ */
+static double
+BloomSlicedStripeShare(const BloomScanPagesInput *in, uint32 summarized,
+					   double fpr, double stripes, double *keysTested)
+{
+	const BloomCostQuery *query = in->query;
+	double		rows = BLOOMIDX_STRIPE_ROWS;
+	double		total = Max(in->indexTuples, 1.0);
+	double		share = 1.0;
+	double		maxC2 = 0.0;
+	double		match = Min(Max(in->matching, 0.0), 1.0);
+	double		holdMatch;
+	int			i;
+
+	*keysTested = 0;
+	if (summarized == 0 || stripes < 1)
+		return 1.0;
+	for (i = 0; i < query->nclauses; i++)
+	{
+		const BloomCostClause *clause = &query->clauses[i];
+		double		sel = clause->selectivity;
+		double		nvalues = Max(clause->nknown + clause->nunknown, 1.0);
+		double		c2 = clause->correlation * clause->correlation;
+		double		atRandom,
+					inOrder,
+					holds,
+					pass;
+
+		if ((summarized & ((uint32) 1 << clause->col)) == 0)
+			continue;
+		CLAMP_PROBABILITY(sel);
+		atRandom = sel >= 1.0 ? 1.0 : -expm1(rows * log1p(-sel));
+		inOrder = Min(1.0, (sel * total / rows + nvalues) / stripes);
+		holds = c2 * inOrder + (1.0 - c2) * atRandom;
+		pass = holds + (1.0 - holds) * -expm1(nvalues * log1p(-fpr));
+		share *= pass;
+		maxC2 = Max(maxC2, c2);
+		*keysTested += nvalues;
+	}
+
+	/* No fewer stripes than those holding the rows that match */
+	holdMatch = maxC2 * Min(1.0, (match * total / rows + 1.0) / stripes) +
+		(1.0 - maxC2) * (match >= 1.0 ? 1.0 : -expm1(rows * log1p(-match)));
+	return Min(Max(share, holdMatch), 1.0);
+}
+
+/*
+ * Pages and words a scan reads (the routine table's scanpages): every
+ * stripe page and, where the stripes have summaries, one summary block a
+ * stripe for each value tested; the slices the query tests of the stripes
+ * the summaries let through, every pending page, and the TID-map pages of
+ * the candidates.  The false positives of the stripes skipped are never
+ * met.
  */
 void
 BloomSlicedScanPages(Relation index, BloomState state,
@@ -678,11 +793,33 @@ BloomSlicedScanPages(Relation index, BloomState state,
 							 (double) state->shape.sigBits *
 							 (1 + in->query->nclauses));
 	double		tidPages;
-	double		candidates = in->selectivity * in->heapTuples;
+	double		candidates;
 	double		pendingRows;
+	double		fpr;
+	double		complete;
+	uint32		summarized;
+	double		share;
+	double		keysTested;
+	double		stripeRows;
 
 	BloomSlicedSizes(index, &sizes);
 	pendingRows = sizes.pendingPages * state->tuplesPerPage;
+	summarized = BloomSlicedSummaryPlanInfo(index, state, &fpr, &complete);
+	share = BloomSlicedStripeShare(in, summarized, fpr, sizes.stripes,
+								   &keysTested);
+
+	/* Stripes whose summary a merge left incomplete are always read */
+	complete = Min(complete, sizes.stripes);
+	if (sizes.stripes > 0)
+		share = (complete * share + (sizes.stripes - complete)) / sizes.stripes;
+
+	/* False positives are met in the stripes read and the pending rows */
+	stripeRows = Max(in->indexTuples - pendingRows, 0.0);
+	if (share < 1.0 && in->indexTuples > 0)
+		out->falsePositiveShare = (stripeRows * share + pendingRows) /
+			Max(stripeRows + pendingRows, 1.0);
+	candidates = (in->matching + in->falsePositives * out->falsePositiveShare) *
+		in->heapTuples;
 
 	/* TID maps are compressed: what the other pages leave of the index */
 	tidPages = in->indexPages - sizes.stripes * (1 + state->shape.sigBits) -
@@ -690,9 +827,11 @@ BloomSlicedScanPages(Relation index, BloomState state,
 	tidPages = Max(tidPages, sizes.stripes);
 	tidPages = Min(tidPages, sizes.stripes * BLOOMIDX_STRIPE_TIDPAGES);
 
-	out->pagesFetched = sizes.stripes * (1 + slices) + sizes.pendingPages +
+	out->pagesFetched = sizes.stripes * (1 + keysTested + share * slices) +
+		sizes.pendingPages +
 		(tidPages > 0 ? tidPages * -expm1(-candidates / tidPages) : 0);
 	out->pagesFetched = Min(out->pagesFetched, in->indexPages);
-	out->wordsTested = sizes.stripes * slices * BLOOMIDX_STRIPE_WORDS +
+	out->wordsTested = sizes.stripes * share * slices * BLOOMIDX_STRIPE_WORDS +
+		sizes.stripes * keysTested * 4 +
 		in->wordsPerRow * pendingRows;
 }
