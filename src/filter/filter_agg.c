@@ -220,21 +220,21 @@ BloomSetToFilter(BloomAggState *state)
 void
 BloomSetFlush(BloomAggState *state)
 {
-	int			n = state->npending;
+	int			n = state->nbuffered;
 	int			i;
 
-	state->npending = 0;
+	state->nbuffered = 0;
 	for (i = 0; i < n; i++)
 	{
 		/* the set may have become a filter on the way */
 		if (state->sized)
 		{
-			BloomAggAddToFilter(state, state->pending[i]);
+			BloomAggAddToFilter(state, state->buffered[i]);
 			continue;
 		}
 		if (i + BLOOM_SET_PREFETCH < n)
-			BloomPrefetchWrite(&state->slots[BloomSetHome(state, state->pending[i + BLOOM_SET_PREFETCH])]);
-		BloomSetInsert(state, state->pending[i]);
+			BloomPrefetchWrite(&state->slots[BloomSetHome(state, state->buffered[i + BLOOM_SET_PREFETCH])]);
+		BloomSetInsert(state, state->buffered[i]);
 	}
 }
 

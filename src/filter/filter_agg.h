@@ -51,8 +51,8 @@ typedef struct BloomAggState
 	uint64		grow_at;
 	int			shift;
 	bool		has_zero;
-	int			npending;		/* hashes in pending, not yet in slots */
-	uint64		pending[BLOOM_SET_BATCH];
+	int			nbuffered;		/* hashes in buffered, not yet in slots */
+	uint64		buffered[BLOOM_SET_BATCH];
 	MemoryContext cxt;
 } BloomAggState;
 
@@ -73,8 +73,8 @@ extern MemoryContext BloomAggContext(FunctionCallInfo fcinfo, const char *fname)
 static inline void
 BloomSetAdd(BloomAggState *state, uint64 hash)
 {
-	state->pending[state->npending++] = hash;
-	if (state->npending == BLOOM_SET_BATCH)
+	state->buffered[state->nbuffered++] = hash;
+	if (state->nbuffered == BLOOM_SET_BATCH)
 		BloomSetFlush(state);
 }
 
