@@ -8,7 +8,8 @@
  * layout, the frozen signature shape and fill statistics for the planner,
  * then the layouts' area, opaque here: each layout declares its range and
  * fields in its own header (row.h: the data pages with free slots;
- * sliced.h: the stripe lists and pending pages).  In the row
+ * sliced.h: the stripe lists and pending pages), then the element counts
+ * the columns of sets were sized for.  In the row
  * layout every other block is a data page; in the sliced layout a pending
  * page (a data page), a stripe, slice, TID-map or stripe-list page; in
  * both, a deleted page waiting in the free space map for reuse.
@@ -225,7 +226,23 @@ typedef struct BloomMetaPageData
 	 * version 1 put them.
 	 */
 	char		layoutArea[BLOOMIDX_META_AREA_SIZE];
+
+	/*
+	 * Columns of sets, after the layouts' area (an index built before
+	 * these were recorded has a shorter metapage, pd_lower ending at
+	 * BLOOMIDX_META_BASE_SIZE, and reads zeros here): the elements a value
+	 * has and a query tests that the shape was sized for, per column (0:
+	 * not recorded, or a column of equality), and the columns whose
+	 * elements were measured from the table at build rather than given.
+	 */
+	uint32		setElements[BLOOMIDX_MAX_COLUMNS];
+	uint16		setQueryElements[BLOOMIDX_MAX_COLUMNS];
+	uint32		measuredColumns;
+	uint32		sizingSpare;	/* zero */
 } BloomMetaPageData;
+
+/* The metapage's bytes before the element counts, all it had before them */
+#define BLOOMIDX_META_BASE_SIZE	offsetof(BloomMetaPageData, setElements)
 
 typedef BloomMetaPageData *BloomMetaPage;
 
@@ -242,10 +259,20 @@ StaticAssertDecl(offsetof(BloomMetaPageData, version) == 4 &&
 				 offsetof(BloomMetaPageData, statBitsSet) == 96 &&
 				 offsetof(BloomMetaPageData, layoutArea) == 104,
 				 "metapage fields moved");
+/* The element counts follow the layouts' area, wherever it ends */
+StaticAssertDecl(offsetof(BloomMetaPageData, setElements) ==
+				 offsetof(BloomMetaPageData, layoutArea) + BLOOMIDX_META_AREA_SIZE &&
+				 offsetof(BloomMetaPageData, setQueryElements) ==
+				 offsetof(BloomMetaPageData, setElements) + 4 * BLOOMIDX_MAX_COLUMNS &&
+				 offsetof(BloomMetaPageData, measuredColumns) ==
+				 offsetof(BloomMetaPageData, setQueryElements) + 2 * BLOOMIDX_MAX_COLUMNS &&
+				 sizeof(BloomMetaPageData) ==
+				 offsetof(BloomMetaPageData, measuredColumns) + 8,
+				 "metapage element counts moved");
 #ifndef BLOOMIDX_SMALL_LIMITS
-StaticAssertDecl(sizeof(BloomMetaPageData) == 5256, "metapage size changed");
+StaticAssertDecl(BLOOMIDX_META_BASE_SIZE == 5256, "metapage size changed");
 #else
-StaticAssertDecl(sizeof(BloomMetaPageData) == 3216, "metapage size changed");
+StaticAssertDecl(BLOOMIDX_META_BASE_SIZE == 3216, "metapage size changed");
 #endif
 
 #define BloomPageGetOpaque(page) ((BloomPageOpaque) PageGetSpecialPointer(page))
@@ -372,6 +399,7 @@ extern bool BloomPageAddTuple(Page page, int sigBytes, const uint8 *sig,
 							  ItemPointer tid);
 extern void BloomPageDeleteTuple(Page page, int sigBytes, int i);
 extern void BloomMetaGetShape(BloomMetaPage meta, BloomShape *shape);
+extern void BloomShapeSetQueryBits(BloomShape *shape);
 extern Buffer BloomNewBuffer(Relation index);
 extern void BloomNewBuffers(Relation index, Buffer *buffers, int n);
 extern void BloomFreePage(Relation index, Buffer buffer);
