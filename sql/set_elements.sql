@@ -188,5 +188,17 @@ SELECT bloomidx_check('se_unlogged_idx', true);
 TRUNCATE se_unlogged;
 SELECT se_shape('se_unlogged_idx') = se_shape_with('se_empty', 'p', 32) AS truncated_default;
 
-DROP TABLE se_long, se_short, se_empty, se_arr, se_unlogged;
+-- Long documents: the measured elements ask for a signature longer than
+-- the sliced layout takes, and the index gets the row layout, as with
+-- the same elements given
+CREATE TABLE se_docs (id int, p text);
+INSERT INTO se_docs SELECT i, (SELECT string_agg('word' || (i * 1000 + g), ' ') FROM generate_series(1, 300) g)
+FROM generate_series(1, 50) i;
+CREATE INDEX se_docs_idx ON se_docs USING bloomidx (p text_trgm_ops);
+SELECT round(avg(se_trgms(p)))::int AS m8 FROM se_docs \gset
+SELECT se_shape('se_docs_idx') = se_shape_with('se_docs', 'p', :m8) AS docs_as_given,
+	se_shape('se_docs_idx') LIKE '%row' AS docs_row_layout;
+SELECT se_same('se_docs', 'p LIKE ''%word7123 %''') AS docs_exact;
+
+DROP TABLE se_long, se_short, se_empty, se_arr, se_unlogged, se_docs;
 DROP FUNCTION se_trgms(text), se_shape(regclass), se_shape_with(text, text, int, text), se_same(text, text);

@@ -163,8 +163,8 @@ static void BloomResolveShape(const BloomOptions *opts, int n, int layout,
  * whether the layout was given or is the default (BloomReportOptions says
  * so).
  *
- * The elements of each column are ce's (the build's, some measured), or
- * with ce NULL those of the operator classes' options (elements.c).
+ * The elements of each column are ce's: those of the operator classes'
+ * options (BloomGetColumnElements), some measured by the build.
  *
  * No option set that passed bloomidx_options is refused here.
  */
@@ -176,7 +176,6 @@ BloomResolveOptions(Relation index, int unsetLayout,
 	BloomOptions *opts = (BloomOptions *) index->rd_options;
 	int			n = RelationGetNumberOfAttributes(index);
 	const BloomLayoutRoutine *layout;
-	BloomColumnElements optionElements;
 
 	if (n > BLOOMIDX_MAX_COLUMNS)
 		ereport(ERROR,
@@ -191,11 +190,6 @@ BloomResolveOptions(Relation index, int unsetLayout,
 		opts = &defaults;
 	}
 	BloomCheckOptions(opts);
-	if (ce == NULL)
-	{
-		BloomGetColumnElements(index, n, &optionElements);
-		ce = &optionElements;
-	}
 
 	BloomResolveShape(opts, n, opts->layout != 0 ? opts->layout : unsetLayout,
 					  ce, shape);
