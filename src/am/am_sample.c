@@ -23,6 +23,7 @@
 
 #include "access/genam.h"
 #include "access/tableam.h"
+#include "miscadmin.h"
 #include "nodes/execnodes.h"
 #include "utils/memutils.h"
 #include "utils/rel.h"
