@@ -221,9 +221,9 @@ typedef struct BloomColumnElements
 } BloomColumnElements;
 
 /*
- * Elements per value that an index was sized for, and those a sample of
- * its table has now (BloomMeasureElements): means over the non-NULL values
- * of each column of sets sampled (0 if none has an element)
+ * The elements per value of an index's columns of sets in a sample of its
+ * table (BloomMeasureElements): the mean over the non-NULL values of each
+ * column sampled (0 if none has an element), and what the sample read
  */
 typedef struct BloomElementsSample
 {
