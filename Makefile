@@ -17,7 +17,8 @@ OBJS = bloomidx.o \
 	src/layout/sliced/sliced_stripe.o src/layout/sliced/sliced_summary.o \
 	src/layout/sliced/sliced_util.o \
 	src/layout/sliced/sliced_vacuum.o \
-	src/am/am_build.o src/am/am_insert.o src/am/am_scan.o src/am/am_vacuum.o \
+	src/am/am_build.o src/am/am_sample.o src/am/am_insert.o src/am/am_scan.o \
+	src/am/am_vacuum.o \
 	src/am/cost.o src/am/inspect.o src/am/options.o \
 	src/opclass/elements.o src/opclass/opclass_array.o \
 	src/opclass/opclass_jsonb.o src/opclass/opclass_trgm.o src/opclass/validate.o \

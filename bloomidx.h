@@ -37,6 +37,8 @@
 #define BLOOMIDX_MAX_DERIVED_BITS	16	/* k derived from length alone */
 #define BLOOMIDX_MIN_FPR			1e-6	/* false_positive_rate */
 #define BLOOMIDX_MAX_FPR			0.5
+#define BLOOMIDX_MAX_SET_ELEMENTS	1000000	/* elements of a set opclass */
+#define BLOOMIDX_MAX_QUERY_ELEMENTS	64	/* its query_elements */
 #define BLOOMIDX_RECENT_BUFFERS		16384	/* BloomReadBufferRecent, at most */
 
 /*
@@ -106,10 +108,21 @@ typedef struct BloomShape
 								 * summaries of the equality columns */
 
 	/*
-	 * Not on disk, from the options of the operator classes of sets
-	 * (BloomShapeSetQueryBits): the bits a typical query of each column
-	 * tests (k, or k times query_elements for a column of sets), and while
-	 * a shape is derived, the bits a typical row sets (0: the sum of the k)
+	 * Columns of sets: the elements a value has and a query tests that the
+	 * shape was sized for, each the operator class's option or, for
+	 * elements left out, measured from the table when the index was built
+	 * (bit i of measuredColumns); recorded in the metapage, 0 where not (a
+	 * column of equality, or an index built before they were recorded).
+	 */
+	int			elements[BLOOMIDX_MAX_COLUMNS];
+	int			queryElements[BLOOMIDX_MAX_COLUMNS];
+	uint32		measuredColumns;
+
+	/*
+	 * Not on disk: the bits a typical query of each column tests (k, or k
+	 * times queryElements for a column of sets; BloomShapeSetQueryBits),
+	 * and while a shape is derived, the bits a typical row sets (0: the
+	 * sum of the k)
 	 */
 	int			queryBits[BLOOMIDX_MAX_COLUMNS];
 	double		rowBits;
@@ -230,14 +243,30 @@ BloomAddElement(BloomElementSink *sink, uint64 hash)
  * How a column's values and queries count for the shape: a value of an
  * equality operator class is one element, and a query tests one; a set
  * operator class's options (BloomSetOptions) say how many elements a value
- * has and a query tests.
+ * has and a query tests, the elements of a column that leaves the option
+ * out being measured when the index is built (BloomMeasureElements).
  */
 typedef struct BloomColumnElements
 {
 	double		elements[BLOOMIDX_MAX_COLUMNS];
 	double		queryElements[BLOOMIDX_MAX_COLUMNS];
 	uint32		setColumns;		/* bit i: column i has an extract function */
+	uint32		givenColumns;	/* bit i: its elements option is given */
+	uint32		measuredColumns;	/* bit i: its elements were measured */
 } BloomColumnElements;
+
+/*
+ * The elements per value of an index's columns of sets in a sample of its
+ * table (BloomMeasureElements): the mean over the non-NULL values of each
+ * column sampled (0 if none has an element), and what the sample read
+ */
+typedef struct BloomElementsSample
+{
+	double		mean[BLOOMIDX_MAX_COLUMNS];
+	int64		values[BLOOMIDX_MAX_COLUMNS];	/* non-NULL values sampled */
+	int64		rows;			/* index rows sampled */
+	BlockNumber blocks;			/* table blocks read */
+} BloomElementsSample;
 
 /* Masks of a query key, within work_mem (elements.c) */
 typedef struct BloomMaskList
@@ -296,6 +325,7 @@ typedef BloomScanOpaqueData *BloomScanOpaque;
 extern void BloomInitOptions(void);
 extern bytea *bloomidx_options(Datum reloptions, bool validate);
 extern void BloomResolveOptions(Relation index, int unsetLayout,
+								const BloomColumnElements *ce,
 								BloomShape *shape);
 extern void BloomReportOptions(Relation index, const BloomShape *shape);
 
@@ -304,6 +334,11 @@ extern IndexBuildResult *bloomidx_build(Relation heap, Relation index,
 										struct IndexInfo *indexInfo);
 extern void bloomidx_buildempty(Relation index);
 extern char *bloomidx_buildphasename(int64 phasenum);
+
+/* am_sample.c */
+extern void BloomMeasureElements(Relation heap, Relation index,
+								 struct IndexInfo *indexInfo, uint32 columns,
+								 BloomElementsSample *sample);
 
 /* Sub-phases of a build in pg_stat_progress_create_index (amphasename) */
 #define BLOOMIDX_PHASE_SCAN			2	/* scanning the table */
@@ -368,7 +403,12 @@ extern void BloomSetOptionsInit(local_relopts *relopts, int elements,
 								int queryElements);
 extern void BloomGetColumnElements(Relation index, int n,
 								   BloomColumnElements *ce);
-extern void BloomShapeSetQueryBits(Relation index, BloomShape *shape);
+extern void BloomGetBuiltColumnElements(Relation index,
+										const BloomShape *built,
+										BloomColumnElements *ce);
+extern void BloomShapeFillQueryElements(Relation index, BloomShape *shape);
+extern int64 BloomCountElements(FmgrInfo *extractFn, Oid collation,
+								Datum value);
 extern void BloomInitMaskList(BloomMaskList *list, Relation index,
 							  const BloomShape *shape);
 extern void BloomMaskListReserve(BloomMaskList *list, int n);

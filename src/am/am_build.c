@@ -25,6 +25,8 @@
  */
 #include "postgres.h"
 
+#include <math.h>
+
 #include "access/parallel.h"
 #include "access/relation.h"
 #include "access/table.h"
@@ -231,6 +233,41 @@ BloomParallelBuild(Relation heap, Relation index, IndexInfo *indexInfo,
 }
 
 /*
+ * How the columns of an index being built count for its shape: as its
+ * options say, and for a column of sets that leaves elements out, the mean
+ * elements per value of a sample of the table (am_sample.c), rounded, as
+ * if given; the operator class's default where the sample has no element
+ * (an empty table, NULLs or empty sets only).
+ */
+static void
+BloomBuildColumnElements(Relation heap, Relation index, IndexInfo *indexInfo,
+						 BloomColumnElements *ce)
+{
+	BloomElementsSample sample;
+	uint32		measure;
+	int			i;
+
+	BloomGetColumnElements(index, RelationGetNumberOfAttributes(index), ce);
+	measure = ce->setColumns & ~ce->givenColumns;
+	if (measure == 0)
+		return;
+	BloomMeasureElements(heap, index, indexInfo, measure, &sample);
+	for (i = 0; i < RelationGetNumberOfAttributes(index); i++)
+	{
+		if ((measure & (1U << i)) == 0 || sample.mean[i] <= 0)
+			continue;
+		ce->elements[i] = Min(Max(rint(sample.mean[i]), 1),
+							  BLOOMIDX_MAX_SET_ELEMENTS);
+		ce->measuredColumns |= 1U << i;
+		ereport(DEBUG1,
+				(errmsg_internal("bloomidx index \"%s\": column %d has %.2f elements per value in " INT64_FORMAT " values of " INT64_FORMAT " rows from %u blocks, sized for %d",
+								 RelationGetRelationName(index), i + 1,
+								 sample.mean[i], sample.values[i], sample.rows,
+								 sample.blocks, (int) ce->elements[i])));
+	}
+}
+
+/*
  * Build a new bloomidx index (ambuild).
  */
 IndexBuildResult *
@@ -238,6 +275,7 @@ bloomidx_build(Relation heap, Relation index, IndexInfo *indexInfo)
 {
 	IndexBuildResult *result;
 	BloomShape	shape;
+	BloomColumnElements ce;
 	BloomBuildCounts counts;
 	Buffer		metabuf;
 	BloomMetaPage meta;
@@ -251,7 +289,8 @@ bloomidx_build(Relation heap, Relation index, IndexInfo *indexInfo)
 			 RelationGetRelationName(index));
 
 	BloomTrgmCheckBuild(index);
-	BloomResolveOptions(index, BLOOMIDX_DEFAULT_LAYOUT, &shape);
+	BloomBuildColumnElements(heap, index, indexInfo, &ce);
+	BloomResolveOptions(index, BLOOMIDX_DEFAULT_LAYOUT, &ce, &shape);
 	BloomReportOptions(index, &shape);
 
 	/* The metapage is block 0 */
@@ -334,10 +373,30 @@ void
 bloomidx_buildempty(Relation index)
 {
 	BloomShape	shape;
+	BloomColumnElements ce;
 	Buffer		metabuf;
 
 	BloomTrgmCheckBuild(index);
-	BloomResolveOptions(index, BLOOMIDX_DEFAULT_LAYOUT, &shape);
+
+	/*
+	 * The shape of the main fork, which ambuild has just built: the
+	 * elements it measured from the table, where it did
+	 */
+	if (RelationGetNumberOfBlocks(index) > 0)
+	{
+		BloomShape	built;
+
+		metabuf = ReadBuffer(index, BLOOMIDX_METAPAGE_BLKNO);
+		LockBuffer(metabuf, BUFFER_LOCK_SHARE);
+		BloomCheckMetaPage(index, BufferGetPage(metabuf));
+		BloomMetaGetShape(BloomPageGetMeta(BufferGetPage(metabuf)), &built);
+		UnlockReleaseBuffer(metabuf);
+		BloomGetBuiltColumnElements(index, &built, &ce);
+	}
+	else
+		BloomGetColumnElements(index, RelationGetNumberOfAttributes(index),
+							   &ce);
+	BloomResolveOptions(index, BLOOMIDX_DEFAULT_LAYOUT, &ce, &shape);
 
 	/*
 	 * Through shared buffers, as GIN does: a checkpoint writes the init

@@ -919,11 +919,12 @@ bloomidx_estimate(PG_FUNCTION_ARGS)
 	 */
 	eshape = state->shape;
 	if (elements > 0)
+	{
 		for (i = 0; i < nnames; i++)
 			if (eshape.setColumns & (1U << cols[i]))
-				eshape.queryBits[cols[i]] = (int)
-					Min((int64) eshape.bitsPerColumn[cols[i]] * elements,
-						BLOOM_MODEL_MAX_QUERY_BITS);
+				eshape.queryElements[cols[i]] = elements;
+		BloomShapeSetQueryBits(&eshape);
+	}
 	fill = BloomIndexFill(index, &state->shape);
 	mshape = BloomModelShapeOf(&eshape);
 	BloomRowModelInit(&model, &mshape, fill);

@@ -41,6 +41,8 @@
  */
 #include "postgres.h"
 
+#include <math.h>
+
 #include "access/relation.h"
 #include "access/table.h"
 #include "access/tableam.h"
@@ -464,7 +466,7 @@ bloomidx_stats(PG_FUNCTION_ARGS)
 	values[7] = PointerGetDatum(construct_array(bits, walk.shape.nColumns, INT4OID,
 												sizeof(int32), true, TYPALIGN_INT));
 
-	BloomShapeSetQueryBits(walk.index, &walk.shape);
+	BloomShapeFillQueryElements(walk.index, &walk.shape);
 	if (!nulls[8])
 		fill = DatumGetFloat8(values[8]);
 	else
@@ -590,10 +592,12 @@ static void
 BloomCheckOptionsMatch(Relation index, const BloomShape *built)
 {
 	BloomShape	wanted;
+	BloomColumnElements ce;
 	bool		same;
 	int			i;
 
-	BloomResolveOptions(index, built->layout, &wanted);
+	BloomGetBuiltColumnElements(index, built, &ce);
+	BloomResolveOptions(index, built->layout, &ce, &wanted);
 	same = wanted.layout == built->layout &&
 		wanted.nColumns == built->nColumns && wanted.sigBits == built->sigBits;
 	for (i = 0; same && i < built->nColumns; i++)
@@ -604,6 +608,63 @@ BloomCheckOptionsMatch(Relation index, const BloomShape *built)
 						RelationGetRelationName(index)),
 				 errdetail("Its options, or the defaults of the options it leaves out, changed since it was built; it keeps the shape it was built with."),
 				 errhint("REINDEX the index to build it with the shape its options now give.")));
+}
+
+/*
+ * How far the elements per value of a column of sets may drift from those
+ * its index was sized for, either way, before bloomidx_check says so
+ */
+#define BLOOM_ELEMENTS_DRIFT	2.0
+
+/*
+ * Say which columns of sets have data that has outgrown the shape: whose
+ * mean elements per value in a sample of the table (am_sample.c) is more
+ * than BLOOM_ELEMENTS_DRIFT times, or less than 1 / BLOOM_ELEMENTS_DRIFT
+ * of, the elements the index was sized for (recorded in the metapage, or
+ * for an index built before they were, its options').  Too few elements
+ * for the data fill the signatures and raise the false-positive rate; too
+ * many make the index longer than it needs to be.
+ */
+static void
+BloomCheckElementsFit(Relation heap, Relation index, const BloomShape *built)
+{
+	BloomColumnElements ce;
+	BloomElementsSample sample;
+	IndexInfo  *indexInfo;
+	int			i;
+
+	if (built->setColumns == 0)
+		return;
+	BloomGetColumnElements(index, built->nColumns, &ce);
+
+	/* Read as the heapallindexed check does: rows the snapshot sees */
+	indexInfo = BuildIndexInfo(index);
+	indexInfo->ii_Concurrent = true;
+	BloomMeasureElements(heap, index, indexInfo, built->setColumns, &sample);
+
+	for (i = 0; i < built->nColumns; i++)
+	{
+		double		sized = built->elements[i] > 0 ?
+			built->elements[i] : ce.elements[i];
+		bool		given = (ce.givenColumns & (1U << i)) != 0;
+
+		if ((built->setColumns & (1U << i)) == 0 || sample.mean[i] <= 0 ||
+			(sample.mean[i] <= sized * BLOOM_ELEMENTS_DRIFT &&
+			 sample.mean[i] >= sized / BLOOM_ELEMENTS_DRIFT))
+			continue;
+		ereport(NOTICE,
+				(errmsg("column %d of index \"%s\" has %.1f elements per value, but the index was sized for %d",
+						i + 1, RelationGetRelationName(index),
+						sample.mean[i], (int) sized),
+				 errdetail_plural("Measured in a sample of " INT64_FORMAT " value of table \"%s\".",
+								  "Measured in a sample of " INT64_FORMAT " values of table \"%s\".",
+								  sample.values[i], sample.values[i],
+								  RelationGetRelationName(heap)),
+				 given ?
+				 errhint("Create the index again with elements = %d for the operator class, or without elements to have it measured.",
+						 (int) Max(rint(sample.mean[i]), 1)) :
+				 errhint("REINDEX the index to size it for the data it has now.")));
+	}
 }
 
 /*
@@ -699,6 +760,7 @@ bloomidx_check(PG_FUNCTION_ARGS)
 									   heapBlocks));
 
 	BloomCheckOptionsMatch(index, &walk.shape);
+	BloomCheckElementsFit(heap, index, &walk.shape);
 
 	if (heapallindexed)
 	{

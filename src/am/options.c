@@ -193,16 +193,19 @@ static void BloomResolveShape(const BloomOptions *opts, int n, int layout,
  * whether the layout was given or is the default (BloomReportOptions says
  * so).
  *
+ * The elements of each column are ce's: those of the operator classes'
+ * options (BloomGetColumnElements), some measured by the build.
+ *
  * No option set that passed bloomidx_options is refused here.
  */
 void
-BloomResolveOptions(Relation index, int unsetLayout, BloomShape *shape)
+BloomResolveOptions(Relation index, int unsetLayout,
+					const BloomColumnElements *ce, BloomShape *shape)
 {
 	BloomOptions defaults;
 	BloomOptions *opts = (BloomOptions *) index->rd_options;
 	int			n = RelationGetNumberOfAttributes(index);
 	const BloomLayoutRoutine *layout;
-	BloomColumnElements ce;
 
 	if (n > BLOOMIDX_MAX_COLUMNS)
 		ereport(ERROR,
@@ -217,14 +220,13 @@ BloomResolveOptions(Relation index, int unsetLayout, BloomShape *shape)
 		opts = &defaults;
 	}
 	BloomCheckOptions(opts);
-	BloomGetColumnElements(index, n, &ce);
 
 	BloomResolveShape(opts, n, opts->layout != 0 ? opts->layout : unsetLayout,
-					  &ce, shape);
+					  ce, shape);
 	layout = BloomGetLayout(shape);
 	if (shape->sigBits > layout->maxSigBits && layout->fallback &&
 		(layout = BloomLayoutForLength(shape->sigBits)) != NULL)
-		BloomResolveShape(opts, n, layout->id, &ce, shape);
+		BloomResolveShape(opts, n, layout->id, ce, shape);
 
 	/* Summaries, on by default where the layout keeps them */
 	layout = BloomGetLayout(shape);
@@ -269,6 +271,13 @@ BloomResolveShape(const BloomOptions *opts, int n, int layout,
 	shape->nColumns = n;
 	shape->layout = layout;
 	shape->setColumns = ce->setColumns;
+	shape->measuredColumns = ce->measuredColumns & ce->setColumns;
+	for (i = 0; i < n; i++)
+		if (ce->setColumns & (1U << i))
+		{
+			shape->elements[i] = (int) ce->elements[i];
+			shape->queryElements[i] = (int) ce->queryElements[i];
+		}
 
 	fpr = opts->falsePositiveRate;
 	if (fpr == 0 && opts->length == 0)
@@ -287,10 +296,10 @@ BloomResolveShape(const BloomOptions *opts, int n, int layout,
 
 		shape->bitsPerColumn[i] = opts->bitsPerColumn[i] != 0 ?
 			opts->bitsPerColumn[i] : derived;
-		shape->queryBits[i] = (int) (shape->bitsPerColumn[i] * ce->queryElements[i]);
 		totalBits += shape->bitsPerColumn[i] * ce->elements[i];
 		defaultTotal += derived * ce->elements[i];
 	}
+	BloomShapeSetQueryBits(shape);
 	/* colN that add up to the derived bits shape the index as without them */
 	anyColumn = totalBits != defaultTotal;
 	shape->rowBits = shape->setColumns != 0 ? totalBits : 0;
@@ -327,6 +336,7 @@ BloomResolveShape(const BloomOptions *opts, int n, int layout,
 void
 BloomReportOptions(Relation index, const BloomShape *shape)
 {
+	BloomOptions defaults;
 	BloomOptions *opts = (BloomOptions *) index->rd_options;
 	int			n = RelationGetNumberOfAttributes(index);
 	const BloomLayoutRoutine *asked;
@@ -335,9 +345,12 @@ BloomReportOptions(Relation index, const BloomShape *shape)
 
 	if (opts == NULL)
 	{
-		/* Without options the default shape always fits the default layout */
-		Assert(shape->layout == BLOOMIDX_DEFAULT_LAYOUT);
-		return;
+		/*
+		 * Without options, only elements measured from the table can make
+		 * a signature too long for the default layout
+		 */
+		memset(&defaults, 0, sizeof(defaults));
+		opts = &defaults;
 	}
 
 	for (i = n; i < BLOOMIDX_MAX_COLUMNS; i++)

@@ -29,6 +29,7 @@
 #include "storage/smgr.h"
 #include "utils/rel.h"
 
+#include "fpmodel.h"
 #include "page.h"
 #include "signature.h"
 
@@ -136,8 +137,14 @@ BloomInitMetaPage(Page page, const BloomShape *shape)
 		meta->bitsPerColumn[i] = shape->bitsPerColumn[i] |
 			((shape->setColumns & (1U << i)) ? BLOOMIDX_COLUMN_SETS : 0);
 	meta->targetFpr = shape->targetFpr;
-	((PageHeader) page)->pd_lower += meta->version >= BLOOMIDX_FORMAT_SUMMARIES ?
-		sizeof(BloomMetaPageData) : BLOOMIDX_META_V3_SIZE;
+	for (i = 0; i < shape->nColumns; i++)
+		if (shape->setColumns & (1U << i))
+		{
+			meta->setElements[i] = shape->elements[i];
+			meta->setQueryElements[i] = shape->queryElements[i];
+		}
+	meta->measuredColumns = shape->measuredColumns & shape->setColumns;
+	((PageHeader) page)->pd_lower += sizeof(BloomMetaPageData);
 }
 
 /*
@@ -156,18 +163,42 @@ BloomMetaGetShape(BloomMetaPage meta, BloomShape *shape)
 	for (i = 0; i < meta->nColumns; i++)
 	{
 		shape->bitsPerColumn[i] = meta->bitsPerColumn[i];
-		shape->queryBits[i] = meta->bitsPerColumn[i] & ~BLOOMIDX_COLUMN_SETS;
 		if (meta->version >= BLOOMIDX_FORMAT_SETS &&
 			(meta->bitsPerColumn[i] & BLOOMIDX_COLUMN_SETS))
 		{
 			shape->bitsPerColumn[i] &= ~BLOOMIDX_COLUMN_SETS;
 			shape->setColumns |= 1U << i;
+			shape->elements[i] = meta->setElements[i];
+			shape->queryElements[i] = meta->setQueryElements[i];
 		}
 	}
+	shape->measuredColumns = meta->measuredColumns & shape->setColumns;
 	shape->targetFpr = meta->targetFpr;
 	shape->layout = meta->layout;
 	shape->legacyFold = meta->version == BLOOMIDX_FORMAT_SETS;
 	shape->summaries = meta->version >= BLOOMIDX_FORMAT_SUMMARIES;
+	BloomShapeSetQueryBits(shape);
+}
+
+/*
+ * Set the bits a typical query of each column of a shape tests, the one
+ * place they are computed: k for a column of equality, k times the query
+ * elements the shape records for a column of sets (k where none are
+ * recorded: BloomShapeFillQueryElements reads them from the options of an
+ * index built before they were), at most BLOOM_MODEL_MAX_QUERY_BITS.
+ */
+void
+BloomShapeSetQueryBits(BloomShape *shape)
+{
+	int			i;
+
+	for (i = 0; i < shape->nColumns; i++)
+	{
+		int64		q = Max(shape->queryElements[i], 1);
+
+		shape->queryBits[i] = (int) Min((int64) shape->bitsPerColumn[i] * q,
+										BLOOM_MODEL_MAX_QUERY_BITS);
+	}
 }
 
 /*

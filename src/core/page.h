@@ -8,7 +8,8 @@
  * layout, the frozen signature shape and fill statistics for the planner,
  * then the layouts' area, opaque here: each layout declares its range and
  * fields in its own header (row.h: the data pages with free slots;
- * sliced.h: the stripe lists and pending pages).  In the row
+ * sliced.h: the stripe lists and pending pages), then the element counts
+ * the columns of sets were sized for.  In the row
  * layout every other block is a data page; in the sliced layout a pending
  * page (a data page), a stripe, slice, TID-map or stripe-list page; in
  * both, a deleted page waiting in the free space map for reuse.
@@ -296,6 +297,19 @@ typedef struct BloomMetaPageData
 	 * version 1 put them.
 	 */
 	char		layoutArea[BLOOMIDX_META_AREA_SIZE];
+
+	/*
+	 * Columns of sets, after the layouts' area (an index built before
+	 * these were recorded has a shorter metapage, pd_lower ending at
+	 * BLOOMIDX_META_V3_SIZE, and reads zeros here): the elements a value
+	 * has and a query tests that the shape was sized for, per column (0:
+	 * not recorded, or a column of equality), and the columns whose
+	 * elements were measured from the table at build rather than given.
+	 */
+	uint32		setElements[BLOOMIDX_MAX_COLUMNS];
+	uint16		setQueryElements[BLOOMIDX_MAX_COLUMNS];
+	uint32		measuredColumns;
+	uint32		sizingSpare;	/* zero */
 } BloomMetaPageData;
 
 typedef BloomMetaPageData *BloomMetaPage;
@@ -313,15 +327,25 @@ StaticAssertDecl(offsetof(BloomMetaPageData, version) == 4 &&
 				 offsetof(BloomMetaPageData, statBitsSet) == 96 &&
 				 offsetof(BloomMetaPageData, layoutArea) == 104,
 				 "metapage fields moved");
-/* Contents of a metapage of a format version before 4 */
+/* Contents of a metapage before format 4 and the element counts */
 #define BLOOMIDX_META_V3_SIZE \
 	(offsetof(BloomMetaPageData, layoutArea) + BLOOMIDX_META_AREA_V1_SIZE)
+/* The element counts follow the layouts' area, wherever it ends */
+StaticAssertDecl(offsetof(BloomMetaPageData, setElements) ==
+				 offsetof(BloomMetaPageData, layoutArea) + BLOOMIDX_META_AREA_SIZE &&
+				 offsetof(BloomMetaPageData, setQueryElements) ==
+				 offsetof(BloomMetaPageData, setElements) + 4 * BLOOMIDX_MAX_COLUMNS &&
+				 offsetof(BloomMetaPageData, measuredColumns) ==
+				 offsetof(BloomMetaPageData, setQueryElements) + 2 * BLOOMIDX_MAX_COLUMNS &&
+				 sizeof(BloomMetaPageData) ==
+				 offsetof(BloomMetaPageData, measuredColumns) + 8,
+				 "metapage element counts moved");
 #ifndef BLOOMIDX_SMALL_LIMITS
 StaticAssertDecl(BLOOMIDX_META_V3_SIZE == 5256 &&
-				 sizeof(BloomMetaPageData) == 5256 + 72, "metapage size changed");
+				 sizeof(BloomMetaPageData) == 5256 + 72 + 200, "metapage size changed");
 #else
 StaticAssertDecl(BLOOMIDX_META_V3_SIZE == 3216 &&
-				 sizeof(BloomMetaPageData) == 3216 + 72, "metapage size changed");
+				 sizeof(BloomMetaPageData) == 3216 + 72 + 200, "metapage size changed");
 #endif
 
 #define BloomPageGetOpaque(page) ((BloomPageOpaque) PageGetSpecialPointer(page))
@@ -458,6 +482,7 @@ extern bool BloomPageAddTuple(Page page, int slotBytes, const uint8 *slot,
 							  ItemPointer tid);
 extern void BloomPageDeleteTuple(Page page, int slotBytes, int i);
 extern void BloomMetaGetShape(BloomMetaPage meta, BloomShape *shape);
+extern void BloomShapeSetQueryBits(BloomShape *shape);
 extern Buffer BloomNewBuffer(Relation index);
 extern void BloomNewBuffers(Relation index, Buffer *buffers, int n);
 extern void BloomFreePage(Relation index, Buffer buffer);

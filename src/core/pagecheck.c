@@ -102,6 +102,50 @@ BloomMetaFormatProblem(BloomMetaPage meta)
 }
 
 /*
+ * Describe what is wrong with the element counts of a metapage (page.h),
+ * or return NULL if nothing is: recorded for columns of sets only, both
+ * counts or neither, within the options' bounds, and all zero on a
+ * metapage whose pd_lower ends before them (an index built before they
+ * were recorded).
+ */
+static char *
+BloomMetaElementsProblem(Page page)
+{
+	BloomMetaPage meta = BloomPageGetMeta(page);
+	bool		recorded = ((PageHeader) page)->pd_lower >=
+		MAXALIGN(SizeOfPageHeaderData) + sizeof(BloomMetaPageData);
+	uint32		setColumns = 0;
+	int			i;
+
+	for (i = 0; i < BLOOMIDX_MAX_COLUMNS; i++)
+	{
+		uint32		elements = meta->setElements[i];
+		uint32		queryElements = meta->setQueryElements[i];
+
+		if (i < meta->nColumns && meta->version >= BLOOMIDX_FORMAT_SETS &&
+			(meta->bitsPerColumn[i] & BLOOMIDX_COLUMN_SETS))
+			setColumns |= 1U << i;
+		if ((elements != 0 || queryElements != 0) &&
+			(!recorded || (setColumns & (1U << i)) == 0))
+			return psprintf("Column %d records %u elements and %u query elements, but %s.",
+							i + 1, elements, queryElements,
+							!recorded ? "the metapage's pd_lower ends before them" :
+							"it is not a column of sets");
+		if ((elements == 0) != (queryElements == 0) ||
+			elements > BLOOMIDX_MAX_SET_ELEMENTS ||
+			queryElements > BLOOMIDX_MAX_QUERY_ELEMENTS)
+			return psprintf("Column %d records %u elements and %u query elements, not both 0 or between 1 and %d and %d.",
+							i + 1, elements, queryElements,
+							BLOOMIDX_MAX_SET_ELEMENTS,
+							BLOOMIDX_MAX_QUERY_ELEMENTS);
+	}
+	if ((meta->measuredColumns & ~setColumns) != 0 || meta->sizingSpare != 0)
+		return psprintf("Measured columns 0x%08X and spare %u are not within the columns of sets 0x%08X and 0.",
+						meta->measuredColumns, meta->sizingSpare, setColumns);
+	return NULL;
+}
+
+/*
  * Complain unless page is the metapage of a bloomidx index this code can
  * read.
  */
@@ -190,10 +234,14 @@ BloomMetaPageProblem(Page page, BloomMetaProblemFn layoutProblem,
 		return problem;
 	if (!BloomPageIsMeta(page))
 		return pstrdup("Block 0 is not flagged as the metapage.");
-	/* Before format 4 the contents end short of the summaries' range */
+	/*
+	 * A metapage written before format 4 and the element counts ends at
+	 * BLOOMIDX_META_V3_SIZE (it reads zeros past it); one of format 4
+	 * covers the summaries' range too
+	 */
 	if (((PageHeader) page)->pd_lower < MAXALIGN(SizeOfPageHeaderData) +
-		(meta->version == BLOOMIDX_FORMAT_SUMMARIES ? sizeof(BloomMetaPageData) :
-		 BLOOMIDX_META_V3_SIZE))
+		(meta->version >= BLOOMIDX_FORMAT_SUMMARIES ?
+		 offsetof(BloomMetaPageData, setElements) : BLOOMIDX_META_V3_SIZE))
 		return psprintf("pd_lower %u does not cover the metapage contents.",
 						(unsigned) ((PageHeader) page)->pd_lower);
 	if (meta->magic != BLOOMIDX_MAGIC)
@@ -252,7 +300,7 @@ BloomMetaPageProblem(Page page, BloomMetaProblemFn layoutProblem,
 	/* The layouts' ranges of the metapage, which every index has */
 	if ((problem = BloomMetaAreasProblem(meta, needBlocks)) != NULL)
 		return problem;
-	return NULL;
+	return BloomMetaElementsProblem(page);
 }
 
 /*

@@ -52,7 +52,7 @@ BloomInitState(BloomState state, Relation index, const BloomShape *shape)
 											BLOOMIDX_EXTRACT_PROC,
 											state->extractFn);
 	if (state->hasSets)
-		BloomShapeSetQueryBits(index, &state->shape);
+		BloomShapeFillQueryElements(index, &state->shape);
 	BloomInitOptionalProcs(index, shape->nColumns, BLOOMIDX_EXTRACT_QUERY_PROC,
 						   state->extractQueryFn);
 }

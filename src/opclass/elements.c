@@ -40,10 +40,14 @@
 #include "postgres.h"
 
 #include "access/genam.h"
+#include "access/reloptions.h"
 #include "miscadmin.h"
+#include "nodes/parsenodes.h"
+#include "utils/lsyscache.h"
 #include "utils/rel.h"
 
 #include "bloomidx.h"
+#include "page.h"
 #include "signature.h"
 
 /* A sink that sets each element's bits in one mask */
@@ -89,12 +93,33 @@ BloomSetOptionsInit(local_relopts *relopts, int elements, int queryElements)
 	init_local_reloptions(relopts, sizeof(BloomSetOptions));
 	add_local_int_reloption(relopts, "elements",
 							"Elements a value has, for sizing the signature",
-							elements, 1, 1000000,
+							elements, 1, BLOOMIDX_MAX_SET_ELEMENTS,
 							offsetof(BloomSetOptions, elements));
 	add_local_int_reloption(relopts, "query_elements",
 							"Elements a typical query tests: each element sets 1/query_elements of a column's bits",
-							queryElements, 1, 64,
+							queryElements, 1, BLOOMIDX_MAX_QUERY_ELEMENTS,
 							offsetof(BloomSetOptions, queryElements));
+}
+
+/*
+ * Does column col of an index give its operator class the option named?
+ */
+static bool
+BloomColumnGivesOption(Relation index, int col, const char *name)
+{
+	Datum		raw = get_attoptions(RelationGetRelid(index), col + 1);
+	ListCell   *lc;
+
+	if (raw == (Datum) 0)
+		return false;
+	foreach(lc, untransformRelOptions(raw))
+	{
+		DefElem    *def = (DefElem *) lfirst(lc);
+
+		if (strcmp(def->defname, name) == 0)
+			return true;
+	}
+	return false;
 }
 
 /*
@@ -313,6 +338,12 @@ BloomKeyAlternatives(BloomState state, int col, FmgrInfo *hashFn,
 	return true;
 }
 
+/*
+ * Read how each column of an index counts for its shape from its operator
+ * classes' options (see BloomColumnElements); a column of sets that
+ * leaves elements out gets the operator class's default, which the build
+ * replaces by a measured one (givenColumns says which gave it).
+ */
 void
 BloomGetColumnElements(Relation index, int n, BloomColumnElements *ce)
 {
@@ -320,6 +351,8 @@ BloomGetColumnElements(Relation index, int n, BloomColumnElements *ce)
 	int			i;
 
 	ce->setColumns = 0;
+	ce->givenColumns = 0;
+	ce->measuredColumns = 0;
 	for (i = 0; i < n; i++)
 	{
 		const BloomSetOptions *so = (const BloomSetOptions *) attoptions[i];
@@ -328,22 +361,79 @@ BloomGetColumnElements(Relation index, int n, BloomColumnElements *ce)
 
 		ce->elements[i] = isSet && so != NULL ? so->elements : 1;
 		ce->queryElements[i] = isSet && so != NULL ? so->queryElements : 1;
-		if (isSet)
-			ce->setColumns |= 1U << i;
+		if (!isSet)
+			continue;
+		ce->setColumns |= 1U << i;
+		if (BloomColumnGivesOption(index, i, "elements"))
+			ce->givenColumns |= 1U << i;
 	}
 }
 
 /*
- * Fill in the bits a typical query of each column tests, for the cost
- * model: k, or for a column of sets k times its query_elements.
+ * The elements of an index's columns as built: its options', and where
+ * the build measured a column's elements (built is the shape in its
+ * metapage), the measured ones, so that the options give the shape again.
  */
 void
-BloomShapeSetQueryBits(Relation index, BloomShape *shape)
+BloomGetBuiltColumnElements(Relation index, const BloomShape *built,
+							BloomColumnElements *ce)
 {
-	BloomColumnElements ce;
 	int			i;
 
-	BloomGetColumnElements(index, shape->nColumns, &ce);
+	BloomGetColumnElements(index, built->nColumns, ce);
+	for (i = 0; i < built->nColumns; i++)
+		if ((built->measuredColumns & ce->setColumns & ~ce->givenColumns &
+			 (1U << i)) && built->elements[i] > 0)
+		{
+			ce->elements[i] = built->elements[i];
+			ce->measuredColumns |= 1U << i;
+		}
+}
+
+/*
+ * Fill in the query elements of the columns of sets of an index built
+ * before its metapage recorded them, from its operator classes' options
+ * (as every index did then), and the bits a typical query tests.
+ */
+void
+BloomShapeFillQueryElements(Relation index, BloomShape *shape)
+{
+	BloomColumnElements ce;
+	bool		missing = false;
+	int			i;
+
 	for (i = 0; i < shape->nColumns; i++)
-		shape->queryBits[i] = (int) (shape->bitsPerColumn[i] * ce.queryElements[i]);
+		if ((shape->setColumns & (1U << i)) && shape->queryElements[i] == 0)
+			missing = true;
+	if (missing)
+	{
+		BloomGetColumnElements(index, shape->nColumns, &ce);
+		for (i = 0; i < shape->nColumns; i++)
+			if ((shape->setColumns & (1U << i)) && shape->queryElements[i] == 0)
+				shape->queryElements[i] = (int) ce.queryElements[i];
+	}
+	BloomShapeSetQueryBits(shape);
+}
+
+/* A sink that only counts the elements */
+static void
+BloomCountSinkAdd(BloomElementSink *sink, uint64 hash)
+{
+}
+
+/*
+ * The number of elements that a column's extract function gives a value
+ * (not NULL), for measuring a column of sets (BloomMeasureElements).
+ */
+int64
+BloomCountElements(FmgrInfo *extractFn, Oid collation, Datum value)
+{
+	BloomElementSink sink;
+
+	sink.add = BloomCountSinkAdd;
+	sink.mode = BLOOM_ELEMENTS_ALL;
+	sink.nelements = 0;
+	sink.legacyFold = false;
+	FunctionCall2Coll(extractFn, collation, value, PointerGetDatum(&sink));
+	return sink.nelements;
 }
