@@ -699,6 +699,8 @@ bloomidx_check(PG_FUNCTION_ARGS)
 									   heapBlocks));
 
 	BloomCheckOptionsMatch(index, &walk.shape);
+	if (walk.shape.legacyFold)
+		BloomTrgmReportLegacyFold(index, false);
 
 	if (heapallindexed)
 	{

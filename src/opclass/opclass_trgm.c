@@ -51,6 +51,7 @@
 #include "utils/builtins.h"
 #include "utils/formatting.h"
 #include "utils/lsyscache.h"
+#include "utils/memutils.h"
 #include "utils/rel.h"
 #include "utils/syscache.h"
 
@@ -81,6 +82,9 @@ static uint32 bloomTrgmByteCodepoint[128];
 /* The collation whose lower() of single bytes was checked, and its answer */
 static Oid	bloomTrgmByteCollation = InvalidOid;
 static bool bloomTrgmByteLowerSafe;
+
+/* The indexes of format 2 this backend's planner reported (in TopMemoryContext) */
+static List *bloomTrgmLegacyReported = NIL;
 
 /*
  * The length in bytes of the character at p: an ASCII byte is a character
@@ -534,6 +538,15 @@ BloomTrgmQueryIsSafe(BloomElementSink *sink, Oid collation, int strategy)
 	return true;
 }
 
+/* Is column attno (1-based) of index a text_trgm_ops column? */
+static bool
+BloomTrgmIsColumn(Relation index, int attno)
+{
+	return OidIsValid(index_getprocid(index, attno, BLOOMIDX_EXTRACT_PROC)) &&
+		index_getprocinfo(index, attno, BLOOMIDX_EXTRACT_PROC)->fn_addr ==
+		bloomidx_trgm_extract;
+}
+
 /*
  * Refuse to build an index with a text_trgm_ops column under a
  * nondeterministic collation (CREATE INDEX, REINDEX): no query under it
@@ -550,9 +563,7 @@ BloomTrgmCheckBuild(Relation index)
 
 		if (!OidIsValid(collation) ||
 			get_collation_isdeterministic(collation) ||
-			!OidIsValid(index_getprocid(index, i + 1, BLOOMIDX_EXTRACT_PROC)) ||
-			index_getprocinfo(index, i + 1, BLOOMIDX_EXTRACT_PROC)->fn_addr !=
-			bloomidx_trgm_extract)
+			!BloomTrgmIsColumn(index, i + 1))
 			continue;
 		ereport(ERROR,
 				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
@@ -561,6 +572,50 @@ BloomTrgmCheckBuild(Relation index)
 						get_collation_name(collation)),
 				 errdetail("Under a nondeterministic collation, strings with other trigrams are equal or match a pattern."),
 				 errhint("Index the column under a deterministic collation (COLLATE \"C\", for instance), which the queries must then use, or index = with the text equality operator class.")));
+	}
+}
+
+/*
+ * Report with a NOTICE the text_trgm_ops columns of an index of format 2
+ * (page.h) whose queries test no trigram, and so read the whole index:
+ * those under a collation other than a deterministic libc one, under
+ * which that format's fold, lower(), was not exact (BloomTrgmQueryIsSafe).
+ * With oncePerBackend, only the first call for an index in a backend
+ * reports it (the planner's).
+ */
+void
+BloomTrgmReportLegacyFold(Relation index, bool oncePerBackend)
+{
+	Oid			indexoid = RelationGetRelid(index);
+	int			i;
+
+	if (oncePerBackend && list_member_oid(bloomTrgmLegacyReported, indexoid))
+		return;
+	for (i = 0; i < IndexRelationGetNumberOfKeyAttributes(index); i++)
+	{
+		Oid			collation = index->rd_indcollation[i];
+
+		if (!BloomTrgmIsColumn(index, i + 1))
+			continue;
+		if (!OidIsValid(collation))
+			collation = DEFAULT_COLLATION_OID;
+		if (get_collation_isdeterministic(collation) &&
+			BloomTrgmProvider(collation) == COLLPROVIDER_LIBC)
+			continue;
+		ereport(NOTICE,
+				(errmsg("index \"%s\" tests no trigram for queries on column \"%s\"",
+						RelationGetRelationName(index),
+						NameStr(TupleDescAttr(RelationGetDescr(index), i)->attname)),
+				 errdetail("The index is of format version 2, which folded case with lower() under the column's collation, exact only under a deterministic libc collation; under collation \"%s\" every query reads the whole index.",
+						   get_collation_name(collation)),
+				 errhint("REINDEX the index to build it with the fold every collation allows.")));
+	}
+	if (oncePerBackend)
+	{
+		MemoryContext old = MemoryContextSwitchTo(TopMemoryContext);
+
+		bloomTrgmLegacyReported = lappend_oid(bloomTrgmLegacyReported, indexoid);
+		MemoryContextSwitchTo(old);
 	}
 }
 
