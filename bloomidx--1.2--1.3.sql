@@ -78,6 +78,11 @@ COMMENT ON FUNCTION bloom_hashable(regtype) IS 'whether bloom filters can hash v
 
 -- The sized, template and keyed template forms of bloom_agg for one type,
 -- in the extension's schema, where missing; returns how many it made.
+-- Made by a user, the forms are not members of the extension: pg_dump
+-- dumps them after their type, and DROP TYPE ... CASCADE drops them alone
+-- (with a member it would drop the whole extension).  They depend on the
+-- extension (DEPENDS ON EXTENSION), so that DROP EXTENSION drops them
+-- without CASCADE.  Made by the extension's scripts, they are members.
 CREATE FUNCTION bloom_agg_add_type(element_type regtype)
 RETURNS integer
 LANGUAGE plpgsql VOLATILE STRICT
@@ -88,6 +93,8 @@ DECLARE
 	typ text := element_type::text;	-- qualified where not in pg_catalog
 	made integer := 0;
 	hashable boolean;
+	forms regprocedure[] := '{}';
+	form regprocedure;
 BEGIN
 	SELECT quote_ident(n.nspname) INTO nsp
 	FROM pg_extension e JOIN pg_namespace n ON n.oid = e.extnamespace
@@ -118,6 +125,8 @@ BEGIN
 			COMMENT ON AGGREGATE %1$s.bloom_agg(%2$s, bigint, float8) IS
 			'bloom filter of the values, sized for capacity values at a false-positive rate'
 		$sql$, nsp, typ);
+		forms := forms || format('%1$s.bloom_agg_filter_transfn(%1$s.bloomfilter, %2$s, bigint, float8)', nsp, typ)::regprocedure
+			|| format('%1$s.bloom_agg(%2$s, bigint, float8)', nsp, typ)::regprocedure;
 		made := made + 1;
 	END IF;
 
@@ -140,6 +149,8 @@ BEGIN
 			COMMENT ON AGGREGATE %1$s.bloom_agg(%2$s, %1$s.bloomfilter) IS
 			'bloom filter of the values, in a copy of an empty filter of any variant but growing'
 		$sql$, nsp, typ);
+		forms := forms || format('%1$s.bloom_agg_template_transfn(%1$s.bloomfilter, %2$s, %1$s.bloomfilter)', nsp, typ)::regprocedure
+			|| format('%1$s.bloom_agg(%2$s, %1$s.bloomfilter)', nsp, typ)::regprocedure;
 		made := made + 1;
 	END IF;
 
@@ -162,8 +173,18 @@ BEGIN
 			COMMENT ON AGGREGATE %1$s.bloom_agg(%2$s, %1$s.bloomfilter, bytea) IS
 			'keyed bloom filter of the values, in a copy of an empty keyed filter'
 		$sql$, nsp, typ);
+		forms := forms || format('%1$s.bloom_agg_template_transfn(%1$s.bloomfilter, %2$s, %1$s.bloomfilter, bytea)', nsp, typ)::regprocedure
+			|| format('%1$s.bloom_agg(%2$s, %1$s.bloomfilter, bytea)', nsp, typ)::regprocedure;
 		made := made + 1;
 	END IF;
+
+	FOREACH form IN ARRAY forms LOOP
+		IF NOT EXISTS (SELECT FROM pg_depend
+					   WHERE classid = 'pg_proc'::regclass AND objid = form
+						 AND refclassid = 'pg_extension'::regclass AND deptype = 'e') THEN
+			EXECUTE format('ALTER ROUTINE %s DEPENDS ON EXTENSION bloomidx', form);
+		END IF;
+	END LOOP;
 	RETURN made;
 END
 $$;

@@ -386,6 +386,7 @@ extern bool bloomidx_validate(Oid opclassoid);
 
 /* opclass_trgm.c */
 extern void BloomTrgmCheckBuild(Relation index);
+extern void BloomTrgmReportLegacyFold(Relation index, bool oncePerBackend);
 
 /* elements.c */
 extern bool BloomInitOptionalProcs(Relation index, int nColumns,

@@ -1,19 +1,23 @@
 #!/usr/bin/perl
 #
-# scripts/check-trgm-fold.pl: check against a running server that lower()
-# never changes a string's fold (src/opclass/trgm_fold_table.h), the property
-# ILIKE through text_trgm_ops rests on (src/README, "The trigrams' fold").
+# scripts/check-trgm-fold.pl: check the fold of text_trgm_ops
+# (src/opclass/trgm_fold_table.h) and, against a running server, that
+# lower() never changes a string's fold, the property ILIKE through
+# text_trgm_ops rests on (src/README, "The trigrams' fold").
 #
 #   perl scripts/check-trgm-fold.pl [COLLATION ...]
+#   perl scripts/check-trgm-fold.pl --table-only
 #
-# Connects with psql and the usual PG* variables to a UTF8 database.  For
-# every code point up to U+2FFFF and U+E0000 .. U+E01EF, alone and in
-# contexts that move lower() (a cased letter before or after: final sigma;
-# a combining dot above or grave after: Turkish and Lithuanian i), it asks
-# the server for lower(s) under each collation (default: the ICU ones the
-# server has of und, tr, az, lt, el, nl, and C.UTF-8 if there is one), and
-# reports every s whose fold and its lowered form's differ.  Exit status 0
-# if there is none.
+# First, without a server, it checks that the table's ASCII array (the fast
+# path of opclass_trgm.c) gives every ASCII character the fold its runs
+# give it; --table-only stops there.  Then it connects with psql and the
+# usual PG* variables to a UTF8 database.  For every code point up to
+# U+2FFFF and U+E0000 .. U+E01EF, alone and in contexts that move lower()
+# (a cased letter before or after: final sigma; a combining dot above or
+# grave after: Turkish and Lithuanian i), it asks the server for lower(s)
+# under each collation (default: the ICU ones the server has of und, tr,
+# az, lt, el, nl, and C.UTF-8 if there is one), and reports every s whose
+# fold and its lowered form's differ.  Exit status 0 if there is none.
 use strict;
 use warnings;
 use FindBin;
@@ -23,8 +27,18 @@ use Encode qw(encode_utf8);
 my $table = "$FindBin::Bin/../src/opclass/trgm_fold_table.h";
 open my $fh, '<', $table or die "$table: $!";
 my @runs;
+my @ascii;
 while (<$fh>)
 {
+	if (/^static const int16 bloom_trgm_fold_ascii\[128\]/)
+	{
+		while (<$fh>)
+		{
+			last if /^\};/;
+			push @ascii, map { /^0x/ ? hex($_) : $_ } /(-1|0x[0-9A-F]+)/g;
+		}
+		next;
+	}
 	next unless /^\t\{0x([0-9A-F]+), 0x([0-9A-F]+), (-?\w+), (\d), (\d+)\},/;
 	my ($first, $last, $value, $kind, $stride) = ($1, $2, $3, $4, $5);
 	$value = hex($value) if $value =~ /^0x/;
@@ -55,6 +69,21 @@ sub fold_str
 {
 	return join ',', grep { defined } map { fold_cp($_) } @_;
 }
+
+# The ASCII fast path against the runs
+die "$table: bloom_trgm_fold_ascii has " . scalar(@ascii) . " entries, not 128\n"
+  unless @ascii == 128;
+my $ascii_bad = 0;
+for my $c (0 .. 127)
+{
+	my $want = fold_cp($c) // -1;
+	next if $ascii[$c] == $want;
+	printf "ASCII 0x%02X: the array folds to %d, the runs to %d\n", $c,
+	  $ascii[$c], $want;
+	$ascii_bad++;
+}
+print "128 ASCII characters checked, $ascii_bad with a fold other than the runs'\n";
+exit($ascii_bad ? 1 : 0) if $ascii_bad || (@ARGV && $ARGV[0] eq '--table-only');
 
 my @psql = ('psql', '-X', '-q', '-A', '-t', '-v', 'ON_ERROR_STOP=1');
 my @colls = @ARGV;

@@ -188,3 +188,23 @@ for my $r (@runs)
 	printf "\t{0x%04X, 0x%04X, %s, %d, %d},\n", $first, $last, $v, $kind, $stride;
 }
 print "};\n";
+
+# The ASCII characters' folds again, one entry each, for the fast path of
+# the characters most strings are made of (-1: folds to nothing)
+print <<"EOF";
+
+/* The fold of each ASCII character, as the runs give it (-1: none) */
+static const int16 bloom_trgm_fold_ascii[128] =
+{
+EOF
+for my $row (0 .. 15)
+{
+	my @cells;
+	for my $c ($row * 8 .. $row * 8 + 7)
+	{
+		my $f = $drop{$c} ? -1 : exists $parent{$c} ? find($c) : $c;
+		push @cells, $f < 0 ? '-1' : sprintf('0x%02X', $f);
+	}
+	print "\t", join(', ', @cells), $row < 15 ? ",\n" : "\n";
+}
+print "};\n";

@@ -203,6 +203,16 @@ SELECT bloom_agg_add_type('fa_mood') AS made, bloom_agg_add_type('fa_mood') AS m
 SELECT bloom_agg_add_type('fa_bad');
 SELECT bloom_agg_add_type('anyelement');
 SELECT bloom_agg_add_type('float8') AS float8_has_them;
+-- The forms it made are not members of the extension but depend on it
+-- (DROP EXTENSION drops them without CASCADE); the forms the extension's
+-- scripts made are members
+SELECT t AS type, d.deptype, count(*) AS forms
+FROM (VALUES ('fa_mood'::regtype), ('fa_pair'), ('float8')) v(t)
+JOIN pg_proc p ON p.proargtypes[CASE WHEN p.proname = 'bloom_agg' THEN 0 ELSE 1 END] = t
+JOIN pg_depend d ON d.classid = 'pg_proc'::regclass AND d.objid = p.oid
+	 AND d.refclassid = 'pg_extension'::regclass
+WHERE p.proname IN ('bloom_agg', 'bloom_agg_filter_transfn', 'bloom_agg_template_transfn')
+GROUP BY 1, 2 ORDER BY 1::text COLLATE "C", 2;
 
 -- Which form a call takes: its own type's, else anyelement's, as before
 -- the typed forms, never another type's or an ambiguous choice (smallint

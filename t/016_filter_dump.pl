@@ -14,7 +14,9 @@
 # and the restored filters answer as the originals did.  A filter of an
 # enum built in the other database, whose labels have other OIDs, has the
 # same bits.  A filter bound to the database that built it (a filter of an
-# enum as bloomidx 1.0 built it) stops the dump with an error.
+# enum as bloomidx 1.0 built it) stops the dump with an error.  The forms
+# of bloom_agg made by bloom_agg_add_type are dumped, and DROP EXTENSION
+# drops them.
 
 use strict;
 use warnings;
@@ -231,6 +233,40 @@ $node->safe_psql('legacy', q{
 UPDATE f SET f = (SELECT bloom_agg(m, 100, 0.001) FROM unnest(enum_range(NULL::mood)) m)});
 $node->command_ok([ 'pg_dump', '-Fc', '-d', $node->connstr('legacy'), '-f', $legacy_dump ],
 	'built again, it dumps');
+
+# The forms of bloom_agg that bloom_agg_add_type makes for a type are not
+# members of the extension: pg_dump dumps them and the restore makes them
+# again, after the type.  They depend on the extension: DROP EXTENSION
+# drops them without CASCADE, and keeps the type.
+$node->safe_psql('postgres', 'CREATE DATABASE forms');
+$node->safe_psql('forms', q{
+CREATE EXTENSION bloomidx;
+CREATE TYPE fmood AS ENUM ('low', 'high');
+SELECT bloom_agg_add_type('fmood');
+CREATE TABLE fm (m fmood);
+INSERT INTO fm VALUES ('low'), ('high');
+});
+my $forms = q{SELECT count(*) FROM pg_proc WHERE 'fmood'::regtype = ANY (proargtypes)};
+is($node->safe_psql('forms', $forms), '6',
+	'bloom_agg_add_type makes three aggregates and their transition functions');
+my $forms_dump = $node->basedir . '/forms.dump';
+$node->command_ok([ 'pg_dump', '-Fc', '-d', $node->connstr('forms'), '-f', $forms_dump ],
+	'pg_dump of a database with the forms of a type');
+$other->safe_psql('postgres', 'CREATE DATABASE forms');
+$other->command_ok(
+	[ 'pg_restore', '--exit-on-error', '-d', $other->connstr('forms'), $forms_dump ],
+	'pg_restore of it');
+is($other->safe_psql('forms', $forms), '6', 'the restore makes the forms again');
+is( $other->safe_psql(
+		'forms', q{SELECT bloom_contains(bloom_agg(m, 100, 0.01), 'high'::fmood) FROM fm}),
+	't', 'the restored sized form builds a filter');
+note 'restored forms depending on the extension: ' . $other->safe_psql('forms', q{
+SELECT string_agg(objid::regprocedure::text, ', ' ORDER BY objid) FROM pg_depend
+WHERE refclassid = 'pg_extension'::regclass AND deptype = 'x'});
+my ($rc, $out, $err) = $node->psql('forms', 'DROP EXTENSION bloomidx');
+is($err, '', 'DROP EXTENSION without CASCADE');
+is($node->safe_psql('forms', $forms), '0', 'drops the forms');
+is($node->safe_psql('forms', 'SELECT count(*) FROM fm'), '2', 'and keeps the type and its table');
 
 $node->stop;
 $other->stop;

@@ -8,7 +8,9 @@
 # database, and C in a LATIN1 and a SQL_ASCII database (this test knows no
 # LATIN1 libc locale it can count on), on both layouts; an index under a
 # nondeterministic collation is refused; an index of format 2 (folded with
-# lower()) keeps answering.  Seeded: the same conditions on every run.
+# lower()) keeps answering, and bloomidx_check and the planner report its
+# columns that test no trigram.  The fold table's ASCII array is checked
+# against its runs.  Seeded: the same conditions on every run.
 
 use strict;
 use warnings;
@@ -20,6 +22,11 @@ use PostgreSQL::Test::Utils;
 use Test::More;
 
 srand(27);
+
+# The fold's ASCII array (the fast path) gives what the table's runs give
+my $table_check = `"$^X" scripts/check-trgm-fold.pl --table-only 2>&1`;
+is($?, 0, 'the fold table\'s ASCII array agrees with its runs')
+  or diag($table_check);
 
 # The highest code point the database being filled takes
 my $max_ord = 0x10FFFF;
@@ -248,7 +255,31 @@ note "$total comparisons";
 			q{SELECT count(*) FILTER (WHERE cx(cond, true) IS DISTINCT FROM cx(cond, false)) FROM cx_c}),
 		0, 'format 2 index: 300 conditions, index answers as a seq scan');
 	my ($rc, $out, $err) = $node->psql('lg', q{SELECT bloomidx_check('cx_i', true)});
-	is($err, '', 'format 2 index: bloomidx_check(heapallindexed) passes');
+	is($rc, 0, 'format 2 index: bloomidx_check(heapallindexed) passes');
+
+	# Its columns under a collation other than libc's test no trigram:
+	# bloomidx_check says so, and so does the planner, once a backend
+	my $notice = qr/NOTICE:  index "cx_i" tests no trigram for queries on column "u"/;
+	my $explain = q{EXPLAIN (COSTS OFF) SELECT * FROM cx_t WHERE }
+	  . join(' AND ', map { "$_ LIKE '%abcd%'" } @names) . ';';
+	my ($rc2, $out2, $err2) = $node->psql('lg', $explain x 3);
+	if ($have_icu)
+	{
+		like($err, $notice, 'format 2 index: bloomidx_check reports the ICU column');
+		is(scalar(() = $err2 =~ /$notice/g), 1,
+			'format 2 index: the planner reports it once a backend');
+	}
+	else
+	{
+		is($err, '', 'format 2 index under C only: bloomidx_check reports nothing');
+		is($err2, '', 'format 2 index under C only: the planner reports nothing');
+	}
+	unlike($err . $err2, qr/column "c"/, 'format 2 index: the libc column is not reported');
+
+	# Rebuilt, it is of format 3 and nothing is reported
+	$node->safe_psql('lg', 'REINDEX INDEX cx_i');
+	($rc, $out, $err) = $node->psql('lg', q{SELECT bloomidx_check('cx_i', true)} . ";\n$explain");
+	is($err, '', 'after REINDEX: nothing reported');
 }
 
 # A nondeterministic collation: refused on both layouts

@@ -536,6 +536,8 @@ bloomidx_costestimate(PlannerInfo *root, IndexPath *path, double loop_count,
 
 	indexRel = index_open(index->indexoid, NoLock);
 	state = BloomGetState(indexRel);
+	if (state->shape.legacyFold)
+		BloomTrgmReportLegacyFold(indexRel, true);
 	mshape = BloomModelShapeOf(&state->shape);
 	BloomRowModelInit(&model, &mshape, BloomIndexFill(indexRel, &state->shape));
 

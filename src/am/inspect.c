@@ -761,6 +761,8 @@ bloomidx_check(PG_FUNCTION_ARGS)
 
 	BloomCheckOptionsMatch(index, &walk.shape);
 	BloomCheckElementsFit(heap, index, &walk.shape);
+	if (walk.shape.legacyFold)
+		BloomTrgmReportLegacyFold(index, false);
 
 	if (heapallindexed)
 	{

@@ -51,6 +51,7 @@
 #include "utils/builtins.h"
 #include "utils/formatting.h"
 #include "utils/lsyscache.h"
+#include "utils/memutils.h"
 #include "utils/rel.h"
 #include "utils/syscache.h"
 
@@ -71,6 +72,9 @@ PG_FUNCTION_INFO_V1(bloomidx_trgm_options);
 /* The code point of a byte with none (SQL_ASCII): a private use one */
 #define BLOOM_TRGM_PRIVATE_BYTE	0xF700
 
+/* The folded characters of a word kept on the stack; a longer one allocates */
+#define BLOOM_TRGM_WORD_FOLDS	256
+
 /* The database encoding's code points of bytes 0x80 .. 0xFF, or -1 */
 static int	bloomTrgmByteEncoding = -1;
 static uint32 bloomTrgmByteCodepoint[128];
@@ -78,6 +82,19 @@ static uint32 bloomTrgmByteCodepoint[128];
 /* The collation whose lower() of single bytes was checked, and its answer */
 static Oid	bloomTrgmByteCollation = InvalidOid;
 static bool bloomTrgmByteLowerSafe;
+
+/* The indexes of format 2 this backend's planner reported (in TopMemoryContext) */
+static List *bloomTrgmLegacyReported = NIL;
+
+/*
+ * The length in bytes of the character at p: an ASCII byte is a character
+ * of its own in every server encoding, without asking pg_mblen.
+ */
+static inline int
+BloomTrgmCharLen(const char *p)
+{
+	return IS_HIGHBIT_SET(*p) ? pg_mblen(p) : 1;
+}
 
 /*
  * Is the character at p (of clen bytes) a word character?  Every non-ASCII
@@ -213,13 +230,16 @@ BloomTrgmInitByteCodepoints(void)
 /*
  * The fold of the character at p (clen bytes) in the database encoding:
  * through its code point in UTF8 and single-byte encodings, its bytes,
- * unfolded, in other multibyte ones; -1 if it folds to nothing.
+ * unfolded, in other multibyte ones; -1 if it folds to nothing.  Not
+ * inlined: the hot path folds ASCII itself, and inlined into
+ * BloomTrgmIlikeIsSafe the UTF8 branch, never taken there, reads past a
+ * one-byte buffer in the compiler's eyes (-Warray-bounds).
  */
-static int64
+static pg_noinline int64
 BloomTrgmFoldChar(const unsigned char *p, int clen)
 {
 	if (clen == 1 && !IS_HIGHBIT_SET(*p))
-		return BloomTrgmFoldCodepoint(*p);
+		return bloom_trgm_fold_ascii[*p];
 	if (GetDatabaseEncoding() == PG_UTF8)
 		return BloomTrgmFoldCodepoint(utf8_to_unicode(p));
 	if (clen == 1)
@@ -228,6 +248,16 @@ BloomTrgmFoldChar(const unsigned char *p, int clen)
 		return BloomTrgmFoldCodepoint(bloomTrgmByteCodepoint[*p - 0x80]);
 	}
 	return BLOOM_TRGM_OPAQUE | (hash_bytes(p, clen) & 0x7FFFFFFF);
+}
+
+/* Store fold as the n-th character of bytes, 32-bit little-endian */
+static inline void
+BloomTrgmPutFold(unsigned char *bytes, int n, uint32 fold)
+{
+	bytes[4 * n] = (unsigned char) fold;
+	bytes[4 * n + 1] = (unsigned char) (fold >> 8);
+	bytes[4 * n + 2] = (unsigned char) (fold >> 16);
+	bytes[4 * n + 3] = (unsigned char) (fold >> 24);
 }
 
 /*
@@ -239,38 +269,40 @@ static void
 BloomTrgmAddFoldedWord(BloomElementSink *sink, const char *word, int len,
 					   bool padLeft, bool padRight)
 {
-	uint32	   *folds = palloc(sizeof(uint32) * (len + 3));
+	unsigned char local[4 * BLOOM_TRGM_WORD_FOLDS];
+	unsigned char *bytes = local;
 	const char *end = word + len;
-	const char *p;
+	const char *p = word;
 	int			n = 0;
 	int			i;
 
+	if (len + 3 > BLOOM_TRGM_WORD_FOLDS)
+		bytes = palloc(4 * ((Size) len + 3));
 	if (padLeft)
 	{
-		folds[n++] = ' ';
-		folds[n++] = ' ';
+		BloomTrgmPutFold(bytes, n++, ' ');
+		BloomTrgmPutFold(bytes, n++, ' ');
 	}
-	for (p = word; p < end; p += pg_mblen(p))
+	while (p < end)
 	{
-		int64		f = BloomTrgmFoldChar((const unsigned char *) p,
-										  pg_mblen(p));
+		int			clen = BloomTrgmCharLen(p);
+		int64		f;
 
+		if (clen == 1 && !IS_HIGHBIT_SET(*p))
+			f = bloom_trgm_fold_ascii[(unsigned char) *p];
+		else
+			f = BloomTrgmFoldChar((const unsigned char *) p, clen);
 		if (f >= 0)
-			folds[n++] = (uint32) f;
+			BloomTrgmPutFold(bytes, n++, (uint32) f);
+		p += clen;
 	}
 	if (padRight)
-		folds[n++] = ' ';
+		BloomTrgmPutFold(bytes, n++, ' ');
 	for (i = 0; i + 2 < n; i++)
-	{
-		unsigned char bytes[12];
-		int			j;
-
-		for (j = 0; j < 12; j++)
-			bytes[j] = (unsigned char) (folds[i + j / 4] >> (8 * (j % 4)));
-		BloomAddElement(sink, hash_bytes_extended(bytes, sizeof(bytes),
+		BloomAddElement(sink, hash_bytes_extended(bytes + 4 * i, 12,
 												  BLOOM_TRGM_FOLD_SEED));
-	}
-	pfree(folds);
+	if (bytes != local)
+		pfree(bytes);
 }
 
 /*
@@ -301,15 +333,26 @@ BloomTrgmAddString(BloomElementSink *sink, const char *str, int len,
 	while (p < end)
 	{
 		const char *word;
+		int			clen;
 
 		CHECK_FOR_INTERRUPTS();
-		while (p < end && !BloomTrgmIsWordChar(p, pg_mblen(p)))
-			p += pg_mblen(p);
-		if (p >= end)
-			break;
+		for (;;)
+		{
+			if (p >= end)
+				return;
+			clen = BloomTrgmCharLen(p);
+			if (BloomTrgmIsWordChar(p, clen))
+				break;
+			p += clen;
+		}
 		word = p;
-		while (p < end && BloomTrgmIsWordChar(p, pg_mblen(p)))
-			p += pg_mblen(p);
+		do
+		{
+			p += clen;
+			if (p >= end)
+				break;
+			clen = BloomTrgmCharLen(p);
+		} while (BloomTrgmIsWordChar(p, clen));
 		BloomTrgmAddWord(sink, word, p - word, true, true, collation);
 	}
 }
@@ -339,7 +382,7 @@ BloomTrgmAddPattern(BloomElementSink *sink, const char *pat, int len,
 		/* Find the first word character, literal or escaped */
 		while (p < end)
 		{
-			int			clen = pg_mblen(p);
+			int			clen = BloomTrgmCharLen(p);
 
 			if (escaped)
 			{
@@ -364,7 +407,7 @@ BloomTrgmAddPattern(BloomElementSink *sink, const char *pat, int len,
 		/* Gather the word's characters up to where it ends */
 		while (p < end)
 		{
-			int			clen = pg_mblen(p);
+			int			clen = BloomTrgmCharLen(p);
 
 			if (escaped)
 			{
@@ -495,6 +538,15 @@ BloomTrgmQueryIsSafe(BloomElementSink *sink, Oid collation, int strategy)
 	return true;
 }
 
+/* Is column attno (1-based) of index a text_trgm_ops column? */
+static bool
+BloomTrgmIsColumn(Relation index, int attno)
+{
+	return OidIsValid(index_getprocid(index, attno, BLOOMIDX_EXTRACT_PROC)) &&
+		index_getprocinfo(index, attno, BLOOMIDX_EXTRACT_PROC)->fn_addr ==
+		bloomidx_trgm_extract;
+}
+
 /*
  * Refuse to build an index with a text_trgm_ops column under a
  * nondeterministic collation (CREATE INDEX, REINDEX): no query under it
@@ -511,9 +563,7 @@ BloomTrgmCheckBuild(Relation index)
 
 		if (!OidIsValid(collation) ||
 			get_collation_isdeterministic(collation) ||
-			!OidIsValid(index_getprocid(index, i + 1, BLOOMIDX_EXTRACT_PROC)) ||
-			index_getprocinfo(index, i + 1, BLOOMIDX_EXTRACT_PROC)->fn_addr !=
-			bloomidx_trgm_extract)
+			!BloomTrgmIsColumn(index, i + 1))
 			continue;
 		ereport(ERROR,
 				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
@@ -522,6 +572,50 @@ BloomTrgmCheckBuild(Relation index)
 						get_collation_name(collation)),
 				 errdetail("Under a nondeterministic collation, strings with other trigrams are equal or match a pattern."),
 				 errhint("Index the column under a deterministic collation (COLLATE \"C\", for instance), which the queries must then use, or index = with the text equality operator class.")));
+	}
+}
+
+/*
+ * Report with a NOTICE the text_trgm_ops columns of an index of format 2
+ * (page.h) whose queries test no trigram, and so read the whole index:
+ * those under a collation other than a deterministic libc one, under
+ * which that format's fold, lower(), was not exact (BloomTrgmQueryIsSafe).
+ * With oncePerBackend, only the first call for an index in a backend
+ * reports it (the planner's).
+ */
+void
+BloomTrgmReportLegacyFold(Relation index, bool oncePerBackend)
+{
+	Oid			indexoid = RelationGetRelid(index);
+	int			i;
+
+	if (oncePerBackend && list_member_oid(bloomTrgmLegacyReported, indexoid))
+		return;
+	for (i = 0; i < IndexRelationGetNumberOfKeyAttributes(index); i++)
+	{
+		Oid			collation = index->rd_indcollation[i];
+
+		if (!BloomTrgmIsColumn(index, i + 1))
+			continue;
+		if (!OidIsValid(collation))
+			collation = DEFAULT_COLLATION_OID;
+		if (get_collation_isdeterministic(collation) &&
+			BloomTrgmProvider(collation) == COLLPROVIDER_LIBC)
+			continue;
+		ereport(NOTICE,
+				(errmsg("index \"%s\" tests no trigram for queries on column \"%s\"",
+						RelationGetRelationName(index),
+						NameStr(TupleDescAttr(RelationGetDescr(index), i)->attname)),
+				 errdetail("The index is of format version 2, which folded case with lower() under the column's collation, exact only under a deterministic libc collation; under collation \"%s\" every query reads the whole index.",
+						   get_collation_name(collation)),
+				 errhint("REINDEX the index to build it with the fold every collation allows.")));
+	}
+	if (oncePerBackend)
+	{
+		MemoryContext old = MemoryContextSwitchTo(TopMemoryContext);
+
+		bloomTrgmLegacyReported = lappend_oid(bloomTrgmLegacyReported, indexoid);
+		MemoryContextSwitchTo(old);
 	}
 }
 
