@@ -160,8 +160,9 @@ def has_summaries_option(pg):
                "WITH (summaries = off);\n")
         return True, ""
     except RuntimeError as e:
-        msg = str(e).split("\n")[0]
-        return False, msg
+        m = re.search(r"ERROR:\s+(.*)", str(e))
+        return False, ("this bloomidx has no summaries option (%s)"
+                       % (m.group(1).strip() if m else str(e).split("\n")[0]))
 
 
 def query_sql(table, cols, values):
@@ -238,7 +239,8 @@ def explain_from(text):
             f["index_ms"] += n["Actual Total Time"]
             f["index_read"] += n.get("Shared Read Blocks", 0)
             f["index_hit"] += n.get("Shared Hit Blocks", 0)
-            f["candidates"] = n["Actual Rows"]
+            # rounded: 18 and later print fractional rows
+            f["candidates"] = int(round(n["Actual Rows"]))
             f["plan"].append("%s(%s)" % (t, n.get("Index Name")))
         elif t == "Bitmap Heap Scan":
             f["recheck_removed"] = n.get("Rows Removed by Index Recheck", 0)
@@ -410,8 +412,7 @@ def cmd_measure(a):
     raw["summaries_option"] = has
     if not has:
         raw["summaries_skip"] = why
-        log("bloomidx (summaries = off): skipped, this bloomidx has no "
-            "summaries option (%s)" % why)
+        log("bloomidx (summaries = off): skipped, %s" % why)
     problems = []
     for table in a.tables.split(","):
         t0 = time.time()
@@ -730,7 +731,7 @@ def cmd_report(a):
           "- Index option `summaries`: %s" % (
               "present, so bloomidx is also measured with `summaries = off`"
               if r0["summaries_option"] else
-              "absent in this build (%s); the `summaries = off` rows are "
+              "not in this build (%s): the `summaries = off` rows are "
               "skipped" % r0.get("summaries_skip", "")), ""]
     if os.environ.get("BENCH_NOTE"):
         md += ["- Note: " + os.environ["BENCH_NOTE"], ""]
