@@ -194,15 +194,16 @@ def warm_and_fresh(pg, c, q, a, want):
     """Pooled-session and fresh-connection figures of query q."""
     opts = plan_options(c)
     # One session: the count (checked), EXPLAIN's pages, then the timed runs
-    out = pg.run(q["sql"] + ";\n", opts).strip()
-    if out != want:
-        raise AnswerError("%s, %s: the index plan counts %s rows, the "
-                          "sequential scan %s" % (c[0], q["name"], out, want))
-    script = ("EXPLAIN (ANALYZE, BUFFERS, FORMAT JSON) %s;\n" % q["sql"] +
+    script = (q["sql"] + ";\n" +
+              "EXPLAIN (ANALYZE, BUFFERS, FORMAT JSON) %s;\n" % q["sql"] +
               "\\o /dev/null\n\\timing on\n" +
               (q["sql"] + ";\n") * (a.runs + 1))
     raw = pg.run(script, opts)
-    j = raw[:raw.index("Time:")] if "Time:" in raw else raw
+    out, j = raw.split("\n", 1)
+    if out.strip() != want:
+        raise AnswerError("%s, %s: the index plan counts %s rows, the "
+                          "sequential scan %s" % (c[0], q["name"], out, want))
+    j = j[:j.index("Time:")] if "Time:" in j else j
     ms = [float(m) for m in re.findall(r"^Time: ([0-9.]+) ms", raw, re.M)][1:]
     e = explain_from(j)
     r = dict(warm_ms=median(ms), warm_all=ms, pages=e["read"] + e["hit"],
@@ -428,11 +429,12 @@ def cmd_measure(a):
         pg.run("SELECT pg_prewarm('%s');\n" % table)
         wants, seq = {}, {}
         for q in qs:
-            wants[q["name"]] = pg.run(q["sql"] + ";\n",
-                                      plan_options(None)).strip()
-            t = pg.times("\\o /dev/null\n\\timing on\n" +
+            out = pg.run(q["sql"] + ";\n\\o /dev/null\n\\timing on\n" +
                          (q["sql"] + ";\n") * min(a.runs, 3),
                          plan_options(None))
+            wants[q["name"]] = out.split("\n", 1)[0].strip()
+            t = [float(m) for m in
+                 re.findall(r"^Time: ([0-9.]+) ms", out, re.M)]
             seq[q["name"]] = dict(warm_ms=median(t), count=int(wants[q["name"]]))
             log("  seq scan %-12s %8.1f ms, %s rows"
                 % (q["name"], median(t), wants[q["name"]]))
