@@ -199,11 +199,33 @@ if ! "$PYTHON" "$REPO/bench/bench.py" measure --mode "$mode" --rows "$rows" \
     bx_die "the measurements failed"
 fi
 
-# The smoke run checks the cold and throughput pipelines on one contender
+# The smoke run checks the cold-cache pipeline on one contender, and
+# bench/scale.py's pipelines
 if [[ $mode == smoke ]]; then
-    bx_log "cold-cache and throughput pipelines (bench/cold.py)"
+    bx_log "cold-cache pipeline (bench/cold.py)"
     cold_bench --runs 1 --contenders bloomidx --queries 1col
-    conc_bench --seconds 1 --clients 2 --contenders bloomidx --queries 1col --no-insert
+    # bench/scale.sh's measurements, in a database of their own: every
+    # contender's answers on both of its tables, one cold query and one
+    # throughput cell with clients inserting (the pgbench pipeline of
+    # --concurrency too)
+    bx_log "scale pipeline (bench/scale.py)"
+    bx_as_pg "$BX_PG_BINDIR/createdb" -h "$PGHOST" -p "$PGPORT" scale
+    mkdir -p "$BX_WORK/pgbench" "$BX_WORK/results/scale"
+    bx_chown_pg "$BX_WORK/pgbench"
+    PGDATABASE=scale "$PYTHON" "$REPO/bench/scale.py" measure --rows "$rows" --runs 1 \
+        --cold-runs 1 --cold-queries tenant_day --cold-contenders bloomidx \
+        --seconds 1 --clients 2 --conc-contenders bloomidx --conc-queries 2col \
+        --conc-inserting-only --psql "$BX_PG_BINDIR/psql" --pgctl "$BX_PG_BINDIR/pg_ctl" \
+        --pgbench "$BX_PG_BINDIR/pgbench" --datadir "$BX_WORK/cluster/data" \
+        --logfile "$BX_WORK/cluster/server.log" --pg-user "$BX_PG_OS_USER" \
+        --workdir "$BX_WORK/pgbench" --raw "$BX_WORK/results/scale/raw-$rows.json" \
+        --settings="${SETTINGS[*]}" --source="$SOURCE_DESC" --cflags="$cflags" \
+        >"$BX_WORK/results/scale.log" 2>&1 ||
+        { tail -n 30 "$BX_WORK/results/scale.log" >&2; bx_die "the scale pipeline failed"; }
+    "$PYTHON" "$REPO/bench/scale.py" report --raw "$BX_WORK/results/scale/raw-$rows.json" \
+        --out "$BX_WORK/results/scale" >/dev/null || bx_die "the scale report failed"
+    rm -rf "$out/scale"
+    cp -r "$BX_WORK/results/scale" "$out/scale"
 fi
 
 # The plan-choice grid, owned by bench/plan_choice.sh: it gets the same
