@@ -248,7 +248,12 @@ note "$total comparisons";
 			q{SELECT count(*) FILTER (WHERE cx(cond, true) IS DISTINCT FROM cx(cond, false)) FROM cx_c}),
 		0, 'format 2 index: 300 conditions, index answers as a seq scan');
 	my ($rc, $out, $err) = $node->psql('lg', q{SELECT bloomidx_check('cx_i', true)});
-	is($err, '', 'format 2 index: bloomidx_check(heapallindexed) passes');
+	is($rc, 0, 'format 2 index: bloomidx_check(heapallindexed) passes');
+	# Built on an empty table, the index was sized for the default 32
+	# trigrams, which the short strings inserted since are far from: the
+	# check says so, and nothing else
+	$err =~ s/^(?:psql:<stdin>:\d+: )?NOTICE:  column \d of index "cx_i" has [\d.]+ elements per value, but the index was sized for 32\nDETAIL:  Measured in a sample of \d+ values of table "cx_t"\.\nHINT:  REINDEX the index to size it for the data it has now\.(?:\n|\z)//mg;
+	is($err, '', 'format 2 index: bloomidx_check says only that the data are far from the default elements');
 }
 
 # A nondeterministic collation: refused on both layouts
