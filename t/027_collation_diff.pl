@@ -256,6 +256,10 @@ note "$total comparisons";
 		0, 'format 2 index: 300 conditions, index answers as a seq scan');
 	my ($rc, $out, $err) = $node->psql('lg', q{SELECT bloomidx_check('cx_i', true)});
 	is($rc, 0, 'format 2 index: bloomidx_check(heapallindexed) passes');
+	# Built on an empty table, the index was sized for the default 32
+	# trigrams, which the short strings inserted since are far from: the
+	# check says so (taken out of its messages here)
+	$err =~ s/^(?:psql:<stdin>:\d+: )?NOTICE:  column \d of index "cx_i" has [\d.]+ elements per value, but the index was sized for 32\nDETAIL:  Measured in a sample of \d+ values of table "cx_t"\.\nHINT:  REINDEX the index to size it for the data it has now\.(?:\n|\z)//mg;
 
 	# Its columns under a collation other than libc's test no trigram:
 	# bloomidx_check says so, and so does the planner, once a backend
@@ -276,7 +280,7 @@ note "$total comparisons";
 	}
 	unlike($err . $err2, qr/column "c"/, 'format 2 index: the libc column is not reported');
 
-	# Rebuilt, it is of format 3 and nothing is reported
+	# Rebuilt, it is of the current format and nothing is reported
 	$node->safe_psql('lg', 'REINDEX INDEX cx_i');
 	($rc, $out, $err) = $node->psql('lg', q{SELECT bloomidx_check('cx_i', true)} . ";\n$explain");
 	is($err, '', 'after REINDEX: nothing reported');
