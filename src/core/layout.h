@@ -235,6 +235,18 @@ typedef struct BloomLayoutRoutine
 	 */
 	uint64		(*walkrows) (Relation index, const BloomShape *shape,
 							 BloomRowCallback fn, void *arg);
+
+	/*
+	 * bloomidx_check's heapallindexed pass, for what the layout keeps of
+	 * the rows' values beside their signatures: heapcheckbegin returns the
+	 * state heapcheckrow gets with each
+	 * row of the table, or NULL if there is nothing to check; heapcheckrow
+	 * reports what the layout lacks of the row.  NULL if the layout keeps
+	 * nothing more.
+	 */
+	void	   *(*heapcheckbegin) (Relation index, BloomState state);
+	void		(*heapcheckrow) (void *arg, Relation heap, ItemPointer tid,
+								 Datum *values, bool *isnull);
 	void		(*statscolumns) (Relation index, Datum *values, bool *nulls);
 	double		(*rowsheld) (Relation index,
 							 const struct BloomMetaPageData *meta);

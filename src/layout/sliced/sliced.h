@@ -264,6 +264,9 @@ typedef struct BloomSummaryInfoData
 } BloomSummaryInfoData;
 
 extern void BloomSlicedSummaryInfo(Relation index, BloomSummaryInfoData *info);
+extern void *BloomSlicedSummaryCheckBegin(Relation index, BloomState state);
+extern void BloomSlicedSummaryCheckRow(void *arg, Relation heap, ItemPointer tid,
+									   Datum *values, bool *isnull);
 extern void BloomSummarySizeBlocks(const BloomShape *shape, int bitsPerKey,
 								   const uint32 *keys, int nrows,
 								   uint16 *blocks, uint32 *scratch);
