@@ -143,6 +143,7 @@ const BloomLayoutRoutine BloomSlicedLayout = {
 	.statscolumns = BloomSlicedStatsColumns,
 	.rowsheld = BloomSlicedRowsHeld,
 	.scanpages = BloomSlicedScanPages,
+	.summaryinfo = BloomSlicedSummaryInfo,
 	.liverowpages = BloomSlicedLiveRowPages,
 	.metaproblem = BloomSlicedMetaProblem,
 	.metablocksproblem = BloomSlicedMetaBlocksProblem,
