@@ -112,6 +112,8 @@ typedef struct BloomHeapCheckData
 	uint8	   *sig;
 	bloom_filter *keys;
 	uint64		rowsChecked;
+	const BloomLayoutRoutine *layout;
+	void	   *layoutCheck;	/* the layout's heapcheckbegin, or NULL */
 } BloomHeapCheckData;
 
 /*
@@ -513,6 +515,8 @@ BloomCheckHeapCallback(Relation index, ItemPointer tid, Datum *values,
 
 	oldCtx = MemoryContextSwitchTo(hc->tmpCtx);
 	BloomFormSignature(hc->state, values, isnull, hc->sig);
+	if (hc->layoutCheck != NULL)
+		hc->layout->heapcheckrow(hc->layoutCheck, hc->heap, tid, values, isnull);
 	MemoryContextSwitchTo(oldCtx);
 	MemoryContextReset(hc->tmpCtx);
 
@@ -554,6 +558,9 @@ BloomCheckHeapAllIndexed(Relation heap, Relation index, BloomWalkData *walk,
 									  ALLOCSET_DEFAULT_SIZES);
 	hc.sig = palloc0(walk->shape.sigBytes);
 	hc.keys = walk->keys;
+	hc.layout = BloomGetLayout(&walk->shape);
+	if (hc.layout->heapcheckbegin != NULL)
+		hc.layoutCheck = hc.layout->heapcheckbegin(index, hc.state);
 
 	/*
 	 * Scan like the first scan of CREATE INDEX CONCURRENTLY: rows visible to

@@ -124,6 +124,20 @@ typedef struct BloomScanPages
 struct BloomMetaPageData;		/* page.h */
 
 /*
+ * What the cost model needs of an index's summaries of its rows' values
+ * (the sliced layout's stripe summaries), from the layout's summaryinfo
+ */
+typedef struct BloomSummaryInfoData
+{
+	int			bitsPerKey;		/* 0: the index has no summaries */
+	double		stripes;		/* stripes listed */
+	double		completeStripes;	/* of them, with a complete summary */
+	double		meanBlocks[BLOOMIDX_MAX_COLUMNS];	/* 256-bit blocks a
+													 * stripe, per column */
+	double		summaryPages;	/* over every stripe */
+} BloomSummaryInfoData;
+
+/*
  * The routines of a layout.  Entries a layout does not need are NULL, as
  * the comments say.
  */
@@ -240,6 +254,18 @@ typedef struct BloomLayoutRoutine
 	 */
 	uint64		(*walkrows) (Relation index, const BloomShape *shape,
 							 BloomRowCallback fn, void *arg);
+
+	/*
+	 * bloomidx_check's heapallindexed pass, for what the layout keeps of
+	 * the rows' values beside their signatures: heapcheckbegin returns the
+	 * state heapcheckrow gets with each
+	 * row of the table, or NULL if there is nothing to check; heapcheckrow
+	 * reports what the layout lacks of the row.  NULL if the layout keeps
+	 * nothing more.
+	 */
+	void	   *(*heapcheckbegin) (Relation index, BloomState state);
+	void		(*heapcheckrow) (void *arg, Relation heap, ItemPointer tid,
+								 Datum *values, bool *isnull);
 	void		(*statscolumns) (Relation index, Datum *values, bool *nulls);
 	double		(*rowsheld) (Relation index,
 							 const struct BloomMetaPageData *meta);
@@ -256,6 +282,9 @@ typedef struct BloomLayoutRoutine
 	void		(*scanpages) (Relation index, BloomState state,
 							  const BloomScanPagesInput *in,
 							  BloomScanPages *out);
+
+	/* The cost model: what the index's summaries hold (NULL: none) */
+	void		(*summaryinfo) (Relation index, BloomSummaryInfoData *info);
 
 	/*
 	 * The checks of the layout's own fields of the metapage and of its

@@ -274,17 +274,10 @@ typedef struct BloomReader
 } BloomReader;
 
 /* sliced_summary.c */
-/* What the cost model needs of an index's summaries (BloomSlicedSummaryInfo) */
-typedef struct BloomSummaryInfoData
-{
-	int			bitsPerKey;		/* 0: the index has no summaries */
-	double		stripes;		/* stripes listed */
-	double		completeStripes;	/* of them, with a complete summary */
-	double		meanBlocks[BLOOMIDX_MAX_COLUMNS];	/* per column, over those */
-	double		summaryPages;	/* over every stripe */
-} BloomSummaryInfoData;
-
 extern void BloomSlicedSummaryInfo(Relation index, BloomSummaryInfoData *info);
+extern void *BloomSlicedSummaryCheckBegin(Relation index, BloomState state);
+extern void BloomSlicedSummaryCheckRow(void *arg, Relation heap, ItemPointer tid,
+									   Datum *values, bool *isnull);
 extern void BloomSummarySizeBlocks(const BloomShape *shape, int bitsPerKey,
 								   const uint32 *keys, int nrows,
 								   uint16 *blocks, uint32 *scratch);

@@ -16,7 +16,10 @@
 
 #include <math.h>
 
+#include "miscadmin.h"
+#include "port/pg_bitutils.h"
 #include "storage/bufmgr.h"
+#include "utils/hsearch.h"
 #include "utils/rel.h"
 
 #include "page.h"
@@ -151,35 +154,42 @@ BloomSummaryBlocksFor(double ndistinct, int bitsPerKey)
 	return (int) blocks;
 }
 
-/* An in-place sort of keys (lib/sort_template.h) */
-#define ST_SORT bloom_sort_keys
-#define ST_ELEMENT_TYPE uint32
-#define ST_COMPARE(a, b) ((*(a) > *(b)) - (*(a) < *(b)))
-#define ST_SCOPE static
-#define ST_DEFINE
-#include "lib/sort_template.h"
+/* Bits of the bitmap that BloomSummaryCountDistinct counts keys in */
+#define BLOOM_COUNT_BITS_LOG2	18
+StaticAssertDecl((1 << BLOOM_COUNT_BITS_LOG2) / 32 <= BLOOMIDX_STRIPE_ROWS,
+				 "scratch too small for the bitmap");
 
 /*
  * Distinct keys of column col among n rows' keys (nColumns a row), for
- * sizing a stripe's summary; scratch holds n keys.
+ * sizing a stripe's summary: linear counting (Whang et al., 1990) in a
+ * bitmap of 2^18 bits, within about 1% for a stripe's 65,280 keys and much
+ * faster than sorting them.  scratch holds BLOOMIDX_STRIPE_ROWS words (the
+ * bitmap takes 8,192 of them).
  */
 int
 BloomSummaryCountDistinct(const uint32 *keys, int n, int nColumns, int col,
 						  uint32 *scratch)
 {
-	int			nd = 0;
+	const int	nwords = (1 << BLOOM_COUNT_BITS_LOG2) / 32;
+	uint32	   *bitmap = scratch;
+	int			zero = 0;
 	int			i;
 
 	if (n == 0)
 		return 0;
+	memset(bitmap, 0, sizeof(uint32) * nwords);
 	for (i = 0; i < n; i++)
-		scratch[i] = keys[(Size) i * nColumns + col];
-	bloom_sort_keys(scratch, n);
-	nd = 1;
-	for (i = 1; i < n; i++)
-		if (scratch[i] != scratch[i - 1])
-			nd++;
-	return nd;
+	{
+		uint32		x = keys[(Size) i * nColumns + col] >> (32 - BLOOM_COUNT_BITS_LOG2);
+
+		bitmap[x / 32] |= (uint32) 1 << (x % 32);
+	}
+	for (i = 0; i < nwords; i++)
+		zero += 32 - pg_popcount32(bitmap[i]);
+	if (zero == 0)
+		return n;
+	return (int) Min((double) n,
+					 ceil(-(double) (nwords * 32) * log((double) zero / (nwords * 32))));
 }
 
 /*
@@ -187,7 +197,7 @@ BloomSummaryCountDistinct(const uint32 *keys, int n, int nColumns, int col,
  * keys): each column of an equality class gets blocks for its distinct
  * keys at bitsPerKey bits a key, all of them within
  * BLOOMIDX_SUMMARY_MAX_PAGES pages; a column of sets none.  scratch holds
- * nrows keys.
+ * BLOOMIDX_STRIPE_ROWS words.
  */
 void
 BloomSummarySizeBlocks(const BloomShape *shape, int bitsPerKey,
@@ -298,4 +308,197 @@ BloomSlicedSummaryInfo(Relation index, BloomSummaryInfoData *info)
 			ceil(total / BLOOMIDX_SUMMARY_PAGE_BLOCKS);
 	}
 	UnlockReleaseBuffer(metabuf);
+}
+
+/* A row of a stripe with a complete summary, for BloomSummaryCheckRow */
+typedef struct BloomSummaryCheckEntry
+{
+	ItemPointerData tid;		/* the key */
+	int			stripe;			/* index into BloomSummaryCheckData.stripes */
+} BloomSummaryCheckEntry;
+
+/* A stripe with a complete summary, as bloomidx_check reads it */
+typedef struct BloomSummaryCheckStripe
+{
+	uint32		s;
+	BlockNumber stripeBlkno;
+	uint16		blocks[BLOOMIDX_MAX_COLUMNS];
+	int			nPages;
+	BlockNumber pages[BLOOMIDX_SUMMARY_MAX_PAGES];
+} BloomSummaryCheckStripe;
+
+/* State of bloomidx_check's check of the summaries against the table */
+typedef struct BloomSummaryCheckData
+{
+	Relation	index;
+	BloomState	state;
+	HTAB	   *rows;
+	int			nstripes;
+	BloomSummaryCheckStripe *stripes;
+	uint32	   *keys;
+} BloomSummaryCheckData;
+
+/*
+ * Begin bloomidx_check's check that every row of the table in a stripe
+ * with a complete summary has its values' keys in the summary (the
+ * routine table's heapcheckbegin): the TIDs of those stripes' rows, as
+ * many as maintenance_work_mem holds (the stripes past them are not
+ * checked).  Returns NULL if the index has no summaries.  A stripe VACUUM
+ * empties meanwhile is skipped (its pages no longer carry its number).
+ */
+void *
+BloomSlicedSummaryCheckBegin(Relation index, BloomState state)
+{
+	BloomSummaryCheckData *sc;
+	BloomSlicedSnapshot *snap;
+	BloomStripePages *pages;
+	ItemPointerData *tids;
+	HASHCTL		ctl;
+	double		maxRows;
+	double		nrows = 0;
+	uint32		s;
+
+	if (!state->shape.summaries)
+		return NULL;
+	sc = palloc0(sizeof(BloomSummaryCheckData));
+	sc->index = index;
+	sc->state = state;
+	sc->keys = palloc(sizeof(uint32) * BLOOMIDX_MAX_COLUMNS);
+	memset(&ctl, 0, sizeof(ctl));
+	ctl.keysize = sizeof(ItemPointerData);
+	ctl.entrysize = sizeof(BloomSummaryCheckEntry);
+	ctl.hcxt = CurrentMemoryContext;
+	sc->rows = hash_create("bloomidx summary check", 1024, &ctl,
+						   HASH_ELEM | HASH_BLOBS | HASH_CONTEXT);
+	maxRows = (double) maintenance_work_mem * 1024.0 /
+		(2 * sizeof(BloomSummaryCheckEntry) + 16);
+
+	snap = palloc(sizeof(BloomSlicedSnapshot));
+	BloomTakeSnapshot(index, snap, true);
+	sc->stripes = palloc(sizeof(BloomSummaryCheckStripe) *
+						 Max(snap->nStripes - snap->firstStripe, 1));
+	pages = palloc(sizeof(BloomStripePages));
+	tids = palloc(sizeof(ItemPointerData) * BLOOMIDX_STRIPE_ROWS);
+	for (s = snap->firstStripe; s < snap->nStripes; s++)
+	{
+		BlockNumber blkno = BloomSnapStripe(snap, s);
+		int			rows = BloomStripeRows(snap->mergedRows, s);
+		BloomSummaryCheckStripe *cs;
+		int			t;
+
+		CHECK_FOR_INTERRUPTS();
+		if (blkno == InvalidBlockNumber || rows == 0)
+			continue;
+		if (nrows + rows > maxRows)
+			break;
+		if (!BloomReadStripe(index, s, blkno, state->shape.sigBits, pages))
+			continue;
+		if (pages->summaryColumns != state->shape.nColumns ||
+			(pages->flags & BLOOMIDX_STRIPE_SUMMARY_INCOMPLETE) != 0)
+			continue;
+		cs = &sc->stripes[sc->nstripes];
+		cs->s = s;
+		cs->stripeBlkno = blkno;
+		memcpy(cs->blocks, pages->summaryBlocks, sizeof(cs->blocks));
+		cs->nPages = pages->nSummaryPages;
+		memcpy(cs->pages, pages->summaryPages, sizeof(BlockNumber) * cs->nPages);
+		for (t = 0; t < pages->nTidPages; t++)
+		{
+			Buffer		buffer = ReadBuffer(index, pages->tidPages[t]);
+			Page		page;
+			int			first,
+						n,
+						i;
+
+			LockBuffer(buffer, BUFFER_LOCK_SHARE);
+			page = BufferGetPage(buffer);
+			if (!BloomPageIsSliced(page, BLOOMIDX_TIDMAP, s))
+			{
+				UnlockReleaseBuffer(buffer);
+				continue;
+			}
+			first = BloomTidMapGetFirstRow(page);
+			n = BloomTidMapUnpack(page, tids);
+			UnlockReleaseBuffer(buffer);
+			for (i = 0; i < n && first + i < rows; i++)
+			{
+				BloomSummaryCheckEntry *e;
+
+				if (!ItemPointerIsValid(&tids[i]))
+					continue;
+				e = hash_search(sc->rows, &tids[i], HASH_ENTER, NULL);
+				e->stripe = sc->nstripes;
+			}
+		}
+		sc->nstripes++;
+		nrows += rows;
+	}
+	pfree(tids);
+	pfree(pages);
+	BloomFreeSnapshot(snap);
+	return sc;
+}
+
+/*
+ * Complain unless the summary of the stripe holding a row of the table
+ * (if a stripe with a complete summary does) may hold its values' keys
+ * (the routine table's heapcheckrow).
+ */
+void
+BloomSlicedSummaryCheckRow(void *arg, Relation heap, ItemPointer tid,
+						   Datum *values, bool *isnull)
+{
+	BloomSummaryCheckData *sc = (BloomSummaryCheckData *) arg;
+	const BloomShape *shape = &sc->state->shape;
+	BloomSummaryCheckEntry *e;
+	BloomSummaryCheckStripe *cs;
+	int			start = 0;
+	int			c;
+
+	e = hash_search(sc->rows, tid, HASH_FIND, NULL);
+	if (e == NULL)
+		return;
+	cs = &sc->stripes[e->stripe];
+	BloomFormSummaryKeys(sc->state, values, isnull, sc->keys);
+	for (c = 0; c < shape->nColumns; start += cs->blocks[c], c++)
+	{
+		int			g,
+					p;
+		Buffer		buffer;
+		Page		page;
+		bool		maybe;
+
+		if (cs->blocks[c] == 0)
+			continue;
+		g = start + BloomSummaryBlockFor(sc->keys[c], cs->blocks[c]);
+		p = g / BLOOMIDX_SUMMARY_PAGE_BLOCKS;
+		if (p >= cs->nPages)
+			BloomReportCorruption(sc->index, cs->stripeBlkno,
+								  psprintf("The summary of stripe %u has %d pages, not enough for its %d blocks.",
+										   cs->s, cs->nPages, g + 1));
+		buffer = ReadBuffer(sc->index, cs->pages[p]);
+		LockBuffer(buffer, BUFFER_LOCK_SHARE);
+		page = BufferGetPage(buffer);
+		if (!BloomPageIsSliced(page, BLOOMIDX_SUMMARY, cs->s))
+		{
+			/* VACUUM emptied the stripe since (its rows went elsewhere) */
+			UnlockReleaseBuffer(buffer);
+			return;
+		}
+		maybe = BloomSummaryTestBlock(BloomSummaryPageBlocks(page) +
+									  (Size) (g % BLOOMIDX_SUMMARY_PAGE_BLOCKS) *
+									  BLOOMIDX_SUMMARY_BLOCK_WORDS, sc->keys[c]);
+		UnlockReleaseBuffer(buffer);
+		if (!maybe)
+			ereport(ERROR,
+					(errcode(ERRCODE_INDEX_CORRUPTED),
+					 errmsg("index \"%s\" lacks the value of column %d of row (%u,%u) of table \"%s\" in the summary of its stripe",
+							RelationGetRelationName(sc->index), c + 1,
+							ItemPointerGetBlockNumber(tid),
+							ItemPointerGetOffsetNumber(tid),
+							RelationGetRelationName(heap)),
+					 errdetail("Summary page %u of stripe %u says no row of the stripe has the value.",
+							   cs->pages[p], cs->s),
+					 errhint("REINDEX the index.")));
+	}
 }
