@@ -29,11 +29,12 @@ END;
 $$;
 
 -- 10000 rows, fewer than a stripe: both layouts keep them in row-format
--- pages, of which one holds 8160 / (signature bytes + 6) rows.  The shapes
--- in the comments are the row layout's; the sliced layout (the default)
--- does not round signatures up to whole words, sets fewer bits a column
--- (40% of the bits set) and defaults to 0.035%: 9 bits a column,
--- 104-bit signature.
+-- pages, of which one holds 8160 / (signature bytes + 6) rows; the sliced
+-- layout's, with summaries (format 4, the default), 4 bytes a column more
+-- for the rows' keys.  The shapes in the comments are the row layout's;
+-- the sliced layout (the default) does not round signatures up to whole
+-- words, sets fewer bits a column (40% of the bits set) and defaults to
+-- 0.035%: 9 bits a column, 104-bit signature.
 SELECT opts, o_pages(opts, 'row') AS row_pages, o_pages(opts) AS default_pages
 FROM (VALUES
 	(''),									-- 1%: 7 bits a column, 64-bit signature

@@ -297,6 +297,12 @@ extern int	BloomSummaryBlocksFor(double ndistinct, int bitsPerKey);
 extern int	BloomSummaryCountDistinct(const uint32 *keys, int n, int nColumns,
 									  int col, uint32 *scratch);
 
+/* sliced_format.c: the keys in a pending row's slot (format 4, page.h) */
+extern void BloomPendingSetKeys(BloomState state, uint8 *slot,
+								const uint32 *keys);
+extern void BloomPendingGetKeys(BloomState state, const uint8 *slot,
+								uint32 *keys);
+
 /* sliced_check.c */
 extern char *BloomSlicedMetaProblem(BloomMetaPage meta, BlockNumber *needBlocks);
 extern char *BloomSlicedMetaAreaProblem(BloomMetaPage meta, BlockNumber *needBlocks);
@@ -409,10 +415,6 @@ extern int BloomPrepareBudget(BloomState state);
 extern bool BloomPrepareStripe(Relation index, BloomState state,
 				   const BloomSlicedSnapshot *snap, int budget, int *allocated);
 
-extern void BloomPendingSetKeys(BloomState state, uint8 *slot,
-								const uint32 *keys);
-extern void BloomPendingGetKeys(BloomState state, const uint8 *slot,
-								uint32 *keys);
 extern void BloomPendingFormSlot(BloomState state, uint8 *slot,
 								 const uint64 *words, const uint32 *keys);
 extern void BloomPendingInitPage(BloomState state, Page page, bool keyless);

@@ -41,53 +41,6 @@ BloomCountWordBits(const uint64 *words, int nw)
 }
 
 /*
- * Set the keys of a pending row's slot (see page.h), after its signature,
- * from a row's nColumns keys (NULL: a row without keys, zero): those of
- * the columns that are not of sets, which alone have one.
- */
-void
-BloomPendingSetKeys(BloomState state, uint8 *slot, const uint32 *keys)
-{
-	const BloomShape *shape = &state->shape;
-	uint8	   *p = slot + shape->sigBytes;
-	int			i;
-
-	if (keys == NULL)
-	{
-		memset(p, 0, BloomShapeKeyBytes(shape));
-		return;
-	}
-	for (i = 0; i < shape->nColumns; i++)
-	{
-		if ((shape->setColumns & (1U << i)) != 0)
-			continue;
-		memcpy(p, &keys[i], sizeof(uint32));
-		p += sizeof(uint32);
-	}
-}
-
-/*
- * The nColumns keys of a pending row from its slot (0 for a column of
- * sets): BloomPendingSetKeys's inverse.
- */
-void
-BloomPendingGetKeys(BloomState state, const uint8 *slot, uint32 *keys)
-{
-	const BloomShape *shape = &state->shape;
-	const uint8 *p = slot + shape->sigBytes;
-	int			i;
-
-	for (i = 0; i < shape->nColumns; i++)
-	{
-		keys[i] = 0;
-		if ((shape->setColumns & (1U << i)) != 0)
-			continue;
-		memcpy(&keys[i], p, sizeof(uint32));
-		p += sizeof(uint32);
-	}
-}
-
-/*
  * The slot of a pending row (see page.h): its signature, given as words,
  * then, if the index's pending pages carry keys, its keys (zero if keys
  * is NULL: a row without keys).
