@@ -170,6 +170,45 @@ FROM (VALUES ('tenant = 1'), ('tenant = 1 AND v = 0'), ('tenant = 7'), ('v = 0')
 ORDER BY q;
 SELECT bloomidx_check('pks_on', heapallindexed => true);
 
+-- An index built on an empty table has measured no stripe: the merges size
+-- each new stripe's summary from the rows they write there first, so a
+-- column of many values (u) gets summaries as large as a build would give
+-- it (one block a column is all the metapage says), and its queries skip
+-- the stripes that do not hold their values
+CREATE TABLE pke (tenant int, u int) WITH (autovacuum_enabled = off);
+CREATE INDEX pke_on ON pke USING bloomidx (tenant, u) WITH (summaries = on);
+CREATE INDEX pke_off ON pke USING bloomidx (tenant, u) WITH (summaries = off);
+INSERT INTO pke SELECT i / 20000, (i * 7919) % 1000003 FROM generate_series(0, 269999) i;
+SELECT bloomidx_merge('pke_on') > 0 AS merged_on, bloomidx_merge('pke_off') > 0 AS merged_off;
+SELECT s.stripes AS stripes_on, o.stripes AS stripes_off
+FROM bloomidx_stats('pke_on') s, bloomidx_stats('pke_off') o;
+CREATE FUNCTION pke_hits(idx text, q text, OUT hits bigint, OUT n bigint)
+LANGUAGE plpgsql AS $$
+DECLARE
+	other text := CASE idx WHEN 'pke_on' THEN 'pke_off' ELSE 'pke_on' END;
+	plan json;
+BEGIN
+	SET LOCAL enable_seqscan = off;
+	SET LOCAL enable_indexscan = off;
+	EXECUTE 'UPDATE pg_index SET indisvalid = false WHERE indexrelid = ''' || other || '''::regclass';
+	EXECUTE 'EXPLAIN (ANALYZE, BUFFERS, FORMAT JSON) SELECT count(*) FROM pke WHERE ' || q INTO plan;
+	EXECUTE 'SELECT count(*) FROM pke WHERE ' || q INTO n;
+	EXECUTE 'UPDATE pg_index SET indisvalid = true WHERE indexrelid = ''' || other || '''::regclass';
+	hits := (plan -> 0 -> 'Plan' -> 'Plans' -> 0 -> 'Plans' -> 0 ->> 'Shared Hit Blocks')::bigint;
+END;
+$$;
+SELECT q, o.n AS with_summaries, f.n AS without,
+	   o.hits < f.hits / 2 AS half_the_pages
+FROM (VALUES ('u = 7919'), ('u = 15838'), ('tenant = 3 AND u = 7919'),
+			 ('u = 1000002')) v(q),
+	 LATERAL pke_hits('pke_on', q) o, LATERAL pke_hits('pke_off', q) f
+ORDER BY q;
+SELECT count(*) FILTER (WHERE u = 7919) AS u_7919, count(*) FILTER (WHERE u = 15838) AS u_15838,
+	count(*) FILTER (WHERE tenant = 3 AND u = 7919) AS t3_u_7919 FROM pke;
+SELECT bloomidx_check('pke_on', heapallindexed => true);
+DROP TABLE pke;
+DROP FUNCTION pke_hits(text, text);
+
 DROP TABLE pk, pks;
 DROP FUNCTION pk_counts(text);
 DROP FUNCTION pk_pending(regclass);

@@ -152,10 +152,18 @@ StaticAssertDecl(BLOOMIDX_SLICED_META_START + sizeof(BloomSlicedMetaData) <=
 typedef struct BloomSlicedSummaryMetaData
 {
 	uint16		bitsPerKey;
-	uint16		flags;			/* none yet */
+	uint16		flags;			/* BLOOMIDX_SUMMARY_MEASURED */
 	uint32		completeBelow;	/* stripes below it have complete summaries */
 	uint16		blocks[BLOOMIDX_MAX_COLUMNS];
 } BloomSlicedSummaryMetaData;
+
+/*
+ * In BloomSlicedSummaryMetaData.flags: blocks were measured by the build
+ * on a full stripe.  Without it (an index built on fewer rows than a
+ * stripe's), a merge sizes the summary of a stripe it starts from the rows
+ * it writes there first (BloomSummarySizeBlocksFromRows).
+ */
+#define BLOOMIDX_SUMMARY_MEASURED	0x0001
 
 #define BloomSlicedSummaryMeta(meta) \
 	((BloomSlicedSummaryMetaData *) ((meta)->layoutArea + BLOOMIDX_META_AREA_V1_SIZE))
@@ -274,6 +282,20 @@ typedef struct BloomReader
 } BloomReader;
 
 /* sliced_summary.c */
+/*
+ * What the cost model needs of an index's summaries (the layout's
+ * scanpages, BloomSlicedSummaryInfo)
+ */
+typedef struct BloomSummaryInfoData
+{
+	int			bitsPerKey;		/* 0: the index has no summaries */
+	double		stripes;		/* stripes listed */
+	double		completeStripes;	/* of them, with a complete summary */
+	double		meanBlocks[BLOOMIDX_MAX_COLUMNS];	/* 256-bit blocks a
+													 * stripe, per column */
+	double		summaryPages;	/* over every stripe */
+} BloomSummaryInfoData;
+
 extern void BloomSlicedSummaryInfo(Relation index, BloomSummaryInfoData *info);
 extern void *BloomSlicedSummaryCheckBegin(Relation index, BloomState state);
 extern void BloomSlicedSummaryCheckRow(void *arg, Relation heap, ItemPointer tid,
@@ -281,6 +303,10 @@ extern void BloomSlicedSummaryCheckRow(void *arg, Relation heap, ItemPointer tid
 extern void BloomSummarySizeBlocks(const BloomShape *shape, int bitsPerKey,
 								   const uint32 *keys, int nrows,
 								   uint16 *blocks, uint32 *scratch);
+extern void BloomSummarySizeBlocksFromRows(const BloomShape *shape,
+										   int bitsPerKey, const uint32 *keys,
+										   int nrows, uint16 *blocks,
+										   uint32 *scratch);
 extern int	BloomSummaryTotalBlocks(const uint16 *blocks, int nColumns);
 extern void BloomSummaryFill(const uint16 *blocks, int nColumns,
 							 const uint32 *keys, int nrows, uint32 *words);

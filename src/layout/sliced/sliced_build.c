@@ -609,8 +609,11 @@ BloomSlicedBuildComplete(Relation heap, Relation index, IndexInfo *indexInfo,
 	{
 		BloomSlicedSummaryMeta(meta)->completeBelow = bs->nStripes;
 		if (bs->haveBlocks)
+		{
 			memcpy(BloomSlicedSummaryMeta(meta)->blocks, bs->lastBlocks,
 				   sizeof(uint16) * shape->nColumns);
+			BloomSlicedSummaryMeta(meta)->flags |= BLOOMIDX_SUMMARY_MEASURED;
+		}
 	}
 	if (npending > 0)
 	{

@@ -211,13 +211,15 @@ BloomWriteStripeTids(Relation index, BloomState state, Buffer stripebuf,
 /*
  * Give stripe s, whose stripe page (locked exclusively) lists no summary
  * yet, summary pages sized as the metapage says (the build's measure of
- * the data), all bits clear, in one WAL record per page with the stripe
- * page.  Returns false, leaving the stripe without summary, if the
- * metapage gives no sizes.
+ * the data) or, if the build measured no full stripe, from the n rows of
+ * the batch from first that the merge writes there first; all bits clear,
+ * in one WAL record per page with the stripe page.  Returns false, leaving
+ * the stripe without summary, if the metapage gives no sizes.
  */
 static bool
 BloomStripeAddSummaryPages(Relation index, BloomState state, Buffer stripebuf,
-						   uint32 s)
+						   uint32 s, const BloomRowBatch *batch, int first,
+						   int n)
 {
 	const BloomShape *shape = &state->shape;
 	uint16		blocks[BLOOMIDX_MAX_COLUMNS];
@@ -229,10 +231,25 @@ BloomStripeAddSummaryPages(Relation index, BloomState state, Buffer stripebuf,
 				npages,
 				p;
 
+	bool		measured;
+	int			bitsPerKey;
+
 	LockBuffer(metabuf, BUFFER_LOCK_SHARE);
 	sm = BloomSlicedSummaryMeta(BloomPageGetMeta(BufferGetPage(metabuf)));
 	memcpy(blocks, sm->blocks, sizeof(uint16) * shape->nColumns);
+	measured = (sm->flags & BLOOMIDX_SUMMARY_MEASURED) != 0;
+	bitsPerKey = sm->bitsPerKey;
 	UnlockReleaseBuffer(metabuf);
+	if (!measured && n > 0 && bitsPerKey > 0 &&
+		bitsPerKey <= BLOOMIDX_SUMMARY_MAX_BITS_PER_KEY)
+	{
+		uint32	   *scratch = palloc(sizeof(uint32) * BLOOMIDX_STRIPE_ROWS);
+
+		BloomSummarySizeBlocksFromRows(shape, bitsPerKey,
+									   batch->keys + (Size) first * shape->nColumns,
+									   n, blocks, scratch);
+		pfree(scratch);
+	}
 	for (p = 0; p < shape->nColumns; p++)
 		if ((shape->setColumns & (1U << p)) != 0 ||
 			blocks[p] > BLOOMIDX_SUMMARY_MAX_BLOCKS)
@@ -288,7 +305,8 @@ BloomWriteStripeSummary(Relation index, BloomState state, Buffer stripebuf,
 	}
 	if (pages->summaryColumns == 0 && batch->keys != NULL && r0 == 0)
 	{
-		if (BloomStripeAddSummaryPages(index, state, stripebuf, s))
+		if (BloomStripeAddSummaryPages(index, state, stripebuf, s, batch,
+									   first, n))
 			BloomStripeGetPages(BufferGetPage(stripebuf), shape->sigBits, pages);
 	}
 	if (pages->summaryColumns == 0)

@@ -227,6 +227,55 @@ BloomSummarySizeBlocks(const BloomShape *shape, int bitsPerKey,
 	}
 }
 
+/*
+ * Distinct keys a column is given room for at least when sized from a
+ * merge's rows (32 blocks, 1 kB): those rows may be few, and a stripe
+ * holds many more
+ */
+#define BLOOM_SUMMARY_MIN_ESTIMATE	1024.0
+
+/*
+ * Size the summary of a stripe from the first nrows rows written to it
+ * (keys as for BloomSummarySizeBlocks), when no full stripe was measured:
+ * a column's distinct keys d among the n rows are extrapolated to a
+ * stripe's rows as d * (stripe rows / n)^(d / n), which keeps d for a
+ * column whose values repeat within the rows (a tenant in insertion order,
+ * a status) and grows to the stripe's rows for one whose values do not (a
+ * random key), and at least BLOOM_SUMMARY_MIN_ESTIMATE.  Too small a
+ * summary only lets more stripes through.
+ */
+void
+BloomSummarySizeBlocksFromRows(const BloomShape *shape, int bitsPerKey,
+							   const uint32 *keys, int nrows, uint16 *blocks,
+							   uint32 *scratch)
+{
+	int			limit = BLOOMIDX_SUMMARY_MAX_PAGES * BLOOMIDX_SUMMARY_PAGE_BLOCKS;
+	int			total = 0;
+	int			c;
+
+	for (c = 0; c < shape->nColumns; c++)
+	{
+		double		d,
+					est;
+
+		blocks[c] = 0;
+		if ((shape->setColumns & (1U << c)) != 0 || nrows <= 0)
+			continue;
+		d = BloomSummaryCountDistinct(keys, nrows, shape->nColumns, c, scratch);
+		est = d * pow((double) BLOOMIDX_STRIPE_ROWS / nrows, d / nrows);
+		est = Min(Max(est, Max(d, BLOOM_SUMMARY_MIN_ESTIMATE)),
+				  (double) BLOOMIDX_STRIPE_ROWS);
+		blocks[c] = BloomSummaryBlocksFor(est, bitsPerKey);
+		total += blocks[c];
+	}
+	if (total > limit)
+	{
+		for (c = 0; c < shape->nColumns; c++)
+			if (blocks[c] > 0)
+				blocks[c] = Max(1, (int) ((double) blocks[c] * limit / total) - 1);
+	}
+}
+
 /* Blocks of a stripe's summary, over its columns */
 int
 BloomSummaryTotalBlocks(const uint16 *blocks, int nColumns)
