@@ -129,19 +129,6 @@ typedef struct BloomScanPages
 
 struct BloomMetaPageData;		/* page.h */
 
-/*
- * What the cost model needs of an index's summaries of its rows' values
- * (the sliced layout's stripe summaries), from the layout's summaryinfo
- */
-typedef struct BloomSummaryInfoData
-{
-	int			bitsPerKey;		/* 0: the index has no summaries */
-	double		stripes;		/* stripes listed */
-	double		completeStripes;	/* of them, with a complete summary */
-	double		meanBlocks[BLOOMIDX_MAX_COLUMNS];	/* 256-bit blocks a
-													 * stripe, per column */
-	double		summaryPages;	/* over every stripe */
-} BloomSummaryInfoData;
 
 /*
  * The routines of a layout.  Entries a layout does not need are NULL, as
@@ -289,8 +276,6 @@ typedef struct BloomLayoutRoutine
 							  const BloomScanPagesInput *in,
 							  BloomScanPages *out);
 
-	/* The cost model: what the index's summaries hold (NULL: none) */
-	void		(*summaryinfo) (Relation index, BloomSummaryInfoData *info);
 
 	/*
 	 * The checks of the layout's own fields of the metapage and of its

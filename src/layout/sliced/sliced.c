@@ -143,7 +143,6 @@ const BloomLayoutRoutine BloomSlicedLayout = {
 	.statscolumns = BloomSlicedStatsColumns,
 	.rowsheld = BloomSlicedRowsHeld,
 	.scanpages = BloomSlicedScanPages,
-	.summaryinfo = BloomSlicedSummaryInfo,
 	.liverowpages = BloomSlicedLiveRowPages,
 	.metaproblem = BloomSlicedMetaProblem,
 	.metablocksproblem = BloomSlicedMetaBlocksProblem,

@@ -693,11 +693,11 @@ BloomSummaryFpr(int bitsPerKey)
  * Which index columns the stripes' summaries cover (a column of sets has
  * none), the rate at which a summary lets through a value its stripe does
  * not hold, and how many stripes have a complete summary; 0 if the index
- * has no summaries.
+ * has no summaries; and the pages the summaries take.
  */
 static uint32
 BloomSlicedSummaryPlanInfo(Relation index, BloomState state, double *fpr,
-						   double *completeStripes)
+						   double *completeStripes, double *summaryPages)
 {
 	BloomSummaryInfoData info;
 	uint32		summarized = 0;
@@ -706,6 +706,7 @@ BloomSlicedSummaryPlanInfo(Relation index, BloomState state, double *fpr,
 	*fpr = 1.0;
 	*completeStripes = 0;
 	BloomSlicedSummaryInfo(index, &info);
+	*summaryPages = info.summaryPages;
 	if (info.bitsPerKey <= 0)
 		return 0;
 	for (c = 0; c < state->shape.nColumns; c++)
@@ -797,6 +798,7 @@ BloomSlicedScanPages(Relation index, BloomState state,
 	double		pendingRows;
 	double		fpr;
 	double		complete;
+	double		summaryPages;
 	uint32		summarized;
 	double		share;
 	double		keysTested;
@@ -804,7 +806,8 @@ BloomSlicedScanPages(Relation index, BloomState state,
 
 	BloomSlicedSizes(index, &sizes);
 	pendingRows = sizes.pendingPages * state->tuplesPerPage;
-	summarized = BloomSlicedSummaryPlanInfo(index, state, &fpr, &complete);
+	summarized = BloomSlicedSummaryPlanInfo(index, state, &fpr, &complete,
+											&summaryPages);
 	share = BloomSlicedStripeShare(in, summarized, fpr, sizes.stripes,
 								   &keysTested);
 
@@ -823,7 +826,7 @@ BloomSlicedScanPages(Relation index, BloomState state,
 
 	/* TID maps are compressed: what the other pages leave of the index */
 	tidPages = in->indexPages - sizes.stripes * (1 + state->shape.sigBits) -
-		sizes.pendingPages;
+		sizes.pendingPages - summaryPages;
 	tidPages = Max(tidPages, sizes.stripes);
 	tidPages = Min(tidPages, sizes.stripes * BLOOMIDX_STRIPE_TIDPAGES);
 
