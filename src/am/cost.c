@@ -516,7 +516,7 @@ bloomidx_costestimate(PlannerInfo *root, IndexPath *path, double loop_count,
 	Relation	indexRel;
 	BloomState	state;
 	BloomModelShape mshape;
-	BloomRowModel model;
+	BloomSignatureModel model;
 	BloomCostQuery query;
 	BloomCostResult est;
 	List	   *allQuals = NIL;
@@ -539,7 +539,7 @@ bloomidx_costestimate(PlannerInfo *root, IndexPath *path, double loop_count,
 	if (state->shape.legacyFold)
 		BloomTrgmReportLegacyFold(indexRel, true);
 	mshape = BloomModelShapeOf(&state->shape);
-	BloomRowModelInit(&model, &mshape, BloomIndexFill(indexRel, &state->shape));
+	BloomSignatureModelInit(&model, &mshape, BloomIndexFill(indexRel, &state->shape));
 
 	memset(&query, 0, sizeof(query));
 	maxClauses = 0;
@@ -801,7 +801,7 @@ bloomidx_estimate(PG_FUNCTION_ARGS)
 	BloomState	state;
 	BloomShape	eshape;
 	BloomModelShape mshape;
-	BloomRowModel model;
+	BloomSignatureModel model;
 	BloomCostQuery query;
 	BloomCostResult est;
 	TupleDesc	tupdesc;
@@ -929,7 +929,7 @@ bloomidx_estimate(PG_FUNCTION_ARGS)
 	}
 	fill = BloomIndexFill(index, &state->shape);
 	mshape = BloomModelShapeOf(&eshape);
-	BloomRowModelInit(&model, &mshape, fill);
+	BloomSignatureModelInit(&model, &mshape, fill);
 	BloomEstimateQuery(&mshape, &model, &query, &est);
 
 	/*

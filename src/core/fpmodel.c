@@ -113,12 +113,13 @@ typedef struct BloomRowState
 } BloomRowState;
 
 /*
- * Set up the row model of an index of this shape and measured fill: the
+ * Set up the signature model of an index of this shape and measured fill: the
  * number of random settings of one bit that, over all the index's columns,
  * gives that fill (throws = log(1 - fill) / log(1 - 1/m)).
  */
 void
-BloomRowModelInit(BloomRowModel *model, const BloomModelShape *shape, double fill)
+BloomSignatureModelInit(BloomSignatureModel *model, const BloomModelShape *shape,
+						double fill)
 {
 	int			m = shape->sigBits;
 	int			totalBits = 0;
@@ -142,7 +143,7 @@ BloomRowModelInit(BloomRowModel *model, const BloomModelShape *shape, double fil
  * signatures K / m hardly varies, and fill^q is used instead (p = NULL).
  */
 BloomOccupancy *
-BloomGetOccupancy(BloomRowModel *model, double throws)
+BloomGetOccupancy(BloomSignatureModel *model, double throws)
 {
 	int			m = model->sigBits;
 	BloomOccupancy *occ;
@@ -201,7 +202,7 @@ BloomGetOccupancy(BloomRowModel *model, double throws)
  * Probability that q given bits are all set by throws random bit settings.
  */
 double
-BloomCoverProbability(BloomRowModel *model, BloomOccupancy *occ, int q)
+BloomCoverProbability(BloomSignatureModel *model, BloomOccupancy *occ, int q)
 {
 	int			m = model->sigBits;
 	double		result = 0;
@@ -503,7 +504,7 @@ BloomRowStates(const BloomModelShape *shape, const BloomCostQuery *query,
  * bits are set too.
  */
 static double
-BloomStatePassProbability(const BloomModelShape *shape, BloomRowModel *model,
+BloomStatePassProbability(const BloomModelShape *shape, BloomSignatureModel *model,
 						  const BloomCostQuery *query, uint32 set,
 						  const BloomRowState *state, uint64 *base,
 						  double *dist, double *next)
@@ -644,7 +645,7 @@ BloomStatePassProbability(const BloomModelShape *shape, BloomRowModel *model,
  * others, passes the others: averaged over the frequent values it may hold.
  */
 static double
-BloomPassProbability(const BloomModelShape *shape, BloomRowModel *model,
+BloomPassProbability(const BloomModelShape *shape, BloomSignatureModel *model,
 					 const BloomCostQuery *query, uint32 all, uint32 matched,
 					 BloomRowState *states, uint64 *base, double *dist,
 					 double *next)
@@ -670,7 +671,7 @@ BloomPassProbability(const BloomModelShape *shape, BloomRowModel *model,
  * the rows by which of the clauses of noticeable selectivity they match.
  */
 void
-BloomEstimateQuery(const BloomModelShape *shape, BloomRowModel *model,
+BloomEstimateQuery(const BloomModelShape *shape, BloomSignatureModel *model,
 				   const BloomCostQuery *query, BloomCostResult *result)
 {
 	int			n = query->nclauses;
@@ -822,7 +823,7 @@ double
 BloomModelEqualityFpr(const BloomModelShape *shape, double fill, int ncols,
 					  const int *cols)
 {
-	BloomRowModel model;
+	BloomSignatureModel model;
 	BloomCostQuery query;
 	BloomCostResult est;
 	int			i;
@@ -835,7 +836,7 @@ BloomModelEqualityFpr(const BloomModelShape *shape, double fill, int ncols,
 		query.clauses[i].col = cols[i];
 		query.clauses[i].nunknown = 1;
 	}
-	BloomRowModelInit(&model, shape, fill);
+	BloomSignatureModelInit(&model, shape, fill);
 	BloomEstimateQuery(shape, &model, &query, &est);
 	pfree(query.clauses);
 	return est.falsePositiveRate;

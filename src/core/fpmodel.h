@@ -42,7 +42,7 @@
  */
 #define BLOOM_MODEL_MAX_QUERY_BITS	(1 << 24)
 
-/* Occupancy distributions a row model keeps (see BloomGetOccupancy) */
+/* Occupancy distributions a signature model keeps (see BloomGetOccupancy) */
 #define BLOOM_MODEL_OCCUPANCY_CACHE	32
 
 /*
@@ -72,7 +72,7 @@ typedef struct BloomOccupancy
  * How the signatures of rows look: m bits, a row's random bits coming from
  * throwsPerBit random settings per bit its columns set.
  */
-typedef struct BloomRowModel
+typedef struct BloomSignatureModel
 {
 	int			sigBits;		/* m */
 	int			sigWords;
@@ -80,7 +80,7 @@ typedef struct BloomRowModel
 	double		throwsPerBit;	/* random settings reproducing the fill */
 	int			nocc;
 	BloomOccupancy occ[BLOOM_MODEL_OCCUPANCY_CACHE];
-} BloomRowModel;
+} BloomSignatureModel;
 
 /*
  * The frequent values of one index column: their bits and how many rows
@@ -133,10 +133,11 @@ typedef struct BloomCostResult
 	double		wordsTested;	/* 64-bit words tested per signature */
 } BloomCostResult;
 
-extern void BloomRowModelInit(BloomRowModel *model,
-							  const BloomModelShape *shape, double fill);
+extern void BloomSignatureModelInit(BloomSignatureModel *model,
+									const BloomModelShape *shape,
+									double fill);
 extern void BloomEstimateQuery(const BloomModelShape *shape,
-							   BloomRowModel *model,
+							   BloomSignatureModel *model,
 							   const BloomCostQuery *query,
 							   BloomCostResult *result);
 extern double BloomModelEqualityFpr(const BloomModelShape *shape, double fill,
@@ -145,9 +146,10 @@ extern double BloomQuerySlices(const BloomModelShape *shape,
 							   const BloomCostQuery *query);
 
 /* The model's parts, for its tests */
-extern BloomOccupancy *BloomGetOccupancy(BloomRowModel *model, double throws);
-extern double BloomCoverProbability(BloomRowModel *model, BloomOccupancy *occ,
-									int q);
+extern BloomOccupancy *BloomGetOccupancy(BloomSignatureModel *model,
+										 double throws);
+extern double BloomCoverProbability(BloomSignatureModel *model,
+									BloomOccupancy *occ, int q);
 extern const double *BloomProbeDistinct(int m, int k);
 
 #endif							/* BLOOMIDX_FPMODEL_H */
