@@ -331,7 +331,7 @@ static BloomCostResult
 Estimate(const BloomModelShape *shape, double fill, BloomCostClause *clauses,
 		 int nclauses, BloomFrequentValues *frequent)
 {
-	BloomRowModel model;
+	BloomSignatureModel model;
 	BloomCostQuery query;
 	BloomCostResult result;
 
@@ -339,7 +339,7 @@ Estimate(const BloomModelShape *shape, double fill, BloomCostClause *clauses,
 	query.nclauses = nclauses;
 	query.clauses = clauses;
 	query.frequent = frequent;
-	BloomRowModelInit(&model, shape, fill);
+	BloomSignatureModelInit(&model, shape, fill);
 	BloomEstimateQuery(shape, &model, &query, &result);
 	return result;
 }
@@ -378,7 +378,7 @@ TestOccupancy(void)
 		int			T = cases[i].T;
 		int			k[1] = {T};
 		BloomModelShape shape = Shape(m, 1, k);
-		BloomRowModel model;
+		BloomSignatureModel model;
 		BloomOccupancy *occ;
 		double	   *hist = calloc(m + 1, sizeof(double));
 		double	   *cover = calloc(m + 1, sizeof(double));
@@ -387,7 +387,7 @@ TestOccupancy(void)
 		int			j;
 
 		EnumerateThrows(m, T, hist, cover);
-		BloomRowModelInit(&model, &shape, FillForThrows(m, T));
+		BloomSignatureModelInit(&model, &shape, FillForThrows(m, T));
 		occ = BloomGetOccupancy(&model, T);
 
 		why[0] = '\0';
@@ -424,14 +424,14 @@ TestOccupancyLimits(void)
 {
 	int			k[1] = {1};
 	BloomModelShape shape = Shape(64, 1, k);
-	BloomRowModel model;
+	BloomSignatureModel model;
 	BloomOccupancy *o4;
 	BloomOccupancy *o5;
 	BloomOccupancy *of;
 	bool		ok = true;
 	int			j;
 
-	BloomRowModelInit(&model, &shape, 0.3);
+	BloomSignatureModelInit(&model, &shape, 0.3);
 	o4 = BloomGetOccupancy(&model, 4);
 	o5 = BloomGetOccupancy(&model, 5);
 	of = BloomGetOccupancy(&model, 4.25);
@@ -446,7 +446,7 @@ TestOccupancyLimits(void)
 		double		T = log(0.5) / log1p(-1.0 / m);	/* fill 0.5 */
 		BloomOccupancy *occ;
 
-		BloomRowModelInit(&model, &big, 0.5);
+		BloomSignatureModelInit(&model, &big, 0.5);
 		occ = BloomGetOccupancy(&model, T);
 		ok = occ->p == NULL;
 		why[0] = '\0';
@@ -827,7 +827,7 @@ TestNoMatchAndSlices(void)
 {
 	static const int ks[2] = {5, 4};
 	BloomModelShape shape = Shape(128, 2, ks);
-	BloomRowModel model;
+	BloomSignatureModel model;
 	BloomCostQuery query;
 	BloomCostResult r;
 	BloomCostClause cl[3];
@@ -840,7 +840,7 @@ TestNoMatchAndSlices(void)
 	query.clauses = cl;
 	query.nclauses = 1;
 	query.noMatch = true;
-	BloomRowModelInit(&model, &shape, 0.4);
+	BloomSignatureModelInit(&model, &shape, 0.4);
 	BloomEstimateQuery(&shape, &model, &query, &r);
 	Check(r.falsePositives == 0 && r.falsePositiveRate == 0 && r.wordsTested == 1, "",
 		  "a query that matches nothing (\"col = NULL\"): no false positives");
