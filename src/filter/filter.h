@@ -7,7 +7,7 @@
  * filter_io.c, filter_probe.c, filter_ops.c, filter_agg.c,
  * filter_agg_combine.c and filter_compare.c hold the SQL-callable
  * functions of every variant; filter_variant.c the table of variants, and
- * adding, testing, combining and keys through it (filter_variant.h);
+ * adding, testing, combining and secrets through it (filter_variant.h);
  * filter_plain.c, filter_growing.c, filter_counting.c, filter_blocked.c
  * and filter_keyed.c the variants, reached through the table, and the SQL
  * functions of one variant each, which call the shared ones;
@@ -54,13 +54,13 @@
 /* Salt of the filter type's bit positions (the index salts by column) */
 #define BLOOM_FILTER_SALT		0
 
-/* A keyed filter's key, as SipHash-2-4 takes it, and its fingerprint */
-typedef struct BloomKey
+/* A keyed filter's secret, as SipHash-2-4 takes it, and its fingerprint */
+typedef struct BloomSecret
 {
 	uint64		k0;
 	uint64		k1;
 	uint64		fingerprint;
-} BloomKey;
+} BloomSecret;
 
 /* A filter datum and its decoded header */
 typedef struct BloomFilterData
@@ -117,12 +117,12 @@ typedef struct BloomFnCache
 	Size		mem_len;		/* its length without the varlena header */
 	BloomFilterData mem;
 	uint8		mem_hdr[BLOOM_FILTER_MAX_HEADER_SIZE];
-	/* the key argument of a keyed function, once derived */
-	BloomKey	key;
+	/* the secret (argument key) of a keyed function, once derived */
+	BloomSecret	secret;
 } BloomFnCache;
 
-/* Bytes of a key */
-#define BLOOM_KEY_LEN			16
+/* Bytes of a keyed filter's secret */
+#define BLOOM_SECRET_LEN		16
 
 /*
  * Name of a type for messages, even if it no longer exists.

@@ -573,9 +573,9 @@ BloomAggAddValue(FunctionCallInfo fcinfo, bytea *(*make) (FunctionCallInfo, Bloo
 	bytea	   *state;
 	uint64		hash;
 
-	/* the key argument (the last): derived for each row, it may change */
+	/* the secret (argument key, the last), derived for each row: may change */
 	if (keyed)
-		BloomKeyFromBytea(PG_GETARG_BYTEA_PP(fcinfo->nargs - 1), &cache->key);
+		BloomSecretFromBytea(PG_GETARG_BYTEA_PP(fcinfo->nargs - 1), &cache->secret);
 
 	if (PG_ARGISNULL(0))
 		state = make(fcinfo, cache);
@@ -585,8 +585,8 @@ BloomAggAddValue(FunctionCallInfo fcinfo, bytea *(*make) (FunctionCallInfo, Bloo
 	hash = BloomValueHash(cache, f.hdr.hash_scheme, PG_GETARG_DATUM(1));
 	if (keyed)
 	{
-		BloomCheckKey(&f.hdr, &cache->key);
-		BloomFilterKeyHashes(&f.hdr, &cache->key, &hash, 1);
+		BloomCheckSecret(&f.hdr, &cache->secret);
+		BloomFilterSecretHashes(&f.hdr, &cache->secret, &hash, 1);
 	}
 	PG_RETURN_BYTEA_P(BloomFilterAddHash(CurrentMemoryContext, &f, hash));
 }
@@ -601,7 +601,7 @@ BloomAggMakeFromTemplate(FunctionCallInfo fcinfo, BloomFnCache *cache)
 	BloomFilterData t;
 
 	BloomFilterOpen(PG_GETARG_BYTEA_PP(2), &t);
-	BloomCheckKey(&t.hdr, fcinfo->nargs == 4 ? &cache->key : NULL);
+	BloomCheckSecret(&t.hdr, fcinfo->nargs == 4 ? &cache->secret : NULL);
 	if (t.hdr.growth != 0)		/* growing */
 		ereport(ERROR,
 				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),

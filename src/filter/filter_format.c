@@ -138,7 +138,7 @@ DecodeVariant(const uint8 *data, size_t len, size_t off, BloomFilterHeader *hdr)
 	hdr->nlayers = ReadLE32(data + off + 4);
 	rbits = ReadLE64(data + off + 8);
 	memcpy(&hdr->tightening, &rbits, sizeof(double));
-	hdr->key_fingerprint = ReadLE64(data + off + 16);
+	hdr->secret_fingerprint = ReadLE64(data + off + 16);
 
 	/* a plain filter is written in format 2, so that it has one encoding */
 	if (hdr->flags == 0 || (hdr->flags & ~BLOOM_VARIANT_ALL) != 0)
@@ -156,7 +156,7 @@ DecodeVariant(const uint8 *data, size_t len, size_t off, BloomFilterHeader *hdr)
 	}
 	else if (hdr->growth != 0 || rbits != 0 || hdr->nlayers != 1)
 		return BLOOM_FORMAT_BAD_VARIANT;
-	if (((hdr->flags & BLOOM_VARIANT_KEYED) != 0) != (hdr->key_fingerprint != 0))
+	if (((hdr->flags & BLOOM_VARIANT_KEYED) != 0) != (hdr->secret_fingerprint != 0))
 		return BLOOM_FORMAT_BAD_VARIANT;
 	/* a filter gets its type, and later layers, with its first value */
 	if (hdr->elemtype == 0 && hdr->nlayers != 1)
@@ -400,7 +400,7 @@ BloomFilterEncodeHeader(uint8 *dst, const BloomFilterHeader *hdr)
 		WriteLE32(p + 4, hdr->nlayers);
 		memcpy(&rbits, &hdr->tightening, sizeof(double));
 		WriteLE64(p + 8, rbits);
-		WriteLE64(p + 16, hdr->key_fingerprint);
+		WriteLE64(p + 16, hdr->secret_fingerprint);
 		p += BLOOM_FILTER_VARIANT_FIXED_SIZE;
 		for (i = 0; i < hdr->nlayers; i++, p += BLOOM_FILTER_LAYER_SIZE)
 		{

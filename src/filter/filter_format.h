@@ -70,8 +70,9 @@
  *					else 1
  *	8		8		growing: tightening ratio r of the layers' rates, 0 < r < 1
  *					(IEEE 754 binary64), else 0
- *	16		8		keyed: fingerprint of the key (SipHash-2-4 of a constant
- *					under the key; never the key), nonzero; else 0
+ *	16		8		keyed: fingerprint of the secret (SipHash-2-4 of a
+ *					constant under it; never the secret), nonzero;
+ *					else 0
  *	24		24 * L	per layer: nbits (8), nhashes (4), zero (4), values
  *					added to it (8; growing filters only, else 0)
  *	...		...		each layer's cells in turn: m/8 bytes of bits, or for a
@@ -115,7 +116,7 @@
 #define BLOOM_VARIANT_GROWING			0x0001	/* scalable: layers added */
 #define BLOOM_VARIANT_COUNTING			0x0002	/* 4-bit counters */
 #define BLOOM_VARIANT_BLOCKED			0x0004	/* one 512-bit block a value */
-#define BLOOM_VARIANT_KEYED				0x0008	/* positions depend on a key */
+#define BLOOM_VARIANT_KEYED				0x0008	/* positions depend on a secret */
 #define BLOOM_VARIANT_ALL				0x000F
 
 /* Bits of one block of a blocked filter: a 64-byte cache line */
@@ -160,7 +161,7 @@ typedef struct BloomFilterHeader
 	uint16		flags;			/* BLOOM_VARIANT_* */
 	uint16		growth;
 	double		tightening;
-	uint64		key_fingerprint;
+	uint64		secret_fingerprint;
 	uint32		nlayers;
 	BloomFilterLayer layers[BLOOM_FILTER_MAX_LAYERS];
 	size_t		bits_offset;	/* where the cells (of all layers) start */

@@ -46,7 +46,7 @@ bloom_add(PG_FUNCTION_ARGS)
 	uint64		hash;
 
 	BloomFilterOpen(in, &f);
-	BloomCheckKey(&f.hdr, NULL);
+	BloomCheckSecret(&f.hdr, NULL);
 	BloomCheckValueType(f.hdr.elemtype, cache->elemtype, true);
 	BloomCheckHome(&f.hdr, cache->hashing);
 
@@ -69,7 +69,7 @@ bloom_contains(PG_FUNCTION_ARGS)
 	uint64		hash;
 
 	f = BloomOpenFilterArg(fcinfo, 0, cache, &local);
-	BloomCheckKey(&f->hdr, NULL);
+	BloomCheckSecret(&f->hdr, NULL);
 	BloomCheckValueType(f->hdr.elemtype, cache->elemtype, false);
 	BloomCheckHome(&f->hdr, cache->hashing);
 	if (f->hdr.elemtype == 0)
@@ -131,12 +131,13 @@ BloomArrayElemHash(BloomFnCache *cache, BloomArrayHash kind, uint16 scheme,
 /*
  * Probe each element of the array argument (or the whole array, if the
  * filter holds arrays of that type) and answer as mode asks, with SQL's
- * NULL semantics of = ANY and = ALL for the aggregate answers; under key
- * (keyed a batch of hashes at a time), or none for an unkeyed filter.
+ * NULL semantics of = ANY and = ALL for the aggregate answers; under
+ * secret (keyed a batch of hashes at a time), or none for an unkeyed
+ * filter.
  */
 Datum
 BloomContainsArray(FunctionCallInfo fcinfo, BloomArrayProbe mode,
-				   const BloomKey *key)
+				   const BloomSecret *secret)
 {
 	BloomFnCache *cache = BloomGetFnCache(fcinfo, 1, true);
 	void	   *array_alloc = NULL;
@@ -169,7 +170,7 @@ BloomContainsArray(FunctionCallInfo fcinfo, BloomArrayProbe mode,
 		array = PG_GETARG_ARRAYTYPE_P(1);
 
 	BloomFilterOpen(BloomGetFilterArg(fcinfo, 0, cache), &f);
-	BloomCheckKey(&f.hdr, key);
+	BloomCheckSecret(&f.hdr, secret);
 
 	/* a filter of arrays: the array is one value */
 	if (f.hdr.elemtype != 0 && f.hdr.elemtype == cache->arraytype &&
@@ -189,8 +190,8 @@ BloomContainsArray(FunctionCallInfo fcinfo, BloomArrayProbe mode,
 			hash = BloomHashDatum(&cache->arrayentry->hash_extended_proc_finfo,
 								  cache->collation, PointerGetDatum(array));
 		}
-		if (key != NULL)
-			BloomFilterKeyHashes(&f.hdr, key, &hash, 1);
+		if (secret != NULL)
+			BloomFilterSecretHashes(&f.hdr, secret, &hash, 1);
 		found = BloomFilterTestHash(&f, hash);
 		if (mode == BLOOM_PROBE_EACH)
 		{
@@ -289,8 +290,8 @@ BloomContainsArray(FunctionCallInfo fcinfo, BloomArrayProbe mode,
 		}
 		if (nbatch == 0)
 			continue;
-		if (key != NULL)
-			BloomFilterKeyHashes(&f.hdr, key, hashes, nbatch);
+		if (secret != NULL)
+			BloomFilterSecretHashes(&f.hdr, secret, hashes, nbatch);
 		BloomFilterTestHashes(&f, hashes, nbatch, found);
 		for (j = 0; j < nbatch; j++)
 		{

@@ -99,8 +99,8 @@ BloomComposeVariant(uint16 flags, BloomComposedVariant *c)
 		BLOOM_COMPOSE(r, v, combine);
 		BLOOM_COMPOSE(r, v, countset);
 		BLOOM_COMPOSE(r, v, rate);
-		BLOOM_COMPOSE(r, v, checkkey);
-		BLOOM_COMPOSE(r, v, keyhashes);
+		BLOOM_COMPOSE(r, v, checksecret);
+		BLOOM_COMPOSE(r, v, secrethashes);
 		if (v->flag == flags)
 		{
 			BLOOM_COMPOSE(r, v, remove);
@@ -179,18 +179,18 @@ BloomChooseSize(int64 capacity, double fpr, uint64 *nbits, int *nhashes)
 }
 
 /*
- * Derive a key from its 16 bytes, by the variant that takes keys.
+ * Derive a secret from its 16 bytes, by the variant that takes secrets.
  */
 void
-BloomKeyFromBytea(bytea *bytes, BloomKey *key)
+BloomSecretFromBytea(bytea *bytes, BloomSecret *secret)
 {
 	int			i;
 
 	for (i = 0; i < lengthof(BloomVariants); i++)
 	{
-		if (BloomVariants[i]->makekey != NULL)
+		if (BloomVariants[i]->makesecret != NULL)
 		{
-			BloomVariants[i]->makekey(bytes, key);
+			BloomVariants[i]->makesecret(bytes, secret);
 			return;
 		}
 	}
@@ -198,17 +198,17 @@ BloomKeyFromBytea(bytea *bytes, BloomKey *key)
 }
 
 /*
- * Error out unless a filter takes exactly the key given (NULL: none): a
- * filter of a variant without keys takes none.
+ * Error out unless a filter takes exactly the secret given (NULL: none): a
+ * filter of a variant without secrets takes none.
  */
 void
-BloomCheckKey(const BloomFilterHeader *hdr, const BloomKey *key)
+BloomCheckSecret(const BloomFilterHeader *hdr, const BloomSecret *secret)
 {
 	const BloomVariantRoutine *v = BloomLookupVariant(hdr->flags);
 
-	if (v->checkkey != NULL)
-		v->checkkey(hdr, key);
-	else if (key != NULL)
+	if (v->checksecret != NULL)
+		v->checksecret(hdr, secret);
+	else if (secret != NULL)
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 				 errmsg("bloom filter is not keyed"),
@@ -217,16 +217,16 @@ BloomCheckKey(const BloomFilterHeader *hdr, const BloomKey *key)
 
 /*
  * Key the hashes[0 .. n - 1] of values in place for the filter of header
- * hdr, which BloomCheckKey found to take key.
+ * hdr, which BloomCheckSecret found to take the secret.
  */
 void
-BloomFilterKeyHashes(const BloomFilterHeader *hdr, const BloomKey *key,
-					 uint64 *hashes, int n)
+BloomFilterSecretHashes(const BloomFilterHeader *hdr, const BloomSecret *secret,
+						uint64 *hashes, int n)
 {
 	const BloomVariantRoutine *v = BloomLookupVariant(hdr->flags);
 
-	Assert(v->keyhashes != NULL);
-	v->keyhashes(key, hashes, n);
+	Assert(v->secrethashes != NULL);
+	v->secrethashes(secret, hashes, n);
 }
 
 /*
@@ -477,7 +477,7 @@ BloomCheckCompatible(const BloomFilterHeader *a, const BloomFilterHeader *b,
 				 errmsg("cannot combine a bloom filter of type %s with a bloom filter of type %s",
 						BloomTypeName(a->elemtype), BloomTypeName(b->elemtype))));
 	BloomCheckSameVariant(a, b, intersect);
-	if (a->key_fingerprint != b->key_fingerprint)
+	if (a->secret_fingerprint != b->secret_fingerprint)
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 				 errmsg("cannot combine keyed bloom filters built with different keys"),

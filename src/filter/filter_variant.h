@@ -43,7 +43,7 @@ typedef struct BloomVariantOptions
 	int32		growth;			/* growth factor of a growing filter, or 0 */
 	bool		counting;		/* 4-bit counters */
 	bool		blocked;		/* one 512-bit block a value */
-	const BloomKey *key;		/* the key of a keyed filter, or NULL */
+	const BloomSecret *secret;	/* the secret of a keyed filter, or NULL */
 } BloomVariantOptions;
 
 /*
@@ -137,13 +137,13 @@ typedef struct BloomVariantRoutine
 						 double nvalues);
 
 	/*
-	 * Keys (keyed only): derive a key from its 16 bytes; error out unless
-	 * the key given (NULL: none) is the filter's; key the hashes[0 .. n -
-	 * 1] of values in place, a batch at a time.
+	 * Secrets (keyed only): derive a secret from its 16 bytes; error out
+	 * unless the secret given (NULL: none) is the filter's; key the
+	 * hashes[0 .. n - 1] of values in place, a batch at a time.
 	 */
-	void		(*makekey) (bytea *bytes, BloomKey *key);
-	void		(*checkkey) (const BloomFilterHeader *hdr, const BloomKey *key);
-	void		(*keyhashes) (const BloomKey *key, uint64 *hashes, int n);
+	void		(*makesecret) (bytea *bytes, BloomSecret *secret);
+	void		(*checksecret) (const BloomFilterHeader *hdr, const BloomSecret *secret);
+	void		(*secrethashes) (const BloomSecret *secret, uint64 *hashes, int n);
 } BloomVariantRoutine;
 
 /* What bloom_info and bloom_cardinality report of a filter */
@@ -169,10 +169,10 @@ extern void BloomFilterRemoveHash(BloomFilterData *f, uint64 hash);
 extern void BloomFilterStats(const BloomFilterData *f, BloomFilterStatsData *st);
 extern bytea *BloomCombineInto(MemoryContext cxt, bytea *a, bytea *b, bool intersect);
 extern void BloomChooseSize(int64 capacity, double fpr, uint64 *nbits, int *nhashes);
-extern void BloomKeyFromBytea(bytea *bytes, BloomKey *key);
-extern void BloomCheckKey(const BloomFilterHeader *hdr, const BloomKey *key);
-extern void BloomFilterKeyHashes(const BloomFilterHeader *hdr, const BloomKey *key,
-								 uint64 *hashes, int n);
+extern void BloomSecretFromBytea(bytea *bytes, BloomSecret *secret);
+extern void BloomCheckSecret(const BloomFilterHeader *hdr, const BloomSecret *secret);
+extern void BloomFilterSecretHashes(const BloomFilterHeader *hdr, const BloomSecret *secret,
+									uint64 *hashes, int n);
 
 /* Shared SQL helpers that the variants' SQL functions call */
 
@@ -190,7 +190,7 @@ typedef enum BloomArrayProbe
 } BloomArrayProbe;
 
 extern Datum BloomContainsArray(FunctionCallInfo fcinfo, BloomArrayProbe mode,
-								const BloomKey *key);
+								const BloomSecret *secret);
 
 /* filter_plain.c, filter_growing.c, filter_counting.c, filter_blocked.c, filter_keyed.c */
 extern const BloomVariantRoutine BloomPlainVariant;

@@ -277,7 +277,7 @@ bloom_remove(PG_FUNCTION_ARGS)
 	bytea	   *out;
 
 	BloomFilterOpen(PG_GETARG_BYTEA_PP(0), &f);
-	BloomCheckKey(&f.hdr, NULL);
+	BloomCheckSecret(&f.hdr, NULL);
 	if (!BloomVariantCanRemove(f.hdr.flags))
 		ereport(ERROR,
 				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
