@@ -24,7 +24,8 @@
 # edges of their range or naming other blocks, the metapage or the page
 # itself) or random bytes anywhere.  A summary page's blocks that lose
 # bits tell a scan "no" for a stripe that has the value: a wrong answer
-# that bloomidx_check with heapallindexed must report (XX002).  One in five is a targeted edit (targeted_edit)
+# that bloomidx_check with heapallindexed must report (XX002); the kind
+# summary clears a word of them that has bits set.  One in five is a targeted edit (targeted_edit)
 # that scans once read past: after one, an index scan must report the
 # damage, not answer wrong.
 #
@@ -219,10 +220,8 @@ sub page_fields
 	}
 	elsif ($kind eq 'summary')
 	{
-		# Its tag and flags, or a word of its blocks (the used part)
-		my $lower = unpack('S', substr($image, $page + 12, 2));
-		my $nwords = int(($lower - $contents) / 4);
-		my $w = int(rand($nwords > 0 ? $nwords : 1));
+		# Its tag and flags, or a word of its blocks with bits set
+		my $w = summary_word($image, $blkno);
 		@fields = ([ 'tag.low (ntuples)', $blcksz - 8, 'S', 0 ],
 			[ 'tag.high (maxtuples)', $blcksz - 6, 'S', 0 ],
 			[ 'flags', $blcksz - 4, 'S', 0 ], [ "block word $w", 4 * $w, 'L', $contents ]);
@@ -241,6 +240,19 @@ sub page_fields
 	}
 	my ($name, $off, $fmt, $base) = @{ $fields[ int(rand(@fields)) ] };
 	return ($name, $off + $base, $fmt);
+}
+
+# A word of the blocks of summary page $blkno of $image with bits set (any
+# word of the used part if none has)
+sub summary_word
+{
+	my ($image, $blkno) = @_;
+	my $page = $blkno * $blcksz;
+	my $lower = unpack('S', substr($image, $page + 12, 2));
+	my $nwords = int(($lower - $contents) / 4);
+	$nwords = 1 if $nwords < 1 || $nwords > ($blcksz - $contents - 8) / 4;
+	my @set = grep { unpack('L', substr($image, $page + $contents + 4 * $_, 4)) } 0 .. $nwords - 1;
+	return @set ? $set[ int(rand(@set)) ] : int(rand($nwords));
 }
 
 # The fields of the summary header of stripe page $blkno of $image (format
@@ -333,6 +345,20 @@ sub corrupt_kind
 	{
 		my ($name, $off, $fmt) = @{ $metasummary[ int(rand(@metasummary)) ] };
 		return fuzz_field($image, 0, $name, $off + $contents, $fmt);
+	}
+	if ($kind eq 'summary')
+	{
+		# A word of a summary's blocks cleared: "no" for stripes that have
+		# the values whose bits it held (a wrong answer bloomidx_check must
+		# report); the other fields of summary pages are drawn at random
+		my @blocks = grep { page_kind($image, $_) eq 'summary' } 1 .. $nblocks - 1;
+		return unless @blocks;
+		my $b = $blocks[ int(rand(@blocks)) ];
+		my $w = summary_word($image, $b);
+		my $off = $b * $blcksz + $contents + 4 * $w;
+		my $old = unpack('L', substr($image, $off, 4));
+		substr($image, $off, 4, pack('L', 0));
+		return ($image, sprintf("block %u (flags 0x0080): block word %u %u -> 0", $b, $w, $old));
 	}
 	if ($kind eq 'stripesummary' || $kind eq 'key')
 	{
