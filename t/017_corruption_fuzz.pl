@@ -17,9 +17,15 @@
 # starts the server and runs the statements on each table.  Corruptions
 # are seeded and so reproducible; each is printed (note) before it is
 # tried.  They are field-aware (metapage fields, page headers and counts,
-# stripe, slice, TID-map and stripe-list fields, set to values on the edges
-# of their range or naming other blocks, the metapage or the page itself)
-# or random bytes anywhere.  One in five is a targeted edit (targeted_edit)
+# stripe, slice, TID-map and stripe-list fields, and the stripe summaries
+# of format 4: summary pages' tags, flags and block words, the stripe
+# page's summary header (flags, block counts, summary page links), the
+# metapage's summary range, and pending slots' keys; set to values on the
+# edges of their range or naming other blocks, the metapage or the page
+# itself) or random bytes anywhere.  A summary page's blocks that lose
+# bits tell a scan "no" for a stripe that has the value: a wrong answer
+# that bloomidx_check with heapallindexed must report (XX002); the kind
+# summary clears a word of them that has bits set.  One in five is a targeted edit (targeted_edit)
 # that scans once read past: after one, an index scan must report the
 # damage, not answer wrong.
 #
@@ -27,7 +33,7 @@
 # (%kinds: each targeted edit, random bytes, page header fields, and the
 # fields of each kind of page the layout has) in turn, on a page of that
 # kind; the rest are drawn at random.  The default run makes each kind
-# once (6 corruptions of the row layout, 12 of the sliced); BX_FULL=1
+# once (6 corruptions of the row layout, 16 of the sliced); BX_FULL=1
 # (scripts/test.sh --full) makes 100 per layout, mostly random, and
 # `make corruption-fuzz` 500.  The test fails if a kind was never made in a
 # run of at least as many corruptions as kinds.
@@ -58,10 +64,14 @@ my %kinds = (
 	row => [qw(targeted:sigBits targeted:flags bytes header meta data)],
 	sliced => [
 		qw(targeted:sigBits targeted:flags targeted:blockBits targeted:nrows
-		  bytes header meta data slice tidmap stripe stripelist)
+		  bytes header meta data slice tidmap stripe stripelist
+		  summary stripesummary metasummary key)
 	]);
 # Kinds only an index merged into a stripe has
-my %needs_stripe = map { $_ => 1 } qw(targeted:blockBits targeted:nrows slice tidmap stripe stripelist);
+my %needs_stripe = map { $_ => 1 }
+  qw(targeted:blockBits targeted:nrows slice tidmap stripe stripelist summary stripesummary);
+# Kinds made on the index of a table of several full stripes (below)
+my %needs_big = map { $_ => 1 } qw(summary stripesummary metasummary);
 my $seed = $ENV{BX_FUZZ_SEED} // 1;
 my @layouts = split ' ', $ENV{BX_FUZZ_LAYOUTS} // 'row sliced';
 my $per_round = 25;
@@ -98,6 +108,11 @@ my @header = ([ 'pd_lower', 12, 'S' ], [ 'pd_upper', 14, 'S' ],
 	[ 'pd_special', 16, 'S' ], [ 'ntuples', $blcksz - 8, 'S' ],
 	[ 'maxtuples', $blcksz - 6, 'S' ], [ 'flags', $blcksz - 4, 'S' ],
 	[ 'page_id', $blcksz - 2, 'S' ]);
+# The sliced layout's summary range of the metapage (format 4,
+# BloomSlicedSummaryMetaData), past the layouts' area of format 1
+my @metasummary = ([ 'summary.bitsPerKey', 5256, 'S' ],
+	[ 'summary.flags', 5258, 'S' ], [ 'summary.completeBelow', 5260, 'L' ],
+	[ 'summary.blocks[0]', 5264, 'S' ], [ 'summary.blocks[1]', 5266, 'S' ]);
 my @meta = ([ 'magic', 0, 'L' ], [ 'version', 4, 'S' ], [ 'layout', 6, 'S' ],
 	[ 'tuplesPerPage', 10, 'S' ], [ 'nColumns', 12, 'S' ],
 	[ 'sigBits', 14, 'S' ], [ 'bitsPerColumn[0]', 16, 'S' ],
@@ -108,8 +123,9 @@ my @meta = ([ 'magic', 0, 'L' ], [ 'version', 4, 'S' ], [ 'layout', 6, 'S' ],
 	[ 'mergedRows', 2160, 'Q' ], [ 'firstStripe', 2168, 'L' ],
 	[ 'nStripes', 2172, 'L' ], [ 'nPending', 2176, 'S' ],
 	[ 'stripeLists[0]', 2180, 'L' ], [ 'stripeLists[1]', 2184, 'L' ],
-	[ 'pendingPages[0]', 4228, 'L' ], [ 'pendingPages[1]', 4232, 'L' ]);
-my @stripe = ([ 'nlive', 0, 'L' ], [ 'nTidPages', 4, 'S' ],
+	[ 'pendingPages[0]', 4228, 'L' ], [ 'pendingPages[1]', 4232, 'L' ],
+	@metasummary);
+my @stripe = ([ 'nlive', 0, 'L' ], [ 'nTidPages', 4, 'S' ], [ 'flags', 6, 'S' ],
 	[ 'tidPages[0]', 8, 'L' ], [ 'tidPages[1]', 12, 'L' ],
 	[ 'tidFirstRow[0]', 208, 'S' ], [ 'tidFirstRow[1]', 210, 'S' ],
 	[ 'slices[0]', 308, 'L' ], [ 'slices[1]', 312, 'L' ],
@@ -156,7 +172,7 @@ sub targeted_edit
 		next unless $page_id == 0xFF8B;
 		if ($flags == 0)
 		{
-			my $kind = (0x04, 0x08, 0x10, 0x40)[ int(rand(4)) ];
+			my $kind = (0x04, 0x08, 0x10, 0x40, 0x80)[ int(rand(5)) ];
 			push @{ $edits{flags} }, [ $blkno, $blcksz - 4, 'S', $kind,
 				sprintf('data page flags 0x0000 -> 0x%04x', $kind), 'flags' ];
 		}
@@ -181,7 +197,8 @@ sub page_kind
 	my ($image, $blkno) = @_;
 	return 'meta' if $blkno == 0;
 	my $flags = unpack('S', substr($image, $blkno * $blcksz + $blcksz - 4, 2));
-	return $flags & 0x10 ? 'stripe'
+	return $flags & 0x80 ? 'summary'
+	  : $flags & 0x10 ? 'stripe'
 	  : $flags & 0x08 ? 'tidmap'
 	  : $flags & 0x40 ? 'stripelist'
 	  : $flags & 0x04 ? 'slice'
@@ -197,7 +214,18 @@ sub page_fields
 	my $kind = page_kind($image, $blkno);
 	my @fields;
 	if ($kind eq 'meta') { @fields = map { [ @$_, $contents ] } @meta; }
-	elsif ($kind eq 'stripe') { @fields = map { [ @$_, $contents ] } @stripe; }
+	elsif ($kind eq 'stripe')
+	{
+		@fields = map { [ @$_, $contents ] } (@stripe, stripe_summary_fields($image, $blkno));
+	}
+	elsif ($kind eq 'summary')
+	{
+		# Its tag and flags, or a word of its blocks with bits set
+		my $w = summary_word($image, $blkno);
+		@fields = ([ 'tag.low (ntuples)', $blcksz - 8, 'S', 0 ],
+			[ 'tag.high (maxtuples)', $blcksz - 6, 'S', 0 ],
+			[ 'flags', $blcksz - 4, 'S', 0 ], [ "block word $w", 4 * $w, 'L', $contents ]);
+	}
 	elsif ($kind eq 'tidmap') { @fields = map { [ @$_, $contents ] } @tidmap; }
 	elsif ($kind eq 'stripelist') { @fields = map { [ @$_, $contents ] } @stripelist; }
 	elsif ($kind eq 'slice') { @fields = map { [ @$_, 0 ] } @header; }
@@ -206,12 +234,66 @@ sub page_fields
 		# A data page: a signature, or the TID of one of its slots
 		my $ntuples = unpack('S', substr($image, $page + $blcksz - 8, 2));
 		my $slot = int(rand($ntuples || 1));
-		@fields = ((map { [ @$_, $contents ] } @data),
+		@fields = ((map { [ @$_, $contents ] } @data), pending_key_fields($image, $blkno),
 			[ "tid[$slot].block", $blcksz - 8 - 6 * ($slot + 1), 'L', 0 ],
 			[ "tid[$slot].offset", $blcksz - 8 - 6 * ($slot + 1) + 4, 'S', 0 ]);
 	}
 	my ($name, $off, $fmt, $base) = @{ $fields[ int(rand(@fields)) ] };
 	return ($name, $off + $base, $fmt);
+}
+
+# A word of the blocks of summary page $blkno of $image with bits set (any
+# word of the used part if none has)
+sub summary_word
+{
+	my ($image, $blkno) = @_;
+	my $page = $blkno * $blcksz;
+	my $lower = unpack('S', substr($image, $page + 12, 2));
+	my $nwords = int(($lower - $contents) / 4);
+	$nwords = 1 if $nwords < 1 || $nwords > ($blcksz - $contents - 8) / 4;
+	my @set = grep { unpack('L', substr($image, $page + $contents + 4 * $_, 4)) } 0 .. $nwords - 1;
+	return @set ? $set[ int(rand(@set)) ] : int(rand($nwords));
+}
+
+# The fields of the summary header of stripe page $blkno of $image (format
+# 4, BloomStripeSummaryData past the slices' links): [name, offset in the
+# contents, format]
+sub stripe_summary_fields
+{
+	my ($image, $blkno) = @_;
+	my $sig_bits = unpack('S', substr($image, $contents + 14, 2));
+	my $sum = 308 + 4 * $sig_bits;
+	my ($ncolumns, $npages) = unpack('S S', substr($image, $blkno * $blcksz + $contents + $sum, 4));
+	my @fields = ([ 'summary.nColumns', $sum, 'S' ], [ 'summary.nPages', $sum + 2, 'S' ]);
+	return @fields if $ncolumns == 0 || $ncolumns > 32;
+	my $c = int(rand($ncolumns));
+	my $pages = $sum + ((4 + 2 * $ncolumns + 3) & ~3);
+	push @fields, [ "summary.blocks[$c]", $sum + 4 + 2 * $c, 'S' ];
+	push @fields, [ 'summary.pages[0]', $pages, 'L' ],
+	  [ 'summary.pages[' . ($npages - 1) . ']', $pages + 4 * ($npages - 1), 'L' ]
+	  if $npages > 0 && $npages <= 128;
+	return @fields;
+}
+
+# The fields of the keys of a slot in use of pending page $blkno of $image
+# (format 4: a 32-bit key per column not of sets after each signature),
+# [name, offset in the page, format, 0]; none on a page without keys
+sub pending_key_fields
+{
+	my ($image, $blkno) = @_;
+	my ($version, $layout) = unpack('S S', substr($image, $contents + 4, 4));
+	my ($ncolumns, $sig_bits) = unpack('S S', substr($image, $contents + 12, 4));
+	my $page = $blkno * $blcksz;
+	my ($ntuples, undef, $flags) = unpack('S S S', substr($image, $page + $blcksz - 8, 6));
+	return () if $version < 4 || $layout != 2 || $flags != 0 || $ntuples == 0;
+	my $nkeys = grep { !(unpack('S', substr($image, $contents + 16 + 2 * $_, 2)) & 0x8000) }
+	  0 .. $ncolumns - 1;
+	return () if $nkeys == 0;
+	my $sig_bytes = int(($sig_bits + 7) / 8);
+	my $slot = int(rand($ntuples));
+	my $c = int(rand($nkeys));
+	return ([ "slot[$slot].key[$c]",
+			$contents + $slot * ($sig_bytes + 4 * $nkeys) + $sig_bytes + 4 * $c, 'L', 0 ]);
 }
 
 # Set field $name ($fmt at $off) of page $blkno of $image to a fuzzed
@@ -258,6 +340,38 @@ sub corrupt_kind
 	{
 		my ($name, $off, $fmt) = @{ $header[ int(rand(@header)) ] };
 		return fuzz_field($image, $blkno, $name, $off, $fmt);
+	}
+	if ($kind eq 'metasummary')
+	{
+		my ($name, $off, $fmt) = @{ $metasummary[ int(rand(@metasummary)) ] };
+		return fuzz_field($image, 0, $name, $off + $contents, $fmt);
+	}
+	if ($kind eq 'summary')
+	{
+		# A word of a summary's blocks cleared: "no" for stripes that have
+		# the values whose bits it held (a wrong answer bloomidx_check must
+		# report); the other fields of summary pages are drawn at random
+		my @blocks = grep { page_kind($image, $_) eq 'summary' } 1 .. $nblocks - 1;
+		return unless @blocks;
+		my $b = $blocks[ int(rand(@blocks)) ];
+		my $w = summary_word($image, $b);
+		my $off = $b * $blcksz + $contents + 4 * $w;
+		my $old = unpack('L', substr($image, $off, 4));
+		substr($image, $off, 4, pack('L', 0));
+		return ($image, sprintf("block %u (flags 0x0080): block word %u %u -> 0", $b, $w, $old));
+	}
+	if ($kind eq 'stripesummary' || $kind eq 'key')
+	{
+		my @blocks = grep { page_kind($image, $_) eq ($kind eq 'key' ? 'data' : 'stripe') }
+		  1 .. $nblocks - 1;
+		my @choices = map {
+			my $b = $_;
+			map { [ $b, @$_ ] } $kind eq 'key' ? pending_key_fields($image, $b)
+			  : map { [ @$_[0, 1], $_->[2], $contents ] } stripe_summary_fields($image, $b)
+		} @blocks;
+		return unless @choices;
+		my ($b, $name, $off, $fmt, $base) = @{ $choices[ int(rand(@choices)) ] };
+		return fuzz_field($image, $b, $name, $off + $base, $fmt);
 	}
 	my @blocks = grep { page_kind($image, $_) eq $kind } 0 .. $nblocks - 1;
 	return unless @blocks;
@@ -429,7 +543,12 @@ for my $layout (@layouts)
 		# pending pages too, and every second index with its first rows
 		# merged into a stripe (slices, a TID map, a stripe page and a
 		# stripe-list page); every third index has columns of sets too
-		# (text_trgm_ops, array_elem_ops, jsonb_path_ops: format version 2)
+		# (text_trgm_ops, array_elem_ops, jsonb_path_ops: format version 2).
+		# An index of the sliced layout corrupted in its summaries (and every
+		# fifth one drawn at random) is big: CREATE INDEX writes two full
+		# stripes of 65,280 rows with their summaries (and the metapage's
+		# summary range the sizes it measured), then 3,000 inserted rows
+		# merge into a third stripe whose summary takes those sizes
 		my $setup = '';
 		my $rows = "g, g % 100, 'b' || (g % 37), 'usr/x' || (g % 50) || '.so', ARRAY[g % 10, g % 7],"
 		  . " jsonb_build_object('k', g % 9, 'o', jsonb_build_object('p', g % 4))";
@@ -437,11 +556,15 @@ for my $layout (@layouts)
 		{
 			my $columns = $i % 3 == 0
 			  ? 'a, b, s text_trgm_ops, t array_elem_ops, j jsonb_path_ops' : 'a, b';
+			my $big = $layout eq 'sliced'
+			  && (defined $forced[ $i - 1 ] ? $needs_big{ $forced[ $i - 1 ] } : $i % 5 == 2);
 			$setup .= "DROP TABLE IF EXISTS fz$i;\n"
 			  . "CREATE TABLE fz$i (id int, a int, b text, s text, t int[], j jsonb);\n"
-			  . "INSERT INTO fz$i SELECT $rows FROM generate_series(1, 3000) g;\n"
+			  . "INSERT INTO fz$i SELECT $rows FROM generate_series(1, "
+			  . ($big ? 2 * 65280 : 3000) . ") g;\n"
 			  . "CREATE INDEX fz${i}_bx ON fz$i USING bloomidx ($columns) WITH (layout = '$layout');\n"
-			  . ($layout eq 'sliced' && ($i % 2 == 0 || $needs_stripe{ $forced[ $i - 1 ] // '' })
+			  . ($big ? "INSERT INTO fz$i SELECT $rows FROM generate_series(1, 3000) g;\n" : '')
+			  . ($layout eq 'sliced' && ($big || $i % 2 == 0 || $needs_stripe{ $forced[ $i - 1 ] // '' })
 				? "SELECT bloomidx_merge('fz${i}_bx');\n" : '')
 			  . "INSERT INTO fz$i SELECT $rows FROM generate_series(3001, 3100) g;\n";
 		}
