@@ -82,7 +82,8 @@ COMMENT ON FUNCTION bloom_hashable(regtype) IS 'whether bloom filters can hash v
 -- dumps them after their type, and DROP TYPE ... CASCADE drops them alone
 -- (with a member it would drop the whole extension).  They depend on the
 -- extension (DEPENDS ON EXTENSION), so that DROP EXTENSION drops them
--- without CASCADE.  Made by the extension's scripts, they are members.
+-- without CASCADE, but where Citus distributed them (it refuses that
+-- dependency there).  Made by the extension's scripts, they are members.
 CREATE FUNCTION bloom_agg_add_type(element_type regtype)
 RETURNS integer
 LANGUAGE plpgsql VOLATILE STRICT
@@ -94,6 +95,7 @@ DECLARE
 	made integer := 0;
 	hashable boolean;
 	forms regprocedure[] := '{}';
+	distributed regprocedure[] := '{}';
 	form regprocedure;
 BEGIN
 	SELECT quote_ident(n.nspname) INTO nsp
@@ -178,10 +180,19 @@ BEGIN
 		made := made + 1;
 	END IF;
 
+	-- Citus refuses a dependency on an extension to a function it has
+	-- distributed (created on the workers itself): those go without it
+	IF to_regclass('pg_catalog.pg_dist_object') IS NOT NULL THEN
+		EXECUTE 'SELECT coalesce(array_agg(objid::regprocedure), ''{}'')
+				 FROM pg_catalog.pg_dist_object
+				 WHERE classid = ''pg_proc''::regclass AND objid = ANY ($1)'
+			INTO distributed USING forms::oid[];
+	END IF;
 	FOREACH form IN ARRAY forms LOOP
 		IF NOT EXISTS (SELECT FROM pg_depend
 					   WHERE classid = 'pg_proc'::regclass AND objid = form
-						 AND refclassid = 'pg_extension'::regclass AND deptype = 'e') THEN
+						 AND refclassid = 'pg_extension'::regclass AND deptype = 'e')
+		   AND NOT form = ANY (distributed) THEN
 			EXECUTE format('ALTER ROUTINE %s DEPENDS ON EXTENSION bloomidx', form);
 		END IF;
 	END LOOP;
