@@ -99,23 +99,6 @@ BloomSummaryAdd(uint32 *blocks, int nblocks, uint32 key)
 }
 
 /*
- * May a column's summary of nblocks blocks hold a key?  False only if no
- * key added to it was this one.
- */
-bool
-BloomSummaryTest(const uint32 *blocks, int nblocks, uint32 key)
-{
-	const uint32 *block = blocks + (Size) BloomSummaryBlockOf(key, nblocks) *
-		BLOOMIDX_SUMMARY_BLOCK_WORDS;
-	int			i;
-
-	for (i = 0; i < BLOOMIDX_SUMMARY_BLOCK_WORDS; i++)
-		if ((block[i] & (((uint32) 1) << ((key * BloomSummarySalt[i]) >> 27))) == 0)
-			return false;
-	return true;
-}
-
-/*
  * The block of a column's summary of nblocks blocks that a key tests, for
  * a scan that reads only that block's page (BloomSummaryTestBlock).
  */
@@ -193,6 +176,23 @@ BloomSummaryCountDistinct(const uint32 *keys, int n, int nColumns, int col,
 }
 
 /*
+ * Scale a stripe's blocks per column down, in proportion, to fit
+ * BLOOMIDX_SUMMARY_MAX_PAGES pages, if their total does not
+ */
+static void
+BloomSummaryCapBlocks(int nColumns, uint16 *blocks, int total)
+{
+	int			limit = BLOOMIDX_SUMMARY_MAX_PAGES * BLOOMIDX_SUMMARY_PAGE_BLOCKS;
+	int			c;
+
+	if (total <= limit)
+		return;
+	for (c = 0; c < nColumns; c++)
+		if (blocks[c] > 0)
+			blocks[c] = Max(1, (int) ((double) blocks[c] * limit / total) - 1);
+}
+
+/*
  * Size a stripe's summary from its rows' keys (nrows rows of nColumns
  * keys): each column of an equality class gets blocks for its distinct
  * keys at bitsPerKey bits a key, all of them within
@@ -204,7 +204,6 @@ BloomSummarySizeBlocks(const BloomShape *shape, int bitsPerKey,
 					   const uint32 *keys, int nrows, uint16 *blocks,
 					   uint32 *scratch)
 {
-	int			limit = BLOOMIDX_SUMMARY_MAX_PAGES * BLOOMIDX_SUMMARY_PAGE_BLOCKS;
 	int			total = 0;
 	int			c;
 
@@ -219,12 +218,7 @@ BloomSummarySizeBlocks(const BloomShape *shape, int bitsPerKey,
 											  bitsPerKey);
 		total += blocks[c];
 	}
-	if (total > limit)
-	{
-		for (c = 0; c < shape->nColumns; c++)
-			if (blocks[c] > 0)
-				blocks[c] = Max(1, (int) ((double) blocks[c] * limit / total) - 1);
-	}
+	BloomSummaryCapBlocks(shape->nColumns, blocks, total);
 }
 
 /*
@@ -249,7 +243,6 @@ BloomSummarySizeBlocksFromRows(const BloomShape *shape, int bitsPerKey,
 							   const uint32 *keys, int nrows, uint16 *blocks,
 							   uint32 *scratch)
 {
-	int			limit = BLOOMIDX_SUMMARY_MAX_PAGES * BLOOMIDX_SUMMARY_PAGE_BLOCKS;
 	int			total = 0;
 	int			c;
 
@@ -268,12 +261,7 @@ BloomSummarySizeBlocksFromRows(const BloomShape *shape, int bitsPerKey,
 		blocks[c] = BloomSummaryBlocksFor(est, bitsPerKey);
 		total += blocks[c];
 	}
-	if (total > limit)
-	{
-		for (c = 0; c < shape->nColumns; c++)
-			if (blocks[c] > 0)
-				blocks[c] = Max(1, (int) ((double) blocks[c] * limit / total) - 1);
-	}
+	BloomSummaryCapBlocks(shape->nColumns, blocks, total);
 }
 
 /* Blocks of a stripe's summary, over its columns */
