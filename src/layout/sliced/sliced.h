@@ -235,6 +235,8 @@ typedef struct BloomSlicedSnapshot
 	uint32		firstStripe;
 	uint32		nStripes;
 	int			nPending;
+	bool		summariesSized; /* no summaries, or their sizes measured
+								 * (BLOOMIDX_SUMMARY_MEASURED) */
 	BlockNumber pending[BLOOMIDX_PENDING_SIZE];
 	BlockNumber stripeLists[BLOOMIDX_MAX_STRIPELISTS];
 	BlockNumber *stripes;		/* of stripes firstStripe on, palloc'd */

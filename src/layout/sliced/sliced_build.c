@@ -3,7 +3,8 @@
  * sliced_build.c
  *	  Building an index of the sliced layout, serially or in parallel: the
  *	  rows' signatures are transposed 64 rows at a time into the slices of
- *	  full stripes.
+ *	  full stripes, the rows short of one in a partial last stripe (or in
+ *	  pending pages if there is no full one).
  *
  * Copyright (c) 2026, bloomidx contributors
  *
@@ -119,8 +120,12 @@ BloomSlicedFlushSummary(BloomSlicedBuildState *bs, Page stripeImage, uint32 s)
 				npages,
 				p;
 
-	BloomSummarySizeBlocks(shape, BLOOMIDX_SUMMARY_DEFAULT_BITS_PER_KEY,
-						   bs->keys, bs->nrows, blocks, bs->scratch);
+	/* A partial stripe, which merges fill, sized as a full one when known */
+	if (bs->nrows < BLOOMIDX_STRIPE_ROWS && bs->haveBlocks)
+		memcpy(blocks, bs->lastBlocks, sizeof(uint16) * shape->nColumns);
+	else
+		BloomSummarySizeBlocks(shape, BLOOMIDX_SUMMARY_DEFAULT_BITS_PER_KEY,
+							   bs->keys, bs->nrows, blocks, bs->scratch);
 	total = BloomSummaryTotalBlocks(blocks, shape->nColumns);
 	npages = (total + BLOOMIDX_SUMMARY_PAGE_BLOCKS - 1) / BLOOMIDX_SUMMARY_PAGE_BLOCKS;
 	memset(bs->summary, 0, (Size) npages * BLOOMIDX_SUMMARY_PAGE_BLOCKS *
@@ -579,10 +584,15 @@ BloomSlicedBuildComplete(Relation heap, Relation index, IndexInfo *indexInfo,
 			rows += shared->leftovers[p];
 		}
 	}
-	/* The rows short of a full stripe: pending pages, or a partial stripe */
-	if (bs->nrows > 0)
+	/*
+	 * The rows short of a full stripe: pending pages if the build wrote no
+	 * stripe (a table smaller than a stripe), or else, or if they do not
+	 * fit in pending pages, a partial stripe that merges fill up (scans
+	 * read every pending page, see sliced.h)
+	 */
+	if (bs->nrows > 0 && bs->nStripes == 0)
 		npending = BloomSlicedBuildPending(bs, pending);
-	if (npending < 0)
+	if (bs->nrows > 0 && npending <= 0)
 		BloomSlicedFlushStripe(bs);
 	if (shared == NULL)
 		rows = (uint64) counts->indtuples;

@@ -221,16 +221,31 @@ BloomStripeBegun(Relation index, const BloomSlicedSnapshot *snap, uint32 s)
 }
 
 /*
- * How many pending rows a merge of the given mode takes (see sliced.h):
- * the slices of a stripe are written only once there are rows enough to
- * fill it, so that an index's stripes hold at least as many rows as their
- * pages can, and a small table's rows stay in pending pages as in the row
- * layout.  A stripe started with fewer rows (by bloomidx_merge(), or in an
- * index built by version 1.0) is filled by VACUUM once the pending rows can
- * fill it, and by the merge steps of inserts as they come (its pages are
- * there already).  When the pending list is crowded (long signatures,
- * whose stripe needs more pending pages than the list has room for),
- * merges take the rows they have.
+ * Does an index start its stripes without waiting for a stripe's worth of
+ * pending rows (see BloomMergeWant)?  Once it has a stripe, and a stripe it
+ * starts gets its summary's sizes from the build's measure of a full
+ * stripe (or it has no summaries) rather than from the few rows written
+ * there first.
+ */
+static bool
+BloomMergeEager(const BloomSlicedSnapshot *snap)
+{
+	return snap->nStripes > 0 && snap->summariesSized;
+}
+
+/*
+ * How many pending rows a merge of the given mode takes (see sliced.h).
+ * Until an index has a stripe, the slices of a stripe are written only
+ * once there are rows enough to fill it, so that a small table's rows stay
+ * in pending pages as in the row layout.  Once it has one (and its
+ * summaries' sizes are known, BloomMergeEager), every scan reading the
+ * pending pages costs more than a partial stripe: a step starts a new
+ * stripe once the pending rows make a step, and VACUUM merges them all.
+ * A stripe started with fewer rows (by bloomidx_merge(), a build or a
+ * step) is filled by the merge steps of inserts as they come (its pages
+ * are there already), and by VACUUM.  When the pending list is crowded
+ * (long signatures, whose stripe needs more pending pages than the list
+ * has room for), merges take the rows they have.
  */
 static uint64
 BloomMergeWant(Relation index, BloomState state, const BloomSlicedSnapshot *snap,
@@ -238,37 +253,42 @@ BloomMergeWant(Relation index, BloomState state, const BloomSlicedSnapshot *snap
 {
 	uint64		r0 = snap->mergedRows % BLOOMIDX_STRIPE_ROWS;
 	uint64		toFill = BLOOMIDX_STRIPE_ROWS - r0;
+	uint64		stepRows = (uint64) BloomMergeStepRows(state);
 	bool		crowded = snap->nPending >= BLOOMIDX_PENDING_CROWDED;
+	bool		eager = BloomMergeEager(snap);
 	uint64		pending;
-
-	/*
-	 * A pending page holds at most tuplesPerPage rows: pages too few to
-	 * hold the rows a stripe needs are not read to count theirs (a step
-	 * that would start a stripe runs each time an insert starts a pending
-	 * page, and reading the list there took most of such an insert's time).
-	 */
-	bool		fewPages = (uint64) snap->nPending * state->tuplesPerPage < toFill;
 
 	if (mode == BLOOM_MERGE_ALL)
 		return PG_UINT64_MAX;
 	if (mode == BLOOM_MERGE_STEP)
 	{
 		/*
-		 * Only a step that would start a stripe counts the pending rows:
-		 * once started (its allocation begun), a stripe is filled by the
-		 * steps that follow.
+		 * Only a step that would start a stripe counts the pending rows, up
+		 * to what starting it needs (a stripe's worth, or a step's once
+		 * eager): once started (its allocation begun), a stripe is filled
+		 * by the steps that follow.  A pending page holds at most
+		 * tuplesPerPage rows: pages too few to hold them are not read to
+		 * count theirs (a step that would start a stripe runs each time an
+		 * insert starts a pending page, and reading the list there took
+		 * most of such an insert's time).
 		 */
+		uint64		need = eager ? Min(toFill, stepRows) : toFill;
+
 		if (!crowded && r0 == 0 &&
 			!BloomStripeBegun(index, snap, (uint32) (snap->mergedRows / BLOOMIDX_STRIPE_ROWS)) &&
-			(fewPages || BloomCountPending(index, state, snap, toFill) < toFill))
+			((uint64) snap->nPending * state->tuplesPerPage < need ||
+			 BloomCountPending(index, state, snap, need) < need))
 			return 0;
-		return Min(toFill, (uint64) BloomMergeStepRows(state));
+		return Min(toFill, stepRows);
 	}
 
-	/* Whole stripes: those the pending rows fill, or all when crowded */
-	if (crowded)
+	/*
+	 * Whole stripes: those the pending rows fill, or all when crowded or
+	 * eager
+	 */
+	if (crowded || eager)
 		return PG_UINT64_MAX;
-	if (fewPages)
+	if ((uint64) snap->nPending * state->tuplesPerPage < toFill)
 		return 0;
 	pending = BloomCountPending(index, state, snap, PG_UINT64_MAX);
 	if (pending < toFill)

@@ -53,6 +53,8 @@ BloomTakeSnapshot(Relation index, BloomSlicedSnapshot *snap, bool stripes)
 	snap->nPending = Min(BloomSlicedMeta(meta)->nPending, BLOOMIDX_PENDING_SIZE);
 	memcpy(snap->pending, BloomSlicedMeta(meta)->pendingPages, sizeof(BlockNumber) * snap->nPending);
 	memcpy(snap->stripeLists, BloomSlicedMeta(meta)->stripeLists, sizeof(snap->stripeLists));
+	snap->summariesSized = BloomSlicedSummaryMeta(meta)->bitsPerKey == 0 ||
+		(BloomSlicedSummaryMeta(meta)->flags & BLOOMIDX_SUMMARY_MEASURED) != 0;
 	snap->stripes = NULL;
 	if (stripes)
 	{
