@@ -1,8 +1,11 @@
 --
 -- The sliced layout on small tables: rows short of a full stripe stay in
 -- pending pages, as the row layout stores them, so that a small table's
--- sliced index is no bigger than its row index; builds (serial and
--- parallel) and merges write the slices of full stripes only.
+-- sliced index is no bigger than its row index; a build (serial or
+-- parallel) that writes no full stripe, and the merges of an index built
+-- so (its summaries sized on no full stripe), write the slices of full
+-- stripes only.  A build past a stripe writes the rest of the rows into a
+-- partial stripe (pending_short has the rest).
 --
 SET client_min_messages = warning;
 CREATE EXTENSION IF NOT EXISTS bloomidx;
@@ -86,7 +89,8 @@ FROM bloomidx_stats('ss_sliced');
 SELECT * FROM ss_counts('b = 5 AND d = ''d5''');
 SELECT bloomidx_check('ss_sliced', heapallindexed => true);
 
--- A build writes one full stripe and leaves the rest pending
+-- A build writes one full stripe and the rest of the rows into a partial
+-- one: no pending page
 REINDEX INDEX ss_sliced;
 SELECT stripes, next_row, pending_pages > 0 AS some_pending,
 	   live_tuples = (SELECT count(*) FROM ss) AS one_tuple_per_row

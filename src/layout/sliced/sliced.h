@@ -31,21 +31,28 @@
  * numbers to TIDs.
  *
  * Inserts go to pending pages, data pages of the row layout listed in the
- * metapage, as GIN's fast-update list does.  A stripe's slices are written
- * only once there are rows to fill it: a build writes full stripes and
- * leaves the rest of the rows in pending pages, so that a table smaller
- * than a stripe has an index of pending pages only, the size of the row
- * layout's.  Merges move pending rows into the slices:
+ * metapage, as GIN's fast-update list does.  Every scan reads every
+ * pending page, so they are kept few once an index has stripes; until it
+ * has one, a stripe's slices are written only once there are rows to fill
+ * it, so that a table smaller than a stripe has an index of pending pages
+ * only, the size of the row layout's.  A build writes full stripes, then
+ * the rest of the rows in a partial stripe if it wrote one, else in
+ * pending pages.  Merges move pending rows into the slices:
  *	- an insert that starts a new pending page takes one merge step, of
- *	  at most two pending pages' rows, when the pending rows can fill the
- *	  stripe being filled (so no insert pays for a whole stripe, and the
- *	  steps outpace the inserts: the pending list stays near a stripe's
- *	  worth of rows); while that stripe lacks some of its pages, a step
- *	  allocates a few of them instead (BloomPrepareStripe), so that no
- *	  insert allocates a whole stripe's pages either;
- *	- VACUUM merges the pending rows that fill stripes;
+ *	  at most two pending pages' rows (so no insert pays for a whole
+ *	  stripe, and the steps outpace the inserts), into the stripe being
+ *	  filled; a step that would start a new stripe does so once a step's
+ *	  rows are pending, in an index that has a stripe and knows
+ *	  its summaries' sizes (BLOOMIDX_SUMMARY_MEASURED, or no summaries),
+ *	  and only once they can fill the stripe in another (whose pending
+ *	  list so grows to a stripe's worth of rows); while that stripe lacks
+ *	  some of its pages, a step allocates a few of them instead
+ *	  (BloomPrepareStripe), so that no insert allocates a whole stripe's
+ *	  pages either;
+ *	- VACUUM merges all the pending rows of an index that has a stripe
+ *	  (as above), and in another those that fill stripes;
  *	- bloomidx_merge() merges them all, a partial stripe included (later
- *	  merges fill it up once the pending rows can);
+ *	  merges fill it up);
  *	- when the pending list is crowded (signatures so long that a stripe's
  *	  rows need more than BLOOMIDX_PENDING_CROWDED pending pages), merges
  *	  take what they have, and when it is full an insert merges it all.

@@ -586,11 +586,13 @@ BloomSlicedBuildComplete(Relation heap, Relation index, IndexInfo *indexInfo,
 	}
 	/*
 	 * The rows short of a full stripe: pending pages if the build wrote no
-	 * stripe (a table smaller than a stripe), or else, or if they do not
-	 * fit in pending pages, a partial stripe that merges fill up (scans
-	 * read every pending page, see sliced.h)
+	 * stripe (a table smaller than a stripe) or the stripe lists have no
+	 * room for another, else, or if they do not fit in pending pages, a
+	 * partial stripe that merges fill up (scans read every pending page,
+	 * see sliced.h)
 	 */
-	if (bs->nrows > 0 && bs->nStripes == 0)
+	if (bs->nrows > 0 &&
+		(bs->nStripes == 0 || bs->nStripes >= BLOOMIDX_MAX_STRIPES))
 		npending = BloomSlicedBuildPending(bs, pending);
 	if (bs->nrows > 0 && npending <= 0)
 		BloomSlicedFlushStripe(bs);
