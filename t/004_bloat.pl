@@ -21,15 +21,17 @@
 # every full stripe at least half dead, and the most dead others while the
 # dead rows left in full stripes are over its budget, see src/README; it
 # frees their pages at once and merges them again), and new rows wait in
-# pending pages until a stripe's worth is there, so the index keeps room
-# for both.  Bounds, in pages:
-#	- cycle 1: the pending pages plus one stripe over the size before.  The
-#	  build leaves the rows short of a full stripe pending; the reinserted
-#	  rows wait in pending pages until they can fill a stripe, then merge
-#	  in steps, a stripe's worth of them pending meanwhile (bounded here by
-#	  min(ceil(65,280 / tuples per page), 128)), and the pages a merge frees
-#	  stay in the file for the next batch.  This is more than one stripe: 65,280 pending signatures with
-#	  their TIDs take more room than the same rows in a stripe.
+# pending pages until merge steps take them into the stripe being filled,
+# so the index keeps room for both.  Bounds, in pages:
+#	- cycle 1: the pending list at its longest plus one stripe over the
+#	  size before.  The build writes the rows short of a full stripe into
+#	  a partial one, and the reinserted rows go into stripes in steps, a
+#	  few pending pages at a time; the bound allows the longest pending
+#	  list an index with stripes may hold, a stripe's worth of rows
+#	  (min(ceil(65,280 / tuples per page), 128): an index whose summaries
+#	  were sized on no full stripe waits for one before it starts a
+#	  stripe), and the pages a merge frees stay in the file for the next
+#	  batch.
 #	- cycles 2 and 3: one stripe over the size after cycle 1, for TID maps
 #	  that widen as the reinserted rows' heap TIDs scatter.  More would be
 #	  growth that accumulates from cycle to cycle.
@@ -37,7 +39,8 @@
 # page, one slice per signature bit and the TID maps of 65,280 rows, each
 # TID packed in the bits of the table's highest block number plus those of
 # MaxHeapTuplesPerPage (see src/core/page.h): 84 to 86 pages for the 64-bit
-# indexes here, 101 for the 80-bit one.  Measured: cycle 1 grows the
+# indexes here, 101 for the 80-bit one.  Measured when builds and inserts
+# left up to a stripe's worth of rows pending: cycle 1 grows the
 # indexes by 22 to 155 pages, cycles 2 and 3 by 2 or 3 pages over cycle 1
 # (the 400,000-row every-other-row index: 204, 260, 262, 262 pages).
 # Before VACUUM's budget, a stripe that the deletes left just short of
