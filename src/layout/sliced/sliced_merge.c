@@ -238,9 +238,10 @@ BloomMergeEager(const BloomSlicedSnapshot *snap)
  * Until an index has a stripe, the slices of a stripe are written only
  * once there are rows enough to fill it, so that a small table's rows stay
  * in pending pages as in the row layout.  Once it has one (and its
- * summaries' sizes are known, BloomMergeEager), every scan reading the
- * pending pages costs more than a partial stripe: a step starts a new
- * stripe once the pending rows make a step, and VACUUM merges them all.
+ * summaries' sizes are known, BloomMergeEager), the pending rows go into
+ * stripes as they come, since every scan reads every pending page: a step
+ * starts a new stripe once a step's rows are pending, and VACUUM merges
+ * them all.
  * A stripe started with fewer rows (by bloomidx_merge(), a build or a
  * step) is filled by the merge steps of inserts as they come (its pages
  * are there already), and by VACUUM.  When the pending list is crowded
