@@ -141,6 +141,7 @@ const BloomLayoutRoutine BloomSlicedLayout = {
 	.heapcheckbegin = BloomSlicedSummaryCheckBegin,
 	.heapcheckrow = BloomSlicedSummaryCheckRow,
 	.statscolumns = BloomSlicedStatsColumns,
+	.summarystats = BloomSlicedSummaryStats,
 	.rowsheld = BloomSlicedRowsHeld,
 	.scanpages = BloomSlicedScanPages,
 	.liverowpages = BloomSlicedLiveRowPages,

@@ -20,6 +20,8 @@
  *	sliced_summary.c	stripe summaries: per-column keys of a row and
  *						the split-block bloom filter that holds them
  *	sliced_check.c		checks of its metapage fields and pages
+ *	sliced_stats.c		what the stripe summaries hold, for bloomidx_stats
+ *						and bloomidx_check
  *	sliced.c			the layout's routine table, shaping rules and
  *						module load
  *
@@ -336,6 +338,10 @@ extern char *BloomSlicedMetaSpareProblem(BloomMetaPage meta, BlockNumber nblocks
 extern char *BloomSlicedPageProblem(Page page, const BloomShape *shape);
 extern void BloomCheckStripePage(Relation index, Page page, BlockNumber blkno,
 								 int sigBits);
+
+/* sliced_stats.c */
+extern void BloomSlicedSummaryStats(Relation index, bool exact, double overload,
+									BloomSummaryStatsData *out);
 
 /* sliced_util.c */
 pg_noreturn extern void BloomSlicedCorrupted(Relation index, BlockNumber blkno,
