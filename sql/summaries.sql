@@ -149,8 +149,8 @@ SELECT version FROM bloomidx_stats('sm_off');
 
 -- Data that outgrows the summaries' sizing: built on 7 values of k a
 -- stripe, the summaries get one block for k, and so does every stripe a
--- merge starts; rows of new values of k fill those blocks (a column of
--- sets, t, has no summary)
+-- merge starts; rows of new values of k fill those blocks, and
+-- bloomidx_check says so (a column of sets, t, has no summary)
 CREATE TABLE sm_grow (k int, v int, t text);
 INSERT INTO sm_grow SELECT i / 10000, i % 10, 'x' || i % 7 FROM generate_series(1, 70000) i;
 CREATE INDEX sm_grow_ix ON sm_grow USING bloomidx (k, v, t text_trgm_ops);
@@ -162,6 +162,7 @@ INSERT INTO sm_grow SELECT 100000 + i, i % 10, 'y' FROM generate_series(1, 70000
 SELECT bloomidx_merge('sm_grow_ix') >= 0 AS merged;
 SELECT summarized_stripes, summary_fpr[1] > 0.5 AS k_fpr, summary_fpr[2] < 0.01 AS v_fpr
 FROM bloomidx_stats('sm_grow_ix');
+SELECT bloomidx_check('sm_grow_ix', true);
 SELECT count(*) FROM sm_grow WHERE k = 100077;
 SELECT count(*) FROM sm_grow WHERE k = 3 AND v = 4;
 -- REINDEX sizes every stripe's summary for its own values

@@ -77,7 +77,11 @@ PG_FUNCTION_INFO_V1(bloomidx_check);
 #define BLOOMIDX_STATS_SUMMARY_FIRST	19
 #define BLOOMIDX_STATS_SUMMARY_COLUMNS	5
 
-/* The load of a stripe's summary over which it counts as overloaded */
+/*
+ * The load of a stripe's summary (the distinct keys its bits imply over
+ * those it was sized for) over which bloomidx_check says the data has
+ * outgrown the summaries' sizing
+ */
 #define BLOOM_SUMMARY_OVERLOAD	2.0
 
 /* What a walk over every page of an index finds */
@@ -750,6 +754,46 @@ BloomCheckElementsFit(Relation heap, Relation index, const BloomShape *built)
 }
 
 /*
+ * Say which columns' stripe summaries the data has outgrown: each stripe's
+ * summary of a column was sized for the distinct values the build or the
+ * merge that started the stripe measured, and one whose bits set imply
+ * more than BLOOM_SUMMARY_OVERLOAD times as many lets through many times
+ * the values it lacks that its sizing gives (a merge sizes a stripe it
+ * starts as the build's last full stripe, whatever the rows it writes
+ * there).
+ */
+static void
+BloomCheckSummariesFit(Relation index, const BloomShape *built)
+{
+	const BloomLayoutRoutine *layout = BloomGetLayout(built);
+	BloomSummaryStatsData ss;
+	int			c;
+
+	if (layout->summarystats == NULL || !built->summaries)
+		return;
+	layout->summarystats(index, true, BLOOM_SUMMARY_OVERLOAD, &ss);
+	for (c = 0; c < built->nColumns; c++)
+	{
+		if (ss.overloaded[c] == 0)
+			continue;
+		ereport(NOTICE,
+				(ss.worstFull[c] ?
+				 errmsg("column %d of index \"%s\" has at least %.0f distinct values in stripe %u, but the stripe's summary was sized for %.0f",
+						c + 1, RelationGetRelationName(index),
+						ss.worstKeys[c], ss.worstStripe[c], ss.worstSized[c]) :
+				 errmsg("column %d of index \"%s\" has about %.0f distinct values in stripe %u, but the stripe's summary was sized for %.0f",
+						c + 1, RelationGetRelationName(index),
+						ss.worstKeys[c], ss.worstStripe[c], ss.worstSized[c]),
+				 errdetail_plural("%d stripe of " INT64_FORMAT " holds more than %g times the distinct values of the column its summary was sized for, as the bits set in it show; the fullest summary lets through about %.1f%% of the values its stripe lacks, where its sizing gives %.1f%%.",
+								  "%d stripes of " INT64_FORMAT " hold more than %g times the distinct values of the column their summaries were sized for, as the bits set in them show; the fullest summary lets through about %.1f%% of the values its stripe lacks, where its sizing gives %.1f%%.",
+								  ss.overloaded[c], ss.overloaded[c], ss.stripes,
+								  BLOOM_SUMMARY_OVERLOAD, ss.worstFpr[c] * 100,
+								  ss.designedFpr * 100),
+				 errhint("REINDEX the index to size its summaries for the data it has now.")));
+	}
+}
+
+/*
  * bloomidx_check(index regclass, heapallindexed boolean): verify an index,
  * raising ERRCODE_INDEX_CORRUPTED at the first problem found, and return
  * quietly if there is none.
@@ -843,6 +887,7 @@ bloomidx_check(PG_FUNCTION_ARGS)
 
 	BloomCheckOptionsMatch(index, &walk.shape);
 	BloomCheckElementsFit(heap, index, &walk.shape);
+	BloomCheckSummariesFit(index, &walk.shape);
 	if (walk.shape.legacyFold)
 		BloomTrgmReportLegacyFold(index, false);
 
