@@ -1,15 +1,18 @@
 /*-------------------------------------------------------------------------
  *
- * sliced_stats.c
- *	  What the stripe summaries of a sliced index hold, for bloomidx_stats
- *	  and bloomidx_check (the routine table's summarystats): their pages,
- *	  the stripes they cover, their fill, false-positive rates and load
- *	  (see src/README, "Stripe summaries").
+ * sliced_inspect.c
+ *	  The sliced layout's part of bloomidx_stats and bloomidx_check past
+ *	  the page checks: what the stripe summaries hold (the routine table's
+ *	  summarystats: their pages, the stripes they cover, their fill,
+ *	  false-positive rates and load), and the heapallindexed pass over the
+ *	  keys the index keeps of the rows' values (heapcheckbegin and
+ *	  heapcheckrow: the summaries', and the pending rows' keys).  See
+ *	  src/README, "Stripe summaries".
  *
  * Copyright (c) 2026, bloomidx contributors
  *
  * IDENTIFICATION
- *	  src/layout/sliced/sliced_stats.c
+ *	  src/layout/sliced/sliced_inspect.c
  *
  *-------------------------------------------------------------------------
  */
@@ -21,6 +24,7 @@
 #include "port/pg_bitutils.h"
 #include "storage/bufmgr.h"
 #include "storage/lmgr.h"
+#include "utils/hsearch.h"
 #include "utils/rel.h"
 
 #include "bloomidx.h"
@@ -234,4 +238,145 @@ BloomSlicedSummaryStats(Relation index, bool exact, double overload,
 	pfree(pages);
 	BloomFreeSnapshot(snap);
 	UnlockPage(index, BLOOMIDX_METAPAGE_BLKNO, ExclusiveLock);
+}
+
+/* A pending row's keys, for BloomSlicedHeapCheckRow */
+typedef struct BloomPendingKeysEntry
+{
+	ItemPointerData tid;		/* the key */
+	BlockNumber blkno;			/* its pending page */
+	uint32		keys[FLEXIBLE_ARRAY_MEMBER];	/* nColumns */
+} BloomPendingKeysEntry;
+
+/* State of bloomidx_check's heapallindexed pass over the keys */
+typedef struct BloomSlicedHeapCheckData
+{
+	Relation	index;
+	BloomState	state;
+	void	   *summaryCheck;	/* BloomSlicedSummaryCheckBegin's, or NULL */
+	HTAB	   *pending;		/* BloomPendingKeysEntry by TID */
+	uint32		keys[BLOOMIDX_MAX_COLUMNS];
+} BloomSlicedHeapCheckData;
+
+/*
+ * Begin bloomidx_check's check of the keys the index keeps of the rows'
+ * values (the routine table's heapcheckbegin): the summaries of complete
+ * stripes (BloomSlicedSummaryCheckBegin), and the keys the rows of the
+ * pending pages carry (format 4: those a merge will add to a summary),
+ * read under the merge lock so that no merge takes them meanwhile, as many
+ * as maintenance_work_mem holds.  Rows of pages flagged BLOOMIDX_KEYLESS
+ * have none.  Returns NULL if the index keeps no keys.
+ */
+void *
+BloomSlicedHeapCheckBegin(Relation index, BloomState state)
+{
+	BloomSlicedHeapCheckData *hc;
+	BloomSlicedSnapshot *snap;
+	HASHCTL		ctl;
+	Size		entrySize;
+	double		maxRows;
+	double		nrows = 0;
+	int			slotBytes = BloomSlicedSlotBytes(state);
+	int			i;
+
+	if (!BloomSlicedPendingHasKeys(state))
+		return NULL;
+	hc = palloc0(sizeof(BloomSlicedHeapCheckData));
+	hc->index = index;
+	hc->state = state;
+	hc->summaryCheck = BloomSlicedSummaryCheckBegin(index, state);
+
+	entrySize = MAXALIGN(offsetof(BloomPendingKeysEntry, keys) +
+						 sizeof(uint32) * state->shape.nColumns);
+	memset(&ctl, 0, sizeof(ctl));
+	ctl.keysize = sizeof(ItemPointerData);
+	ctl.entrysize = entrySize;
+	ctl.hcxt = CurrentMemoryContext;
+	hc->pending = hash_create("bloomidx pending keys check", 1024, &ctl,
+							  HASH_ELEM | HASH_BLOBS | HASH_CONTEXT);
+	maxRows = (double) maintenance_work_mem * 1024.0 / (2 * entrySize + 16);
+
+	LockPage(index, BLOOMIDX_METAPAGE_BLKNO, ExclusiveLock);
+	snap = palloc(sizeof(BloomSlicedSnapshot));
+	BloomTakeSnapshot(index, snap, false);
+	for (i = 0; i < snap->nPending; i++)
+	{
+		Buffer		buffer;
+		Page		page;
+		int			ntuples,
+					t;
+
+		CHECK_FOR_INTERRUPTS();
+		buffer = ReadBuffer(index, snap->pending[i]);
+		LockBuffer(buffer, BUFFER_LOCK_SHARE);
+		page = BufferGetPage(buffer);
+		if (!BloomSlicedPageIsData(index, page, snap->pending[i],
+								   state->tuplesPerPage) ||
+			BloomPageHasFlag(page, BLOOMIDX_KEYLESS))
+		{
+			UnlockReleaseBuffer(buffer);
+			continue;
+		}
+		ntuples = BloomPageGetNTuples(page);
+		if (nrows + ntuples > maxRows)
+		{
+			UnlockReleaseBuffer(buffer);
+			break;
+		}
+		for (t = 0; t < ntuples; t++)
+		{
+			BloomPendingKeysEntry *e;
+			ItemPointer tid = BloomPageGetTid(page, slotBytes, t);
+
+			if (!ItemPointerIsValid(tid))
+				continue;
+			e = hash_search(hc->pending, tid, HASH_ENTER, NULL);
+			e->blkno = snap->pending[i];
+			BloomPendingGetKeys(state, BloomPageGetSignature(page, slotBytes, t),
+								e->keys);
+		}
+		nrows += ntuples;
+		UnlockReleaseBuffer(buffer);
+	}
+	BloomFreeSnapshot(snap);
+	UnlockPage(index, BLOOMIDX_METAPAGE_BLKNO, ExclusiveLock);
+	return hc;
+}
+
+/*
+ * Complain unless the index keeps the keys of a row of the table's values
+ * (the routine table's heapcheckrow): in its stripe's summary, if the
+ * stripe's is complete, or on its pending page, where a wrong key would
+ * leave its value out of the summary of the stripe a merge writes it to.
+ */
+void
+BloomSlicedHeapCheckRow(void *arg, Relation heap, ItemPointer tid,
+						Datum *values, bool *isnull)
+{
+	BloomSlicedHeapCheckData *hc = (BloomSlicedHeapCheckData *) arg;
+	const BloomShape *shape = &hc->state->shape;
+	BloomPendingKeysEntry *e;
+	int			c;
+
+	if (hc->summaryCheck != NULL)
+		BloomSlicedSummaryCheckRow(hc->summaryCheck, heap, tid, values, isnull);
+	e = hash_search(hc->pending, tid, HASH_FIND, NULL);
+	if (e == NULL)
+		return;
+	BloomFormSummaryKeys(hc->state, values, isnull, hc->keys);
+	for (c = 0; c < shape->nColumns; c++)
+	{
+		if ((shape->setColumns & (1U << c)) != 0 || e->keys[c] == hc->keys[c])
+			continue;
+		ereport(ERROR,
+				(errcode(ERRCODE_INDEX_CORRUPTED),
+				 errmsg("index \"%s\" has a wrong key for column %d of row (%u,%u) of table \"%s\"",
+						RelationGetRelationName(hc->index), c + 1,
+						ItemPointerGetBlockNumber(tid),
+						ItemPointerGetOffsetNumber(tid),
+						RelationGetRelationName(heap)),
+				 errdetail("Pending page %u holds key %08X for the row, where its value gives %08X: a merge would leave the value out of its stripe's summary.",
+						   e->blkno, e->keys[c], hc->keys[c]),
+				 errhint("REINDEX the index.")));
+	}
 }
