@@ -12,7 +12,8 @@ OBJS = bloomidx.o \
 	src/layout/row/row_vacuum.o \
 	src/layout/sliced/sliced.o src/layout/sliced/sliced_batch.o \
 	src/layout/sliced/sliced_build.o src/layout/sliced/sliced_check.o \
-	src/layout/sliced/sliced_format.o src/layout/sliced/sliced_merge.o \
+	src/layout/sliced/sliced_format.o src/layout/sliced/sliced_inspect.o \
+	src/layout/sliced/sliced_merge.o \
 	src/layout/sliced/sliced_pending.o src/layout/sliced/sliced_scan.o \
 	src/layout/sliced/sliced_stripe.o src/layout/sliced/sliced_summary.o \
 	src/layout/sliced/sliced_util.o \

@@ -228,3 +228,49 @@ BEGIN
 	END LOOP;
 END
 $$;
+
+-- 1.3: bloomidx_stats reports the sliced layout's stripe summaries (format
+-- 4): the bits a key they were sized at (NULL without summaries); the
+-- summary pages of the stripes listed and the stripes with a complete
+-- summary, which a scan may skip (0 without summaries); and for each column
+-- the fraction of the bits set in those summaries and the mean of their
+-- estimated false-positive rates, the chance that a stripe's summary lets
+-- through a value the stripe lacks (NULL for a column of sets, which has
+-- none, and when no stripe has a complete summary).  All NULL for the row
+-- layout; with exact => false all but summary_bits_per_key are NULL.
+DROP FUNCTION bloomidx_stats(regclass, boolean);
+CREATE FUNCTION bloomidx_stats(index regclass,
+	exact boolean DEFAULT true,
+	OUT version int4,
+	OUT meta_pages int8,
+	OUT data_pages int8,
+	OUT free_pages int8,
+	OUT live_tuples int8,
+	OUT tuples_per_page int4,
+	OUT signature_bits int4,
+	OUT bits_per_column int4[],
+	OUT fill float8,
+	OUT fpr_1col float8,
+	OUT fpr_2col float8,
+	OUT fpr_3col float8,
+	OUT bytes_per_row float8,
+	OUT layout text,
+	OUT stripes int8,
+	OUT pending_pages int8,
+	OUT first_row int8,
+	OUT next_row int8,
+	OUT target_false_positive_rate float8,
+	OUT summary_bits_per_key int4,
+	OUT summary_pages int8,
+	OUT summarized_stripes int8,
+	OUT summary_fill float8[],
+	OUT summary_fpr float8[])
+RETURNS record
+AS 'MODULE_PATHNAME'
+LANGUAGE C STRICT VOLATILE PARALLEL SAFE;
+COMMENT ON FUNCTION bloomidx_stats(regclass, boolean) IS
+'size, shape, fill and false-positive rates of a bloomidx index; exact => false reads the metapage only';
+
+-- As pgstattuple's pgstatindex: reads every page of the index
+REVOKE EXECUTE ON FUNCTION bloomidx_stats(regclass, boolean) FROM PUBLIC;
+GRANT EXECUTE ON FUNCTION bloomidx_stats(regclass, boolean) TO pg_stat_scan_tables;

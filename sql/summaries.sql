@@ -22,6 +22,24 @@ SELECT version FROM bloomidx_stats('sm_on');
 SELECT version FROM bloomidx_stats('sm_off');
 SELECT bloomidx_check('sm_on', true);
 
+-- bloomidx_stats on the summaries: every stripe has a complete one; a
+-- column in insertion order sets few of its bits, a random one about
+-- 1 - 1/e of them at 8 bits a key, and lets through about 3% of the values
+-- a stripe lacks
+SELECT summary_bits_per_key, summary_pages >= stripes AS pages,
+       summarized_stripes = stripes AS all_summarized,
+       cardinality(summary_fill) AS fills, cardinality(summary_fpr) AS fprs,
+       summary_fill[1] < 0.3 AS tenant_few_bits, summary_fpr[1] < 0.001 AS tenant_fpr,
+       round(summary_fill[3]::numeric, 2) AS a_fill,
+       summary_fpr[3] BETWEEN 0.02 AND 0.05 AS a_fpr
+FROM bloomidx_stats('sm_on');
+-- Without summaries: no pages and no stripes summarized; the cheap form
+-- reads only the bits a key
+SELECT summary_bits_per_key, summary_pages, summarized_stripes, summary_fill, summary_fpr
+FROM bloomidx_stats('sm_off');
+SELECT summary_bits_per_key, summary_pages, summarized_stripes, summary_fill, summary_fpr
+FROM bloomidx_stats('sm_on', exact => false);
+
 -- The index's answer (a bitmap scan of the one index left) against a seq scan
 CREATE FUNCTION sm_diff(idx text, q text) RETURNS text LANGUAGE plpgsql AS $$
 DECLARE
@@ -122,12 +140,36 @@ CREATE INDEX sm_bad ON sm USING bloomidx (tenant) WITH (summaries = maybe);
 \set VERBOSITY default
 CREATE INDEX sm_row ON sm USING bloomidx (tenant) WITH (layout = 'row');
 SELECT version FROM bloomidx_stats('sm_row');
+SELECT summary_bits_per_key, summary_pages, summarized_stripes, summary_fill, summary_fpr
+FROM bloomidx_stats('sm_row');
 -- REINDEX keeps the option; without it, a format 3 index becomes format 4
 ALTER INDEX sm_off RESET (summaries);
 REINDEX INDEX sm_off;
 SELECT version FROM bloomidx_stats('sm_off');
 
-DROP TABLE sm, sm_long, sm_q;
+-- Data that outgrows the summaries' sizing: built on 7 values of k a
+-- stripe, the summaries get one block for k, and so does every stripe a
+-- merge starts; rows of new values of k fill those blocks, and
+-- bloomidx_check says so (a column of sets, t, has no summary)
+CREATE TABLE sm_grow (k int, v int, t text);
+INSERT INTO sm_grow SELECT i / 10000, i % 10, 'x' || i % 7 FROM generate_series(1, 70000) i;
+CREATE INDEX sm_grow_ix ON sm_grow USING bloomidx (k, v, t text_trgm_ops);
+SELECT bloomidx_check('sm_grow_ix', true);
+SELECT summarized_stripes, summary_fpr[1] < 0.01 AS k_fpr, summary_fill[3] IS NULL AS t_none,
+       summary_fpr[3] IS NULL AS t_fpr_none
+FROM bloomidx_stats('sm_grow_ix');
+INSERT INTO sm_grow SELECT 100000 + i, i % 10, 'y' FROM generate_series(1, 70000) i;
+SELECT bloomidx_merge('sm_grow_ix') >= 0 AS merged;
+SELECT summarized_stripes, summary_fpr[1] > 0.5 AS k_fpr, summary_fpr[2] < 0.01 AS v_fpr
+FROM bloomidx_stats('sm_grow_ix');
+SELECT bloomidx_check('sm_grow_ix', true);
+SELECT count(*) FROM sm_grow WHERE k = 100077;
+SELECT count(*) FROM sm_grow WHERE k = 3 AND v = 4;
+-- REINDEX sizes every stripe's summary for its own values
+REINDEX INDEX sm_grow_ix;
+SELECT bloomidx_check('sm_grow_ix', true);
+
+DROP TABLE sm, sm_long, sm_q, sm_grow;
 DROP FUNCTION sm_diff(text, text), sm_hits(text, text);
 RESET enable_seqscan;
 RESET enable_indexscan;

@@ -152,6 +152,15 @@ for my $layout ('row', 'sliced')
 	pass("after the update, bloomidx_check passes on the $layout layout");
 }
 
+# 1.3's columns of bloomidx_stats on the summaries: a sliced index of
+# fewer rows than a stripe has none summarized yet; the row layout none
+is($node->safe_psql('old',
+		"SELECT s.layout, summary_bits_per_key, summary_pages, summarized_stripes, summary_fpr IS NULL
+		 FROM pg_class c, bloomidx_stats(c.oid) s
+		 WHERE c.relname IN ('up_row_bx', 'up_sliced_bx') ORDER BY c.relname"),
+	"row||||t\nsliced|8|0|0|t",
+	'after the update, bloomidx_stats reports the stripe summaries');
+
 # The 1.0 indexes made without a layout keep the row layout frozen in
 # their metapage: bloomidx_check does not see options asking for another
 # one, inserts and VACUUM keep it; REINDEX builds them with today's default

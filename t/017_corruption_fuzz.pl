@@ -22,7 +22,11 @@
 # page's summary header (flags, block counts, summary page links), the
 # metapage's summary range, and pending slots' keys; set to values on the
 # edges of their range or naming other blocks, the metapage or the page
-# itself) or random bytes anywhere.  A summary page's blocks that lose
+# itself) or random bytes anywhere.  The kind keyless clears the flag
+# BLOOMIDX_KEYLESS of a pending page of rows VACUUM moved back from a
+# stripe it emptied: their zero key bytes then pass for keys, which
+# bloomidx_check with heapallindexed must report, and a merge would put
+# into a summary in place of the rows' values.  A summary page's blocks that lose
 # bits tell a scan "no" for a stripe that has the value: a wrong answer
 # that bloomidx_check with heapallindexed must report (XX002); the kind
 # summary clears a word of them that has bits set.  One in five is a targeted edit (targeted_edit)
@@ -33,7 +37,7 @@
 # (%kinds: each targeted edit, random bytes, page header fields, and the
 # fields of each kind of page the layout has) in turn, on a page of that
 # kind; the rest are drawn at random.  The default run makes each kind
-# once (6 corruptions of the row layout, 16 of the sliced); BX_FULL=1
+# once (6 corruptions of the row layout, 17 of the sliced); BX_FULL=1
 # (scripts/test.sh --full) makes 100 per layout, mostly random, and
 # `make corruption-fuzz` 500.  The test fails if a kind was never made in a
 # run of at least as many corruptions as kinds.
@@ -65,13 +69,16 @@ my %kinds = (
 	sliced => [
 		qw(targeted:sigBits targeted:flags targeted:blockBits targeted:nrows
 		  bytes header meta data slice tidmap stripe stripelist
-		  summary stripesummary metasummary key)
+		  summary stripesummary metasummary key keyless)
 	]);
 # Kinds only an index merged into a stripe has
 my %needs_stripe = map { $_ => 1 }
   qw(targeted:blockBits targeted:nrows slice tidmap stripe stripelist summary stripesummary);
 # Kinds made on the index of a table of several full stripes (below)
-my %needs_big = map { $_ => 1 } qw(summary stripesummary metasummary);
+my %needs_big = map { $_ => 1 } qw(summary stripesummary metasummary keyless);
+# Kinds made on an index whose VACUUM emptied a stripe, moving its live
+# rows back to pending pages flagged BLOOMIDX_KEYLESS (below)
+my %needs_keyless = map { $_ => 1 } qw(keyless);
 my $seed = $ENV{BX_FUZZ_SEED} // 1;
 my @layouts = split ' ', $ENV{BX_FUZZ_LAYOUTS} // 'row sliced';
 my $per_round = 25;
@@ -360,6 +367,18 @@ sub corrupt_kind
 		substr($image, $off, 4, pack('L', 0));
 		return ($image, sprintf("block %u (flags 0x0080): block word %u %u -> 0", $b, $w, $old));
 	}
+	if ($kind eq 'keyless')
+	{
+		my @blocks = grep {
+			my ($ntuples, undef, $flags) =
+			  unpack('S S S', substr($image, ($_ + 1) * $blcksz - 8, 6));
+			$flags == 0x100 && $ntuples > 0
+		} 1 .. $nblocks - 1;
+		return unless @blocks;
+		my $b = $blocks[ int(rand(@blocks)) ];
+		substr($image, ($b + 1) * $blcksz - 4, 2, pack('S', 0));
+		return ($image, sprintf("block %u (flags 0x0100): flags 256 -> 0 (keyless rows' zero keys pass for keys)", $b));
+	}
 	if ($kind eq 'stripesummary' || $kind eq 'key')
 	{
 		my @blocks = grep { page_kind($image, $_) eq ($kind eq 'key' ? 'data' : 'stripe') }
@@ -548,7 +567,10 @@ for my $layout (@layouts)
 		# fifth one drawn at random) is big: CREATE INDEX writes two full
 		# stripes of 65,280 rows with their summaries (and the metapage's
 		# summary range the sizes it measured), then 3,000 inserted rows
-		# merge into a third stripe whose summary takes those sizes
+		# merge into a third stripe whose summary takes those sizes; for a
+		# corruption of rows without keys, VACUUM then empties the first
+		# stripe, 40,000 of its rows deleted, and its live rows go back to
+		# pending pages flagged BLOOMIDX_KEYLESS
 		my $setup = '';
 		my $rows = "g, g % 100, 'b' || (g % 37), 'usr/x' || (g % 50) || '.so', ARRAY[g % 10, g % 7],"
 		  . " jsonb_build_object('k', g % 9, 'o', jsonb_build_object('p', g % 4))";
@@ -566,6 +588,8 @@ for my $layout (@layouts)
 			  . ($big ? "INSERT INTO fz$i SELECT $rows FROM generate_series(1, 3000) g;\n" : '')
 			  . ($layout eq 'sliced' && ($big || $i % 2 == 0 || $needs_stripe{ $forced[ $i - 1 ] // '' })
 				? "SELECT bloomidx_merge('fz${i}_bx');\n" : '')
+			  . ($needs_keyless{ $forced[ $i - 1 ] // '' }
+				? "DELETE FROM fz$i WHERE id <= 40000;\nVACUUM fz$i;\n" : '')
 			  . "INSERT INTO fz$i SELECT $rows FROM generate_series(3001, 3100) g;\n";
 		}
 		$node->safe_psql('postgres', $setup . 'CHECKPOINT;');

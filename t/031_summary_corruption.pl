@@ -75,6 +75,63 @@ is($node->safe_psql('postgres', "SELECT bloomidx_check('zs_bx', false)"),
 	'', 'the pages alone look sound');
 $node->stop;
 
+# A pending row's key (format 4: a key per column after each signature,
+# which a merge adds to the summary of the stripe it writes the row to).
+# The first pending page (flags 0: not a page of a stripe, not keyless);
+# its slots hold the signature (sigBits in the metapage at offset 24 + 14)
+# and a 4-byte key for each of the two columns.
+my ($sig_bits) = unpack('S', substr($pristine, 24 + 14, 2));
+my $slot_bytes = int(($sig_bits + 7) / 8) + 8;
+my ($pending) = grep {
+	my ($ntuples, undef, $flags, $page_id) =
+	  unpack('S S S S', substr($pristine, ($_ + 1) * $blcksz - 8, 8));
+	$_ > 0 && $page_id == 0xFF8B && $flags == 0 && $ntuples > 0
+} 0 .. length($pristine) / $blcksz - 1;
+ok(defined $pending, 'the index has a pending page with keys');
+# Its first row's TID, the last 6 bytes before the special space
+# (ItemPointerData: block number high and low halves, offset)
+my ($bi_hi, $bi_lo, $offset) = unpack('S S S', substr($pristine, ($pending + 1) * $blcksz - 8 - 6, 6));
+my $tid = sprintf('(%u,%u)', $bi_hi * 65536 + $bi_lo, $offset);
+
+# The key of column 1 of its first row changed: the signature is right, and
+# so is every page; only the heapallindexed check sees it
+$image = $pristine;
+my $key_at = $pending * $blcksz + 24 + int(($sig_bits + 7) / 8);
+substr($image, $key_at, 4) = pack('L', unpack('L', substr($image, $key_at, 4)) ^ 0x5A5A5A5A);
+put($image);
+$node->start;
+($rc, $out, $err) = $node->psql('postgres',
+	"\\set VERBOSITY verbose\nSELECT bloomidx_check('zs_bx', true);");
+like($err, qr/XX002: index "zs_bx" has a wrong key for column 1 of row \Q$tid\E of table "zs"/,
+	'bloomidx_check with heapallindexed reports a pending row\'s wrong key');
+like($err, qr/DETAIL:  Pending page $pending holds key/, 'the report names the pending page');
+is($node->safe_psql('postgres', "SELECT bloomidx_check('zs_bx', false)"),
+	'', 'the pages alone look sound');
+$node->stop;
+
+# Every key of the page zero, as on a page of rows without keys, but
+# without its flag (BLOOMIDX_KEYLESS, 0x100): reported before a merge
+# would put the zeros into a summary and lose the rows' values
+$image = $pristine;
+my ($ntuples) = unpack('S', substr($pristine, ($pending + 1) * $blcksz - 8, 2));
+for my $i (0 .. $ntuples - 1)
+{
+	substr($image, $pending * $blcksz + 24 + $i * $slot_bytes + $slot_bytes - 8, 8) = "\0" x 8;
+}
+put($image);
+$node->start;
+($rc, $out, $err) = $node->psql('postgres',
+	"\\set VERBOSITY verbose\nSELECT bloomidx_check('zs_bx', true);");
+like($err, qr/XX002: index "zs_bx" has a wrong key for column \d of row \(\d+,\d+\) of table "zs"/,
+	'bloomidx_check reports a pending page\'s zero keys without its keyless flag');
+# Merged, the zeros are in the summary of the stripe the rows went to
+$node->safe_psql('postgres', "SELECT bloomidx_merge('zs_bx')");
+($rc, $out, $err) = $node->psql('postgres',
+	"\\set VERBOSITY verbose\nSELECT bloomidx_check('zs_bx', true);");
+like($err, qr/XX002: index "zs_bx" lacks the value of column \d of row \(\d+,\d+\) of table "zs" in the summary of its stripe/,
+	'merged, they leave the rows\' values out of the summary');
+$node->stop;
+
 # The pristine file is sound again, and its scans answer as a seq scan
 put($pristine);
 $node->start;

@@ -71,8 +71,18 @@
 PG_FUNCTION_INFO_V1(bloomidx_stats);
 PG_FUNCTION_INFO_V1(bloomidx_check);
 
-/* Columns of bloomidx_stats' result (1.0 has the first 18) */
-#define BLOOMIDX_STATS_COLUMNS		19
+/* Columns of bloomidx_stats' result (1.0 has the first 18, 1.1 19) */
+#define BLOOMIDX_STATS_COLUMNS		24
+/* The columns of the stripe summaries, from this one on */
+#define BLOOMIDX_STATS_SUMMARY_FIRST	19
+#define BLOOMIDX_STATS_SUMMARY_COLUMNS	5
+
+/*
+ * The load of a stripe's summary (the distinct keys its bits imply over
+ * those it was sized for) over which bloomidx_check says the data has
+ * outgrown the summaries' sizing
+ */
+#define BLOOM_SUMMARY_OVERLOAD	2.0
 
 /* What a walk over every page of an index finds */
 typedef struct BloomWalkData
@@ -391,6 +401,70 @@ BloomStatsFromMeta(Relation index, Datum *values, bool *nulls, BloomShape *shape
 }
 
 /*
+ * An array of one float8 a column of the index, NULL for a column whose
+ * bits are zero (one without a summary).
+ */
+static Datum
+BloomStatsColumnArray(int nColumns, const double *num, const double *bits)
+{
+	Datum		elems[BLOOMIDX_MAX_COLUMNS];
+	bool		elemNulls[BLOOMIDX_MAX_COLUMNS];
+	int			dims[1] = {nColumns};
+	int			lbs[1] = {1};
+	int			c;
+
+	for (c = 0; c < nColumns; c++)
+	{
+		elemNulls[c] = bits[c] <= 0;
+		elems[c] = Float8GetDatum(elemNulls[c] ? 0 : num[c] / bits[c]);
+	}
+	return PointerGetDatum(construct_md_array(elems, elemNulls, 1, dims, lbs,
+											  FLOAT8OID, sizeof(float8),
+											  FLOAT8PASSBYVAL, TYPALIGN_DOUBLE));
+}
+
+/*
+ * The columns of bloomidx_stats on the stripe summaries: bits a key, from
+ * the metapage; with exact, the summary pages, the stripes with a complete
+ * summary, and per column the fill of their summaries and the mean of
+ * their estimated false-positive rates.  NULL where the layout has no
+ * summaries; for an index without them (older formats, summaries = off)
+ * no bits a key, 0 pages and stripes.
+ */
+static void
+BloomStatsSummaries(Relation index, const BloomLayoutRoutine *layout,
+					const BloomShape *shape, bool exact, Datum *values,
+					bool *nulls)
+{
+	BloomSummaryStatsData ss;
+	double		stripes[BLOOMIDX_MAX_COLUMNS];
+	int			c;
+
+	for (c = 0; c < BLOOMIDX_STATS_SUMMARY_COLUMNS; c++)
+		nulls[c] = true;
+	if (layout->summarystats == NULL)
+		return;
+	layout->summarystats(index, exact, BLOOM_SUMMARY_OVERLOAD, &ss);
+	if (ss.bitsPerKey > 0)
+	{
+		values[0] = Int32GetDatum(ss.bitsPerKey);
+		nulls[0] = false;
+	}
+	if (!ss.counted)
+		return;
+	values[1] = Int64GetDatum(ss.pages);
+	values[2] = Int64GetDatum(ss.stripes);
+	nulls[1] = nulls[2] = false;
+	if (ss.stripes == 0)
+		return;
+	for (c = 0; c < shape->nColumns; c++)
+		stripes[c] = ss.bits[c] > 0 ? (double) ss.stripes : 0;
+	values[3] = BloomStatsColumnArray(shape->nColumns, ss.bitsSet, ss.bits);
+	values[4] = BloomStatsColumnArray(shape->nColumns, ss.fprSum, stripes);
+	nulls[3] = nulls[4] = false;
+}
+
+/*
  * bloomidx_stats(index regclass, exact boolean): one record describing an
  * index.
  *
@@ -398,7 +472,8 @@ BloomStatsFromMeta(Relation index, Datum *values, bool *nulls, BloomShape *shape
  * read (BloomStatsFromMeta), and for the sliced layout the stripe lists.
  * A partitioned index gives a row of layout "partitioned"
  * (BloomStatsPartitioned).  Called through the 1.0 definition, there is no
- * exact argument and no target_false_positive_rate column.
+ * exact argument and no target_false_positive_rate column; through the 1.1
+ * one, no columns on the stripe summaries (BloomStatsSummaries).
  *
  * The false-positive rates are those of an equality on the first 1, 2 and
  * 3 columns at the fill measured over the live tuples (NULL where the index
@@ -498,6 +573,10 @@ bloomidx_stats(PG_FUNCTION_ARGS)
 		values[18] = Float8GetDatum(walk.shape.targetFpr);
 	else
 		nulls[18] = true;
+
+	BloomStatsSummaries(walk.index, layout, &walk.shape, exact,
+						values + BLOOMIDX_STATS_SUMMARY_FIRST,
+						nulls + BLOOMIDX_STATS_SUMMARY_FIRST);
 
 	index_close(walk.index, AccessShareLock);
 
@@ -675,6 +754,46 @@ BloomCheckElementsFit(Relation heap, Relation index, const BloomShape *built)
 }
 
 /*
+ * Say which columns' stripe summaries the data has outgrown: each stripe's
+ * summary of a column was sized for the distinct values the build or the
+ * merge that started the stripe measured, and one whose bits set imply
+ * more than BLOOM_SUMMARY_OVERLOAD times as many lets through many times
+ * the values it lacks that its sizing gives (a merge sizes a stripe it
+ * starts as the build's last full stripe, whatever the rows it writes
+ * there).
+ */
+static void
+BloomCheckSummariesFit(Relation index, const BloomShape *built)
+{
+	const BloomLayoutRoutine *layout = BloomGetLayout(built);
+	BloomSummaryStatsData ss;
+	int			c;
+
+	if (layout->summarystats == NULL || !built->summaries)
+		return;
+	layout->summarystats(index, true, BLOOM_SUMMARY_OVERLOAD, &ss);
+	for (c = 0; c < built->nColumns; c++)
+	{
+		if (ss.overloaded[c] == 0)
+			continue;
+		ereport(NOTICE,
+				(ss.worstFull[c] ?
+				 errmsg("column %d of index \"%s\" has at least %.0f distinct values in stripe %u, but the stripe's summary was sized for %.0f",
+						c + 1, RelationGetRelationName(index),
+						ss.worstKeys[c], ss.worstStripe[c], ss.worstSized[c]) :
+				 errmsg("column %d of index \"%s\" has about %.0f distinct values in stripe %u, but the stripe's summary was sized for %.0f",
+						c + 1, RelationGetRelationName(index),
+						ss.worstKeys[c], ss.worstStripe[c], ss.worstSized[c]),
+				 errdetail_plural("%d stripe of " INT64_FORMAT " holds more than %g times the distinct values of the column its summary was sized for, as the bits set in it show; the fullest summary lets through about %.1f%% of the values its stripe lacks, where its sizing gives %.1f%%.",
+								  "%d stripes of " INT64_FORMAT " hold more than %g times the distinct values of the column their summaries were sized for, as the bits set in them show; the fullest summary lets through about %.1f%% of the values its stripe lacks, where its sizing gives %.1f%%.",
+								  ss.overloaded[c], ss.overloaded[c], ss.stripes,
+								  BLOOM_SUMMARY_OVERLOAD, ss.worstFpr[c] * 100,
+								  ss.designedFpr * 100),
+				 errhint("REINDEX the index to size its summaries for the data it has now.")));
+	}
+}
+
+/*
  * bloomidx_check(index regclass, heapallindexed boolean): verify an index,
  * raising ERRCODE_INDEX_CORRUPTED at the first problem found, and return
  * quietly if there is none.
@@ -768,6 +887,7 @@ bloomidx_check(PG_FUNCTION_ARGS)
 
 	BloomCheckOptionsMatch(index, &walk.shape);
 	BloomCheckElementsFit(heap, index, &walk.shape);
+	BloomCheckSummariesFit(index, &walk.shape);
 	if (walk.shape.legacyFold)
 		BloomTrgmReportLegacyFold(index, false);
 

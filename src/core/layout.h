@@ -95,6 +95,36 @@ BloomBuildProgressAdd(BloomBuildProgress *progress, uint64 nrows)
 #define BLOOMIDX_STATS_LAYOUT_FIRST		14
 #define BLOOMIDX_STATS_LAYOUT_COLUMNS	4
 
+/*
+ * What bloomidx_stats and bloomidx_check learn of an index's stripe
+ * summaries (the routine table's summarystats).  counted: the stripes
+ * were read (else only bitsPerKey is known).  The sums are over the
+ * stripes with a complete summary, per column (zero for a column without
+ * one).  A summary's load is the distinct keys its bits set imply over the
+ * keys it was sized for: 1 at its sizing, more as the data outgrows it.
+ */
+typedef struct BloomSummaryStatsData
+{
+	int			bitsPerKey;		/* 0: the index has no summaries */
+	bool		counted;
+	int64		pages;			/* summary pages of the stripes listed */
+	int64		stripes;		/* stripes with a complete summary */
+	double		designedFpr;	/* a summary's rate at its sizing */
+	double		bits[BLOOMIDX_MAX_COLUMNS];
+	double		bitsSet[BLOOMIDX_MAX_COLUMNS];
+	double		fprSum[BLOOMIDX_MAX_COLUMNS];	/* of the stripes' rates */
+	int			overloaded[BLOOMIDX_MAX_COLUMNS];	/* stripes over the load
+													 * asked about */
+	/* the stripe of the highest load, of those whose sizing was not capped */
+	double		worstLoad[BLOOMIDX_MAX_COLUMNS];
+	double		worstKeys[BLOOMIDX_MAX_COLUMNS];
+	double		worstSized[BLOOMIDX_MAX_COLUMNS];
+	double		worstFpr[BLOOMIDX_MAX_COLUMNS];
+	bool		worstFull[BLOOMIDX_MAX_COLUMNS];	/* every bit set: its keys
+													 * are at least worstKeys */
+	uint32		worstStripe[BLOOMIDX_MAX_COLUMNS];
+} BloomSummaryStatsData;
+
 /* Called for each row of an index with its TID, signature and block */
 typedef void (*BloomRowCallback) (ItemPointer tid, const uint8 *sig,
 								  BlockNumber blkno, void *arg);
@@ -260,6 +290,15 @@ typedef struct BloomLayoutRoutine
 	void		(*heapcheckrow) (void *arg, Relation heap, ItemPointer tid,
 								 Datum *values, bool *isnull);
 	void		(*statscolumns) (Relation index, Datum *values, bool *nulls);
+
+	/*
+	 * bloomidx_stats and bloomidx_check: what the index's stripe summaries
+	 * hold, reading the stripes' pages if exact (else the metapage alone),
+	 * counting the stripes whose summary's load is over overload.  NULL if
+	 * the layout has no summaries.
+	 */
+	void		(*summarystats) (Relation index, bool exact, double overload,
+								 BloomSummaryStatsData *out);
 	double		(*rowsheld) (Relation index,
 							 const struct BloomMetaPageData *meta);
 

@@ -64,6 +64,7 @@ const BloomLayoutRoutine BloomRowLayout = {
 	.merge = NULL,				/* nothing to merge */
 	.walkrows = NULL,			/* every row is on a data page */
 	.statscolumns = NULL,
+	.summarystats = NULL,
 	.rowsheld = NULL,
 	.scanpages = BloomRowScanPages,
 	.liverowpages = NULL,		/* every row page */

@@ -20,6 +20,9 @@
  *	sliced_summary.c	stripe summaries: per-column keys of a row and
  *						the split-block bloom filter that holds them
  *	sliced_check.c		checks of its metapage fields and pages
+ *	sliced_inspect.c	what the stripe summaries hold, for bloomidx_stats
+ *						and bloomidx_check; its heapallindexed pass over the
+ *						keys of the rows' values
  *	sliced.c			the layout's routine table, shaping rules and
  *						module load
  *
@@ -345,6 +348,13 @@ extern char *BloomSlicedMetaSpareProblem(BloomMetaPage meta, BlockNumber nblocks
 extern char *BloomSlicedPageProblem(Page page, const BloomShape *shape);
 extern void BloomCheckStripePage(Relation index, Page page, BlockNumber blkno,
 								 int sigBits);
+
+/* sliced_inspect.c */
+extern void BloomSlicedSummaryStats(Relation index, bool exact, double overload,
+									BloomSummaryStatsData *out);
+extern void *BloomSlicedHeapCheckBegin(Relation index, BloomState state);
+extern void BloomSlicedHeapCheckRow(void *arg, Relation heap, ItemPointer tid,
+									Datum *values, bool *isnull);
 
 /* sliced_util.c */
 pg_noreturn extern void BloomSlicedCorrupted(Relation index, BlockNumber blkno,

@@ -377,10 +377,10 @@ typedef struct BloomSummaryCheckData
 
 /*
  * Begin bloomidx_check's check that every row of the table in a stripe
- * with a complete summary has its values' keys in the summary (the
- * routine table's heapcheckbegin): the TIDs of those stripes' rows, as
- * many as maintenance_work_mem holds (the stripes past them are not
- * checked).  Returns NULL if the index has no summaries.  A stripe VACUUM
+ * with a complete summary has its values' keys in the summary (for
+ * BloomSlicedHeapCheckBegin): the TIDs of those stripes' rows, as many as
+ * maintenance_work_mem holds (the stripes past them are not checked).
+ * Returns NULL if the index has no summaries.  A stripe VACUUM
  * empties meanwhile is skipped (its pages no longer carry its number).
  */
 void *
@@ -479,7 +479,7 @@ BloomSlicedSummaryCheckBegin(Relation index, BloomState state)
 /*
  * Complain unless the summary of the stripe holding a row of the table
  * (if a stripe with a complete summary does) may hold its values' keys
- * (the routine table's heapcheckrow).
+ * (for BloomSlicedHeapCheckRow).
  */
 void
 BloomSlicedSummaryCheckRow(void *arg, Relation heap, ItemPointer tid,

@@ -189,6 +189,7 @@ const BloomLayoutRoutine BloomTestLayout = {
 	.merge = NULL,
 	.walkrows = NULL,
 	.statscolumns = NULL,
+	.summarystats = NULL,
 	.rowsheld = NULL,
 	.scanpages = BloomTestScanPages,
 	.liverowpages = NULL,
