@@ -30,14 +30,16 @@ SELECT c.relname,
 	   abs(q.fpr_1col - e.fpr_1col) < 1e-12 AS fpr,
 	   q.layout = e.layout AS layout,
 	   q.stripes IS NOT DISTINCT FROM e.stripes AS stripes,
-	   q.target_false_positive_rate IS NOT DISTINCT FROM e.target_false_positive_rate AS target
+	   q.target_false_positive_rate IS NOT DISTINCT FROM e.target_false_positive_rate AS target,
+	   q.summary_bits_per_key IS NOT DISTINCT FROM e.summary_bits_per_key AS summary_bits
 FROM pg_class c, bloomidx_stats(c.oid) e, bloomidx_stats(c.oid, exact => false) q
 WHERE c.relname LIKE 'sf\_%' AND c.relkind = 'i'
 ORDER BY c.relname;
 
 -- The target false-positive rate: the one asked for, the default, or none
--- when length or colN are given
-SELECT c.relname, s.layout, s.live_tuples, s.target_false_positive_rate
+-- when length or colN are given; the summaries' bits a key (sliced layout)
+SELECT c.relname, s.layout, s.live_tuples, s.target_false_positive_rate,
+	   s.summary_bits_per_key
 FROM pg_class c, bloomidx_stats(c.oid, false) s
 WHERE c.relname LIKE 'sf\_%' AND c.relkind = 'i'
 ORDER BY c.relname;
