@@ -120,20 +120,22 @@ INSERT INTO pks SELECT i / 20000, i % 1000 FROM generate_series(70000, 269999) i
 SELECT s.stripes AS stripes_on, o.stripes AS stripes_off, s.version, o.version
 FROM bloomidx_stats('pks_on') s, bloomidx_stats('pks_off') o;
 
--- Shared buffers the bitmap index scan of one of the indexes hit for a
--- query (the other made invalid meanwhile), and its count
-CREATE FUNCTION pks_hits(idx text, q text, OUT hits bigint, OUT n bigint)
+-- Shared buffers the bitmap index scan of an index hit for a query (the
+-- table's other valid indexes made invalid meanwhile), and its count
+CREATE FUNCTION pk_hits(idx regclass, q text, OUT hits bigint, OUT n bigint)
 LANGUAGE plpgsql AS $$
 DECLARE
-	other text := CASE idx WHEN 'pks_on' THEN 'pks_off' ELSE 'pks_on' END;
+	tbl regclass := (SELECT indrelid FROM pg_index WHERE indexrelid = idx);
+	hidden oid[] := ARRAY(SELECT indexrelid FROM pg_index
+						  WHERE indrelid = tbl AND indexrelid <> idx AND indisvalid);
 	plan json;
 BEGIN
 	SET LOCAL enable_seqscan = off;
 	SET LOCAL enable_indexscan = off;
-	EXECUTE 'UPDATE pg_index SET indisvalid = false WHERE indexrelid = ''' || other || '''::regclass';
-	EXECUTE 'EXPLAIN (ANALYZE, BUFFERS, FORMAT JSON) SELECT count(*) FROM pks WHERE ' || q INTO plan;
-	EXECUTE 'SELECT count(*) FROM pks WHERE ' || q INTO n;
-	EXECUTE 'UPDATE pg_index SET indisvalid = true WHERE indexrelid = ''' || other || '''::regclass';
+	UPDATE pg_index SET indisvalid = false WHERE indexrelid = ANY (hidden);
+	EXECUTE 'EXPLAIN (ANALYZE, BUFFERS, FORMAT JSON) SELECT count(*) FROM ' || tbl || ' WHERE ' || q INTO plan;
+	EXECUTE 'SELECT count(*) FROM ' || tbl || ' WHERE ' || q INTO n;
+	UPDATE pg_index SET indisvalid = true WHERE indexrelid = ANY (hidden);
 	hits := (plan -> 0 -> 'Plan' -> 'Plans' -> 0 -> 'Plans' -> 0 ->> 'Shared Hit Blocks')::bigint;
 END;
 $$;
@@ -142,7 +144,7 @@ SELECT q, o.n AS with_summaries, f.n AS without, c.via_seqscan,
 	   o.hits - po.pending_pages < (f.hits - pf.pending_pages) / 2 AS half_the_pages
 FROM (VALUES ('tenant = 1000'), ('tenant = 1000 AND v = 5'), ('tenant = 10'),
 			 ('tenant = 10 AND v = 7'), ('v = 7')) v(q),
-	 LATERAL pks_hits('pks_on', q) o, LATERAL pks_hits('pks_off', q) f,
+	 LATERAL pk_hits('pks_on', q) o, LATERAL pk_hits('pks_off', q) f,
 	 bloomidx_stats('pks_on') po, bloomidx_stats('pks_off') pf,
 	 LATERAL (SELECT count(*) AS via_seqscan FROM pks
 			  WHERE CASE q WHEN 'tenant = 1000' THEN tenant = 1000
@@ -162,7 +164,7 @@ VACUUM pks;
 SELECT bloomidx_merge('pks_on') AS left_to_merge;
 SELECT q, o.n AS with_summaries, c.via_seqscan
 FROM (VALUES ('tenant = 1'), ('tenant = 1 AND v = 0'), ('tenant = 7'), ('v = 0')) v(q),
-	 LATERAL pks_hits('pks_on', q) o,
+	 LATERAL pk_hits('pks_on', q) o,
 	 LATERAL (SELECT count(*) AS via_seqscan FROM pks
 			  WHERE CASE q WHEN 'tenant = 1' THEN tenant = 1
 						   WHEN 'tenant = 1 AND v = 0' THEN tenant = 1 AND v = 0
@@ -183,34 +185,18 @@ INSERT INTO pke SELECT i / 20000, (i * 7919) % 1000003 FROM generate_series(0, 2
 SELECT bloomidx_merge('pke_on') > 0 AS merged_on, bloomidx_merge('pke_off') > 0 AS merged_off;
 SELECT s.stripes AS stripes_on, o.stripes AS stripes_off
 FROM bloomidx_stats('pke_on') s, bloomidx_stats('pke_off') o;
-CREATE FUNCTION pke_hits(idx text, q text, OUT hits bigint, OUT n bigint)
-LANGUAGE plpgsql AS $$
-DECLARE
-	other text := CASE idx WHEN 'pke_on' THEN 'pke_off' ELSE 'pke_on' END;
-	plan json;
-BEGIN
-	SET LOCAL enable_seqscan = off;
-	SET LOCAL enable_indexscan = off;
-	EXECUTE 'UPDATE pg_index SET indisvalid = false WHERE indexrelid = ''' || other || '''::regclass';
-	EXECUTE 'EXPLAIN (ANALYZE, BUFFERS, FORMAT JSON) SELECT count(*) FROM pke WHERE ' || q INTO plan;
-	EXECUTE 'SELECT count(*) FROM pke WHERE ' || q INTO n;
-	EXECUTE 'UPDATE pg_index SET indisvalid = true WHERE indexrelid = ''' || other || '''::regclass';
-	hits := (plan -> 0 -> 'Plan' -> 'Plans' -> 0 -> 'Plans' -> 0 ->> 'Shared Hit Blocks')::bigint;
-END;
-$$;
 SELECT q, o.n AS with_summaries, f.n AS without,
 	   o.hits < f.hits / 2 AS half_the_pages
 FROM (VALUES ('u = 7919'), ('u = 15838'), ('tenant = 3 AND u = 7919'),
 			 ('u = 1000002')) v(q),
-	 LATERAL pke_hits('pke_on', q) o, LATERAL pke_hits('pke_off', q) f
+	 LATERAL pk_hits('pke_on', q) o, LATERAL pk_hits('pke_off', q) f
 ORDER BY q;
 SELECT count(*) FILTER (WHERE u = 7919) AS u_7919, count(*) FILTER (WHERE u = 15838) AS u_15838,
 	count(*) FILTER (WHERE tenant = 3 AND u = 7919) AS t3_u_7919 FROM pke;
 SELECT bloomidx_check('pke_on', heapallindexed => true);
 DROP TABLE pke;
-DROP FUNCTION pke_hits(text, text);
 
 DROP TABLE pk, pks;
 DROP FUNCTION pk_counts(text);
 DROP FUNCTION pk_pending(regclass);
-DROP FUNCTION pks_hits(text, text);
+DROP FUNCTION pk_hits(regclass, text);
