@@ -71,18 +71,8 @@ isnt(substr($pristine, $base, $counts_size), "\0" x $counts_size,
 my $legacy = bx_patched($pristine, $blcksz, 0, 12, pack('S', $base));
 $legacy = bx_patched($legacy, $blcksz, 0, $base, "\0" x $counts_size);
 
-sub write_image
-{
-	my ($image) = @_;
-	open(my $fh, '>', $file) or die "cannot write $file: $!";
-	binmode $fh;
-	print $fh $image;
-	close $fh;
-	return;
-}
-
 # The index of before: same shape, estimates and answers
-write_image($legacy);
+bx_write_image($file, $legacy);
 $node->start;
 is($node->safe_psql('postgres', $shape_sql), $shape, 'legacy index: same shape');
 is($node->safe_psql('postgres', $estimate_sql), $estimate,
@@ -131,7 +121,7 @@ my @cases = (
 foreach my $case (@cases)
 {
 	my ($name, $image, $expected) = @$case;
-	write_image($image);
+	bx_write_image($file, $image);
 	$node->start;
 	($ret, undef, $stderr) = $node->psql('postgres', "SELECT bloomidx_check('lg_bx')");
 	isnt($ret, 0, "$name: bloomidx_check fails");
@@ -141,7 +131,7 @@ foreach my $case (@cases)
 	$node->stop;
 }
 
-write_image($pristine);
+bx_write_image($file, $pristine);
 $node->start;
 is($node->safe_psql('postgres', "SELECT bloomidx_check('lg_bx', true)"), '',
 	'the sound index passes again');

@@ -39,7 +39,7 @@ use Test::More;
 
 our @EXPORT = qw(bx_schema_sql bx_insert_sql bx_fill_sql bx_conditions bx_answers
   bx_answers_sql bx_parse_answers
-  bx_check_answers bx_compare_nodes bx_patched bx_corruption_case
+  bx_check_answers bx_compare_nodes bx_patched bx_write_image bx_corruption_case
   bx_filter_key bx_filter_variants_sql);
 
 # The conditions every check runs, on table columns i, t, u, n, b, d
@@ -280,6 +280,17 @@ sub bx_patched
 	return $image;
 }
 
+# Write $image as the whole of file $file (an index file of a stopped node)
+sub bx_write_image
+{
+	my ($file, $image) = @_;
+	open(my $fh, '>', $file) or die "cannot write $file: $!";
+	binmode $fh;
+	print $fh $image;
+	close $fh;
+	return;
+}
+
 # One corruption case of a stopped $node: write $image as $index's $file,
 # start, run bloomidx_check (with heapallindexed if asked) and compare its
 # error with $expected (a regex, or '' for none), run $scan (an index
@@ -291,10 +302,7 @@ sub bx_corruption_case
 	my (%c) = @_;
 	my $node = $c{node};
 
-	open(my $fh, '>', $c{file}) or die "cannot write $c{file}: $!";
-	binmode $fh;
-	print $fh $c{image};
-	close $fh;
+	bx_write_image($c{file}, $c{image});
 
 	my $log_offset = -s $node->logfile;
 	$node->start;
