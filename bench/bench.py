@@ -22,14 +22,17 @@ import json
 import math
 import os
 import re
-import statistics
 import subprocess
 import sys
 import time
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import common  # noqa: E402
+from common import (TBLOOM_COLS, log, median, memory_gb,  # noqa: E402
+                    cpu_model, load_avg)
+
 # --- what is measured ------------------------------------------------------
 
-TBLOOM_COLS = ["i1", "i2", "i3", "i4", "i5", "i6"]
 MIXED_COLS = ["t", "u", "b", "d", "n", "f"]
 
 
@@ -152,28 +155,12 @@ class Pg:
                                              out, re.M)]
 
 
-def median(xs):
-    xs = [x for x in xs if x is not None]
-    return statistics.median(xs) if xs else None
-
-
-def log(msg):
-    print("    " + msg, flush=True)
-
-
 # --- data -----------------------------------------------------------------------
 
 # The tables, seeded, as SQL with %d for the row count: bench/plan_choice.py
 # makes them from here too, so that either can reuse the other's.
 TABLE_SQL = {
-    "tbloom": """
-SELECT setseed(0.42);
-CREATE TABLE tbloom AS
-SELECT
-%s
-FROM generate_series(1, %%d);
-VACUUM (FREEZE, ANALYZE) tbloom;
-""" % ",\n".join("  (random() * 1000000)::int AS %s" % c for c in TBLOOM_COLS),
+    "tbloom": common.TBLOOM_SQL,
     "tmixed": """
 SELECT setseed(0.43);
 CREATE TABLE tmixed AS
@@ -868,17 +855,8 @@ INSERT INTO fbpa SELECT 'miss', array_agg(g ORDER BY g)
 def machine_info(pg, a):
     m = {}
     m["cores"] = os.cpu_count()
-    with open("/proc/meminfo") as fh:
-        for line in fh:
-            if line.startswith("MemTotal:"):
-                m["memory_gb"] = round(int(line.split()[1]) / 1048576.0, 1)
-    model = ""
-    with open("/proc/cpuinfo") as fh:
-        for line in fh:
-            if line.startswith("model name"):
-                model = line.split(":", 1)[1].strip()
-                break
-    m["cpu"] = model
+    m["memory_gb"] = memory_gb()
+    m["cpu"] = cpu_model()
     m["pg_version"] = pg.value("SHOW server_version")
     m["pg_version_full"] = pg.value("SELECT version()")
     m["date"] = datetime.datetime.now(datetime.timezone.utc).strftime(
@@ -887,11 +865,6 @@ def machine_info(pg, a):
     m["settings"] = a.settings.split()
     m["cflags"] = a.cflags
     return m
-
-
-def load_avg():
-    with open("/proc/loadavg") as fh:
-        return float(fh.read().split()[0])
 
 
 # --- measure ---------------------------------------------------------------------
@@ -982,16 +955,7 @@ def fmt(x, digits=None):
         return "{:,}".format(int(x))
     if digits is not None:
         return "%.*f" % (digits, x)
-    ax = abs(x)
-    if ax >= 100:
-        return "{:,.0f}".format(x)
-    if ax >= 10:
-        return "%.1f" % x
-    if ax >= 1:
-        return "%.2f" % x
-    if ax == 0:
-        return "0"
-    return "%.3f" % x
+    return common.fmt(x)
 
 
 def ratio(x, base):

@@ -32,24 +32,17 @@ import argparse
 import json
 import os
 import shutil
-import statistics
 import subprocess
 import sys
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import common  # noqa: E402
 import evict  # noqa: E402
+from common import log, median, tps  # noqa: E402
 
-COLS = ["i1", "i2", "i3", "i4", "i5", "i6"]
-
-TABLE_SQL = """
-SELECT setseed(0.42);
-CREATE TABLE tbloom AS
-SELECT
-%s
-FROM generate_series(1, %%d);
-VACUUM (FREEZE, ANALYZE) tbloom;
-""" % ",\n".join("  (random() * 1000000)::int AS %s" % c for c in COLS)
+COLS = common.TBLOOM_COLS
+TABLE_SQL = common.TBLOOM_SQL
 
 # name, label, CREATE INDEX (%s: index name), extension
 CONTENDERS = {
@@ -102,14 +95,6 @@ class Pg:
             except RuntimeError:
                 time.sleep(0.1)
         raise RuntimeError("the server did not come back")
-
-
-def log(msg):
-    print("    " + msg, flush=True)
-
-
-def median(xs):
-    return statistics.median(xs) if xs else None
 
 
 def ensure_table(pg, rows):
@@ -305,31 +290,12 @@ def write_scripts(d, rows):
                           for i in range(1, 7)) +
                   "INSERT INTO tbloom VALUES (:v1, :v2, :v3, :v4, :v5, :v6);\n",
     }
-    paths = {}
-    for name, text in scripts.items():
-        paths[name] = os.path.join(d, "conc_%s.sql" % name)
-        with open(paths[name], "w") as f:
-            f.write(text)
-        os.chmod(paths[name], 0o644)
-    return paths
+    return common.write_scripts(d, scripts, "conc_")
 
 
 def pgbench(a, script, clients, seconds):
-    env = dict(os.environ, PGOPTIONS="-c enable_seqscan=off")
-    cmd = [a.pgbench, "-n", "-f", script, "-c", str(clients),
-           "-j", str(min(clients, 4)), "-T", str(seconds)]
-    return subprocess.Popen(cmd, env=env, text=True, stdout=subprocess.PIPE,
-                            stderr=subprocess.PIPE, cwd="/")
-
-
-def tps(p):
-    out, err = p.communicate()
-    if p.returncode != 0:
-        raise RuntimeError("pgbench failed: %s" % err.strip())
-    for line in out.splitlines():
-        if line.startswith("tps = "):
-            return float(line.split()[2])
-    raise RuntimeError("no tps in pgbench's output:\n" + out)
+    return common.pgbench(a.pgbench, script, clients, seconds,
+                          "-c enable_seqscan=off")
 
 
 def cmd_concurrency(a):

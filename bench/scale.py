@@ -42,15 +42,16 @@ import datetime
 import json
 import os
 import re
-import statistics
-import subprocess
 import sys
 import time
 import types
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import cold  # noqa: E402
+import common  # noqa: E402
 import evict  # noqa: E402
+from common import (log, median, fmt, memory_gb, cpu_model,  # noqa: E402
+                    load_avg, tps)
 
 # --- what is measured ----------------------------------------------------------
 
@@ -59,15 +60,8 @@ NTENANTS = 1000
 
 TABLES = {
     "tbloom": dict(
-        cols=["i1", "i2", "i3", "i4", "i5", "i6"],
-        sql="""
-SELECT setseed(0.42);
-CREATE TABLE tbloom AS
-SELECT
-%s
-FROM generate_series(1, %%d);
-VACUUM (FREEZE, ANALYZE) tbloom;
-""" % ",\n".join("  (random() * 1000000)::int AS i%d" % i for i in range(1, 7)),
+        cols=common.TBLOOM_COLS,
+        sql=common.TBLOOM_SQL,
         # name, columns
         queries=[("1col", ["i2"]), ("2col", ["i2", "i5"]),
                  ("3col", ["i1", "i3", "i6"]), ("1col_absent", ["i2"])],
@@ -109,15 +103,6 @@ CONTENDERS = [
 ]
 BASE = "bloom"
 LABEL = dict((c[0], c[1]) for c in CONTENDERS)
-
-
-def log(msg):
-    print("    " + msg, flush=True)
-
-
-def median(xs):
-    xs = [x for x in xs if x is not None]
-    return statistics.median(xs) if xs else None
 
 
 class Pg(cold.Pg):
@@ -282,22 +267,9 @@ def conc_scripts(d, nvals):
                   "INSERT INTO tbloom VALUES (:v1, :v2, :v3, :v4, :v5, -1);\n",
     }
     os.makedirs(d, exist_ok=True)
-    paths = {}
-    for name, text in scripts.items():
-        paths[name] = os.path.join(d, "scale_%s.sql" % name)
-        with open(paths[name], "w") as f:
-            f.write(text)
-        os.chmod(paths[name], 0o644)
+    paths = common.write_scripts(d, scripts, "scale_")
     os.chmod(d, 0o755)
     return paths
-
-
-def pgbench(a, script, clients, seconds, opts):
-    env = dict(os.environ, PGOPTIONS=opts)
-    cmd = [a.pgbench, "-n", "-f", script, "-c", str(clients),
-           "-j", str(min(clients, 4)), "-T", str(seconds)]
-    return subprocess.Popen(cmd, env=env, text=True, stdout=subprocess.PIPE,
-                            stderr=subprocess.PIPE, cwd="/")
 
 
 def throughput(pg, c, a):
@@ -308,11 +280,12 @@ def throughput(pg, c, a):
     for inserting in ((2,) if a.conc_inserting_only else (0, 2)):
         for q in a.conc_queries.split(","):
             for n in [int(x) for x in a.clients.split(",")]:
-                ins = (pgbench(a, scripts["insert"], inserting, a.seconds,
-                               "-c synchronous_commit=off")
+                ins = (common.pgbench(a.pgbench, scripts["insert"], inserting,
+                                      a.seconds, "-c synchronous_commit=off")
                        if inserting else None)
-                t = cold.tps(pgbench(a, scripts[q], n, a.seconds, opts))
-                it = cold.tps(ins) if ins else None
+                t = tps(common.pgbench(a.pgbench, scripts[q], n, a.seconds,
+                                       opts))
+                it = tps(ins) if ins else None
                 res.append(dict(query=q, clients=n, inserting=inserting,
                                 tps=t, insert_tps=it))
                 log("    %s, %d client%s%s: %.1f queries/s%s"
@@ -483,42 +456,7 @@ def cmd_measure(a):
         sys.exit(1)
 
 
-def memory_gb():
-    with open("/proc/meminfo") as f:
-        for line in f:
-            if line.startswith("MemTotal:"):
-                return round(int(line.split()[1]) / 1048576.0, 1)
-
-
-def cpu_model():
-    with open("/proc/cpuinfo") as f:
-        for line in f:
-            if line.startswith("model name"):
-                return line.split(":", 1)[1].strip()
-    return ""
-
-
-def load_avg():
-    with open("/proc/loadavg") as f:
-        return float(f.read().split()[0])
-
-
 # --- report ----------------------------------------------------------------------
-
-def fmt(x):
-    if x is None:
-        return "-"
-    ax = abs(x)
-    if ax >= 100:
-        return "{:,.0f}".format(x)
-    if ax >= 10:
-        return "%.1f" % x
-    if ax >= 1:
-        return "%.2f" % x
-    if ax == 0:
-        return "0"
-    return "%.3f" % x
-
 
 def cell(x, b, csvrow=None):
     """A figure with its ratio to b: '1.23 (0.045×)'."""
