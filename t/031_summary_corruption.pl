@@ -18,6 +18,10 @@ use PostgreSQL::Test::Cluster;
 use PostgreSQL::Test::Utils;
 use Test::More;
 
+use FindBin;
+use lib $FindBin::RealBin;
+use BloomidxTest;
+
 my $node = PostgreSQL::Test::Cluster->new('summary_corruption');
 $node->init(no_data_checksums => 1);
 $node->start;
@@ -48,24 +52,13 @@ for my $blkno (0 .. length($pristine) / $blcksz - 1)
 }
 ok(@summary >= 2, 'the stripe has summary pages (' . scalar(@summary) . ')');
 
-# Write an image of the index file
-sub put
-{
-	my ($image) = @_;
-	open(my $fh, '>', $file) or die "open $file: $!";
-	binmode $fh;
-	print $fh $image;
-	close $fh;
-	return;
-}
-
 # Every summary page's blocks cleared: each row's value is missing
 my $image = $pristine;
 for my $blkno (@summary)
 {
 	substr($image, $blkno * $blcksz + 24, $blcksz - 32) = "\0" x ($blcksz - 32);
 }
-put($image);
+bx_write_image($file, $image);
 $node->start;
 my ($rc, $out, $err) = $node->psql('postgres',
 	"\\set VERBOSITY verbose\nSELECT bloomidx_check('zs_bx', true);");
@@ -98,7 +91,7 @@ my $tid = sprintf('(%u,%u)', $bi_hi * 65536 + $bi_lo, $offset);
 $image = $pristine;
 my $key_at = $pending * $blcksz + 24 + int(($sig_bits + 7) / 8);
 substr($image, $key_at, 4) = pack('L', unpack('L', substr($image, $key_at, 4)) ^ 0x5A5A5A5A);
-put($image);
+bx_write_image($file, $image);
 $node->start;
 ($rc, $out, $err) = $node->psql('postgres',
 	"\\set VERBOSITY verbose\nSELECT bloomidx_check('zs_bx', true);");
@@ -118,7 +111,7 @@ for my $i (0 .. $ntuples - 1)
 {
 	substr($image, $pending * $blcksz + 24 + $i * $slot_bytes + $slot_bytes - 8, 8) = "\0" x 8;
 }
-put($image);
+bx_write_image($file, $image);
 $node->start;
 ($rc, $out, $err) = $node->psql('postgres',
 	"\\set VERBOSITY verbose\nSELECT bloomidx_check('zs_bx', true);");
@@ -133,7 +126,7 @@ like($err, qr/XX002: index "zs_bx" lacks the value of column \d of row \(\d+,\d+
 $node->stop;
 
 # The pristine file is sound again, and its scans answer as a seq scan
-put($pristine);
+bx_write_image($file, $pristine);
 $node->start;
 is($node->safe_psql('postgres', "SELECT bloomidx_check('zs_bx', true)"),
 	'', 'bloomidx_check passes on the pristine file');
