@@ -9,7 +9,8 @@
 # pages are told apart by their flag 0x80 in the special space (src/core/page.h);
 # their contents, after the 24-byte page header, are the summary's blocks.
 # The table holds 70,000 rows: the build writes one full stripe (65,280
-# rows, with its summary) and leaves the rest in pending pages.
+# rows, with its summary) and a partial one of the rest; 100 rows
+# inserted after it wait in a pending page.
 
 use strict;
 use warnings;
@@ -31,9 +32,10 @@ CREATE EXTENSION bloomidx;
 CREATE TABLE zs (k int, v int);
 INSERT INTO zs SELECT g, g % 10 FROM generate_series(1, 70000) g;
 CREATE INDEX zs_bx ON zs USING bloomidx (k, v);
+INSERT INTO zs SELECT g, g % 10 FROM generate_series(70001, 70100) g;
 });
-is($node->safe_psql('postgres', "SELECT version || ' ' || stripes FROM bloomidx_stats('zs_bx')"),
-	'4 1', 'a format-4 index with one stripe');
+is($node->safe_psql('postgres', "SELECT version || ' ' || stripes || ' ' || pending_pages FROM bloomidx_stats('zs_bx')"),
+	'4 2 1', 'a format-4 index with two stripes and a pending page');
 is($node->safe_psql('postgres', "SELECT bloomidx_check('zs_bx', true)"),
 	'', 'bloomidx_check passes on the sound index');
 
