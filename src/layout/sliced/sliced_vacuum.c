@@ -34,9 +34,9 @@
 
 /*
  * Mark in referenced, a bitmap of blocks lo .. hi - 1, those of them a
- * sliced index lists: stripe lists, stripes, their slices and TID maps,
- * pending pages.  The caller holds the merge lock, so that no merge or
- * VACUUM changes them.
+ * sliced index lists: stripe lists, stripes, their slices, TID maps and
+ * summary pages, pending pages, summary groups' regions.  The caller holds
+ * the merge lock, so that no merge or VACUUM changes them.
  */
 static void
 BloomSlicedReferenced(Relation index, const BloomShape *shape,
@@ -63,6 +63,13 @@ BloomSlicedReferenced(Relation index, const BloomShape *shape,
 	{
 		if (snap->stripeLists[i] != InvalidBlockNumber)
 			BLOOM_REFERENCE(snap->stripeLists[i]);
+	}
+	for (i = 0; i < snap->nGroups; i++)
+	{
+		BlockNumber j;
+
+		for (j = 0; j < snap->groups[i].npages; j++)
+			BLOOM_REFERENCE(snap->groups[i].first + j);
 	}
 
 	/* Every listed stripe page, read ahead */
