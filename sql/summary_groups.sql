@@ -72,6 +72,27 @@ FROM sg_q, LATERAL sg_hits('sg_b', q) b, LATERAL sg_hits('sg_m', q) m,
 	 LATERAL sg_hits('sg_off', q) f, LATERAL sg_seq(q) s
 ORDER BY q;
 
+-- The planner knows: a value no stripe holds costs the sealed index less
+-- than the one whose stripes have summaries of their own
+CREATE FUNCTION sg_cost(idx text, q text, OUT cost float8)
+LANGUAGE plpgsql AS $$
+DECLARE
+	plan json;
+BEGIN
+	SET LOCAL enable_seqscan = off;
+	SET LOCAL enable_indexscan = off;
+	UPDATE pg_index SET indisvalid = (indexrelid = idx::regclass)
+	WHERE indrelid = 'sg'::regclass;
+	EXECUTE 'EXPLAIN (FORMAT JSON) SELECT count(*) FROM sg WHERE ' || q INTO plan;
+	UPDATE pg_index SET indisvalid = true WHERE indrelid = 'sg'::regclass;
+	cost := (plan -> 0 -> 'Plan' -> 'Plans' -> 0 -> 'Plans' -> 0 ->> 'Total Cost')::float8;
+END;
+$$;
+SELECT q, b.cost < m.cost AS cheaper
+FROM (VALUES ('a = 1000002'), ('b = 1001'), ('c = ''nope''')) v(q),
+	 LATERAL sg_cost('sg_b', q) b, LATERAL sg_cost('sg_m', q) m
+ORDER BY q;
+
 -- REINDEX seals the stripes merges filled: fewer pages than before
 CREATE TABLE sg_before AS SELECT q, h.hits FROM sg_q, LATERAL sg_hits('sg_m', q) h;
 REINDEX INDEX sg_m;
@@ -109,3 +130,4 @@ WHERE p.n <> s.n;
 DROP TABLE sg, sg_q, sg_before;
 DROP FUNCTION sg_hits(text, text);
 DROP FUNCTION sg_seq(text);
+DROP FUNCTION sg_cost(text, text);

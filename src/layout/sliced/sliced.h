@@ -369,7 +369,9 @@ typedef struct BloomSummaryInfoData
 	double		completeStripes;	/* of them, with a complete summary */
 	double		meanBlocks[BLOOMIDX_MAX_COLUMNS];	/* 256-bit blocks a
 													 * stripe, per column */
-	double		summaryPages;	/* over every stripe */
+	double		summaryPages;	/* over every stripe, groups' regions too */
+	double		sealedStripes;	/* stripes listed sealed in their groups */
+	double		sealedGroups;	/* groups sealing some of them */
 } BloomSummaryInfoData;
 
 extern void BloomSlicedSummaryInfo(Relation index, BloomSummaryInfoData *info);

@@ -877,7 +877,8 @@ BloomSummaryFpr(int bitsPerKey)
  */
 static uint32
 BloomSlicedSummaryPlanInfo(Relation index, BloomState state, double *fpr,
-						   double *completeStripes, double *summaryPages)
+						   double *completeStripes, double *summaryPages,
+						   double *sealedStripes, double *sealedGroups)
 {
 	BloomSummaryInfoData info;
 	uint32		summarized = 0;
@@ -887,6 +888,8 @@ BloomSlicedSummaryPlanInfo(Relation index, BloomState state, double *fpr,
 	*completeStripes = 0;
 	BloomSlicedSummaryInfo(index, &info);
 	*summaryPages = info.summaryPages;
+	*sealedStripes = info.sealedStripes;
+	*sealedGroups = info.sealedGroups;
 	if (info.bitsPerKey <= 0)
 		return 0;
 	for (c = 0; c < state->shape.nColumns; c++)
@@ -960,10 +963,11 @@ BloomSlicedStripeShare(const BloomScanPagesInput *in, uint32 summarized,
 /*
  * Pages and words a scan reads (the routine table's scanpages): every
  * stripe page and, where the stripes have summaries, one summary block a
- * stripe for each value tested; the slices the query tests of the stripes
- * the summaries let through, every pending page, and the TID-map pages of
- * the candidates.  The false positives of the stripes skipped are never
- * met.
+ * stripe for each value tested (for the stripes sealed in summary groups,
+ * one page a group and value, and the stripe pages of those the summaries
+ * let through only); the slices the query tests of the stripes the
+ * summaries let through, every pending page, and the TID-map pages of the
+ * candidates.  The false positives of the stripes skipped are never met.
  */
 void
 BloomSlicedScanPages(Relation index, BloomState state,
@@ -979,6 +983,8 @@ BloomSlicedScanPages(Relation index, BloomState state,
 	double		fpr;
 	double		complete;
 	double		summaryPages;
+	double		sealed;
+	double		sealedGroups;
 	uint32		summarized;
 	double		share;
 	double		keysTested;
@@ -987,7 +993,8 @@ BloomSlicedScanPages(Relation index, BloomState state,
 	BloomSlicedSizes(index, &sizes);
 	pendingRows = sizes.pendingPages * state->tuplesPerPage;
 	summarized = BloomSlicedSummaryPlanInfo(index, state, &fpr, &complete,
-											&summaryPages);
+											&summaryPages, &sealed,
+											&sealedGroups);
 	share = BloomSlicedStripeShare(in, summarized, fpr, sizes.stripes,
 								   &keysTested);
 
@@ -1010,7 +1017,14 @@ BloomSlicedScanPages(Relation index, BloomState state,
 	tidPages = Max(tidPages, sizes.stripes);
 	tidPages = Min(tidPages, sizes.stripes * BLOOMIDX_STRIPE_TIDPAGES);
 
-	out->pagesFetched = sizes.stripes * (1 + keysTested + share * slices) +
+	/*
+	 * A stripe sealed in its group is read (its stripe page too) only if
+	 * the summaries let it through; its group's page of each value tested
+	 * is read once for the group
+	 */
+	sealed = keysTested > 0 ? Min(sealed, sizes.stripes) : 0;
+	out->pagesFetched = (sizes.stripes - sealed) * (1 + keysTested + share * slices) +
+		sealed * share * (1 + slices) + sealedGroups * keysTested +
 		sizes.pendingPages +
 		(tidPages > 0 ? tidPages * -expm1(-candidates / tidPages) : 0);
 	out->pagesFetched = Min(out->pagesFetched, in->indexPages);

@@ -309,7 +309,8 @@ BloomSummaryFill(const uint16 *blocks, int nColumns, const uint32 *keys,
 /*
  * What the cost model needs of an index's summaries, from its metapage:
  * the bits a key, the stripes listed and those of them with a complete
- * summary, the blocks per column of a stripe as the build sized them.
+ * summary, the blocks per column of a stripe as the build sized them, the
+ * stripes sealed in summary groups and those groups.
  */
 void
 BloomSlicedSummaryInfo(Relation index, BloomSummaryInfoData *info)
@@ -341,7 +342,27 @@ BloomSlicedSummaryInfo(Relation index, BloomSummaryInfoData *info)
 			info->meanBlocks[c] = sm->blocks[c];
 			total += sm->blocks[c];
 		}
-		info->summaryPages = info->stripes *
+		for (c = 0; c < BLOOMIDX_GROUP_SLOTS; c++)
+		{
+			const BloomSlicedGroupSlot *slot = &BloomSlicedGroupMeta(meta)->slots[c];
+			uint64		sealed = slot->sealed;
+			uint32		first;
+
+			if (slot->groupPlus1 == 0)
+				continue;
+			info->summaryPages += slot->npages;
+			first = BloomGroupFirstStripe(slot);
+			if (first < firstStripe)
+				sealed &= firstStripe - first >= 64 ? 0 :
+					~((UINT64CONST(1) << (firstStripe - first)) - 1);
+			if (sealed != 0)
+			{
+				info->sealedStripes += pg_popcount64(sealed);
+				info->sealedGroups++;
+			}
+		}
+		info->sealedStripes = Min(info->sealedStripes, info->stripes);
+		info->summaryPages += (info->stripes - info->sealedStripes) *
 			ceil(total / BLOOMIDX_SUMMARY_PAGE_BLOCKS);
 	}
 	UnlockReleaseBuffer(metabuf);
