@@ -16,6 +16,7 @@
 
 #include "executor/instrument.h"
 #include "miscadmin.h"
+#include "port/pg_bitutils.h"
 #include "storage/bufmgr.h"
 #include "utils/rel.h"
 
@@ -545,7 +546,19 @@ BloomCheckGroupRegions(Relation index, const BloomSlicedSnapshot *snap)
 	for (i = 0; i < snap->nGroups; i++)
 	{
 		const BloomSlicedGroupSlot *slot = &snap->groups[i];
+		uint64		x;
 		BlockNumber j;
+
+		/* A stripe leaving its list leaves its group (BloomUnsealStripe) */
+		for (x = slot->sealed; x != 0; x &= x - 1)
+		{
+			uint32		s = BloomGroupFirstStripe(slot) + pg_rightmost_one_pos64(x);
+
+			if (BloomSnapStripe(snap, s) == InvalidBlockNumber)
+				BloomReportCorruption(index, BLOOMIDX_METAPAGE_BLKNO,
+									  psprintf("Summary group %u seals stripe %u, which is not listed.",
+											   slot->groupPlus1 - 1, s));
+		}
 
 		for (j = 0; j < slot->npages; j++)
 		{
