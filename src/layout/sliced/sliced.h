@@ -194,7 +194,12 @@ StaticAssertDecl(sizeof(BloomSlicedSummaryMetaData) <= BLOOMIDX_META_AREA_V4_SIZ
  * BLOOMIDX_STRIPE_SUMMARY_GROUPED with no summary page of its own.  No
  * free slot: a stripe is not sealed (it keeps its own summary pages).
  */
+#ifndef BLOOMIDX_SMALL_LIMITS
 #define BLOOMIDX_GROUP_STRIPES		63
+#else
+/* A build whose groups fill up after 2 stripes, to test them */
+#define BLOOMIDX_GROUP_STRIPES		2
+#endif
 #define BLOOMIDX_GROUP_MIN_BLOCKS	4
 #define BLOOMIDX_GROUP_SLOTS		108
 
