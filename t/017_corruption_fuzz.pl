@@ -20,7 +20,8 @@
 # stripe, slice, TID-map and stripe-list fields, and the stripe summaries
 # of format 4: summary pages' tags, flags and block words, the stripe
 # page's summary header (flags, block counts, summary page links), the
-# metapage's summary range, and pending slots' keys; set to values on the
+# metapage's summary range, the summary groups' pages and slots, and
+# pending slots' keys; set to values on the
 # edges of their range or naming other blocks, the metapage or the page
 # itself) or random bytes anywhere.  The kind keyless clears the flag
 # BLOOMIDX_KEYLESS of a pending page of rows VACUUM moved back from a
@@ -29,7 +30,8 @@
 # into a summary in place of the rows' values.  A summary page's blocks that lose
 # bits tell a scan "no" for a stripe that has the value: a wrong answer
 # that bloomidx_check with heapallindexed must report (XX002); the kind
-# summary clears a word of them that has bits set.  One in five is a targeted edit (targeted_edit)
+# summary clears a word of them that has bits set, the kind group a word
+# of a summary group's page.  One in five is a targeted edit (targeted_edit)
 # that scans once read past: after one, an index scan must report the
 # damage, not answer wrong.
 #
@@ -69,13 +71,13 @@ my %kinds = (
 	sliced => [
 		qw(targeted:sigBits targeted:flags targeted:blockBits targeted:nrows
 		  bytes header meta data slice tidmap stripe stripelist
-		  summary stripesummary metasummary key keyless)
+		  summary stripesummary metasummary key keyless group groupslot)
 	]);
 # Kinds only an index merged into a stripe has
 my %needs_stripe = map { $_ => 1 }
   qw(targeted:blockBits targeted:nrows slice tidmap stripe stripelist summary stripesummary);
 # Kinds made on the index of a table of several full stripes (below)
-my %needs_big = map { $_ => 1 } qw(summary stripesummary metasummary keyless);
+my %needs_big = map { $_ => 1 } qw(summary stripesummary metasummary keyless group groupslot);
 # Kinds made on an index whose VACUUM emptied a stripe, moving its live
 # rows back to pending pages flagged BLOOMIDX_KEYLESS (below)
 my %needs_keyless = map { $_ => 1 } qw(keyless);
@@ -120,6 +122,10 @@ my @header = ([ 'pd_lower', 12, 'S' ], [ 'pd_upper', 14, 'S' ],
 my @metasummary = ([ 'summary.bitsPerKey', 5256, 'S' ],
 	[ 'summary.flags', 5258, 'S' ], [ 'summary.completeBelow', 5260, 'L' ],
 	[ 'summary.blocks[0]', 5264, 'S' ], [ 'summary.blocks[1]', 5266, 'S' ]);
+# The first slot of the summary groups (sliced.h), past every other field
+my @groupslot = ([ 'group.groupPlus1', 5528, 'L' ], [ 'group.first', 5532, 'L' ],
+	[ 'group.perStripe', 5536, 'S' ], [ 'group.npages', 5538, 'S' ],
+	[ 'group.sealed', 5544, 'Q' ]);
 my @meta = ([ 'magic', 0, 'L' ], [ 'version', 4, 'S' ], [ 'layout', 6, 'S' ],
 	[ 'tuplesPerPage', 10, 'S' ], [ 'nColumns', 12, 'S' ],
 	[ 'sigBits', 14, 'S' ], [ 'bitsPerColumn[0]', 16, 'S' ],
@@ -205,6 +211,7 @@ sub page_kind
 	return 'meta' if $blkno == 0;
 	my $flags = unpack('S', substr($image, $blkno * $blcksz + $blcksz - 4, 2));
 	return $flags & 0x80 ? 'summary'
+	  : $flags & 0x200 ? 'group'
 	  : $flags & 0x10 ? 'stripe'
 	  : $flags & 0x08 ? 'tidmap'
 	  : $flags & 0x40 ? 'stripelist'
@@ -225,7 +232,7 @@ sub page_fields
 	{
 		@fields = map { [ @$_, $contents ] } (@stripe, stripe_summary_fields($image, $blkno));
 	}
-	elsif ($kind eq 'summary')
+	elsif ($kind eq 'summary' || $kind eq 'group')
 	{
 		# Its tag and flags, or a word of its blocks with bits set
 		my $w = summary_word($image, $blkno);
@@ -353,19 +360,25 @@ sub corrupt_kind
 		my ($name, $off, $fmt) = @{ $metasummary[ int(rand(@metasummary)) ] };
 		return fuzz_field($image, 0, $name, $off + $contents, $fmt);
 	}
-	if ($kind eq 'summary')
+	if ($kind eq 'groupslot')
+	{
+		my ($name, $off, $fmt) = @{ $groupslot[ int(rand(@groupslot)) ] };
+		return fuzz_field($image, 0, $name, $off + $contents, $fmt);
+	}
+	if ($kind eq 'summary' || $kind eq 'group')
 	{
 		# A word of a summary's blocks cleared: "no" for stripes that have
 		# the values whose bits it held (a wrong answer bloomidx_check must
 		# report); the other fields of summary pages are drawn at random
-		my @blocks = grep { page_kind($image, $_) eq 'summary' } 1 .. $nblocks - 1;
+		my @blocks = grep { page_kind($image, $_) eq $kind } 1 .. $nblocks - 1;
 		return unless @blocks;
 		my $b = $blocks[ int(rand(@blocks)) ];
 		my $w = summary_word($image, $b);
 		my $off = $b * $blcksz + $contents + 4 * $w;
 		my $old = unpack('L', substr($image, $off, 4));
 		substr($image, $off, 4, pack('L', 0));
-		return ($image, sprintf("block %u (flags 0x0080): block word %u %u -> 0", $b, $w, $old));
+		return ($image, sprintf("block %u (flags 0x%04x): block word %u %u -> 0", $b,
+				$kind eq 'group' ? 0x200 : 0x80, $w, $old));
 	}
 	if ($kind eq 'keyless')
 	{
@@ -565,12 +578,14 @@ for my $layout (@layouts)
 		# (text_trgm_ops, array_elem_ops, jsonb_path_ops: format version 2).
 		# An index of the sliced layout corrupted in its summaries (and every
 		# fifth one drawn at random) is big: CREATE INDEX writes two full
-		# stripes of 65,280 rows with their summaries (and the metapage's
-		# summary range the sizes it measured), then 3,000 inserted rows
-		# merge into a third stripe whose summary takes those sizes; for a
-		# corruption of rows without keys, VACUUM then empties the first
-		# stripe, 40,000 of its rows deleted, and its live rows go back to
-		# pending pages flagged BLOOMIDX_KEYLESS
+		# stripes of 65,280 rows with their summaries sealed in their
+		# group's region (and the metapage's summary range the sizes it
+		# measured, its first group slot the region), then 3,000 inserted
+		# rows merge into a third stripe whose summary, in pages of its
+		# own, takes those sizes; for a corruption of rows without keys,
+		# VACUUM then empties the first stripe, 40,000 of its rows deleted,
+		# and its live rows go back to pending pages flagged
+		# BLOOMIDX_KEYLESS
 		my $setup = '';
 		my $rows = "g, g % 100, 'b' || (g % 37), 'usr/x' || (g % 50) || '.so', ARRAY[g % 10, g % 7],"
 		  . " jsonb_build_object('k', g % 9, 'o', jsonb_build_object('p', g % 4))";

@@ -9,10 +9,12 @@
  * then the layouts' area, opaque here: each layout declares its range and
  * fields in its own header (row.h: the data pages with free slots;
  * sliced.h: the stripe lists and pending pages), then the element counts
- * the columns of sets were sized for.  In the row
+ * the columns of sets were sized for, then the sliced layout's summary
+ * groups (sliced.h).  In the row
  * layout every other block is a data page; in the sliced layout a pending
- * page (a data page), a stripe, slice, TID-map or stripe-list page; in
- * both, a deleted page waiting in the free space map for reuse.
+ * page (a data page), a stripe, slice, TID-map, stripe-list, summary or
+ * summary group page; in both, a deleted page waiting in the free space
+ * map for reuse.
  *
  * A data page holds up to tuplesPerPage (signature, heap TID) pairs, stored
  * as two arrays so that a scan streams over the signatures alone.  The
@@ -82,10 +84,12 @@
 #define BLOOMIDX_SUMMARY			(1 << 7)	/* sliced: a stripe's summary */
 #define BLOOMIDX_KEYLESS			(1 << 8)	/* data page of format 4 whose
 												 * rows have no keys */
-#define BLOOMIDX_ALL_FLAGS			0x1FF
+#define BLOOMIDX_GROUP				(1 << 9)	/* sliced: summaries of a group
+												 * of stripes (sliced.h) */
+#define BLOOMIDX_ALL_FLAGS			0x3FF
 #define BLOOMIDX_SLICED_FLAGS \
 	(BLOOMIDX_SLICE | BLOOMIDX_TIDMAP | BLOOMIDX_STRIPE | BLOOMIDX_STRIPELIST | \
-	 BLOOMIDX_SUMMARY)
+	 BLOOMIDX_SUMMARY | BLOOMIDX_GROUP)
 /* The flags of a layout's own kinds of page: all but those a data page has */
 #define BLOOMIDX_KIND_FLAGS \
 	(BLOOMIDX_ALL_FLAGS & ~(BLOOMIDX_META | BLOOMIDX_DELETED | BLOOMIDX_FROZEN | \
@@ -225,8 +229,13 @@ typedef struct BloomStripeData
 
 typedef BloomStripeData *BloomStripe;
 
-/* Flags of a stripe page: its summary lacks rows a merge wrote */
+/*
+ * Flags of a stripe page: its summary lacks rows a merge wrote; its summary
+ * is sealed in its group's region (sliced.h), the stripe page listing no
+ * summary page of its own
+ */
 #define BLOOMIDX_STRIPE_SUMMARY_INCOMPLETE	0x0001
+#define BLOOMIDX_STRIPE_SUMMARY_GROUPED		0x0002
 
 /* Most summary pages a stripe has */
 #define BLOOMIDX_SUMMARY_MAX_PAGES	128
@@ -271,6 +280,8 @@ typedef struct BloomStripeSummaryData
 #define BLOOMIDX_META_AREA_V4_SIZE	TYPEALIGN(8, 8 + 2 * BLOOMIDX_MAX_COLUMNS)
 #define BLOOMIDX_META_AREA_SIZE \
 	(BLOOMIDX_META_AREA_V1_SIZE + BLOOMIDX_META_AREA_V4_SIZE)
+/* Bytes of the summary groups' range, past the element counts */
+#define BLOOMIDX_META_GROUP_AREA_SIZE	2600
 
 typedef struct BloomMetaPageData
 {
@@ -310,6 +321,13 @@ typedef struct BloomMetaPageData
 	uint16		setQueryElements[BLOOMIDX_MAX_COLUMNS];
 	uint32		measuredColumns;
 	uint32		sizingSpare;	/* zero */
+
+	/*
+	 * The sliced layout's summary groups (sliced.h), past everything
+	 * else: a metapage written before them has a shorter pd_lower, ending
+	 * at BLOOMIDX_META_V4_SIZE, and reads zeros here.
+	 */
+	char		groupArea[BLOOMIDX_META_GROUP_AREA_SIZE];
 } BloomMetaPageData;
 
 typedef BloomMetaPageData *BloomMetaPage;
@@ -337,16 +355,20 @@ StaticAssertDecl(offsetof(BloomMetaPageData, setElements) ==
 				 offsetof(BloomMetaPageData, setElements) + 4 * BLOOMIDX_MAX_COLUMNS &&
 				 offsetof(BloomMetaPageData, measuredColumns) ==
 				 offsetof(BloomMetaPageData, setQueryElements) + 2 * BLOOMIDX_MAX_COLUMNS &&
-				 sizeof(BloomMetaPageData) ==
+				 offsetof(BloomMetaPageData, groupArea) ==
 				 offsetof(BloomMetaPageData, measuredColumns) + 8,
 				 "metapage element counts moved");
+/* Contents of a metapage before the summary groups */
+#define BLOOMIDX_META_V4_SIZE	offsetof(BloomMetaPageData, groupArea)
 #ifndef BLOOMIDX_SMALL_LIMITS
 StaticAssertDecl(BLOOMIDX_META_V3_SIZE == 5256 &&
-				 sizeof(BloomMetaPageData) == 5256 + 72 + 200, "metapage size changed");
+				 BLOOMIDX_META_V4_SIZE == 5256 + 72 + 200, "metapage size changed");
 #else
 StaticAssertDecl(BLOOMIDX_META_V3_SIZE == 3216 &&
-				 sizeof(BloomMetaPageData) == 3216 + 72 + 200, "metapage size changed");
+				 BLOOMIDX_META_V4_SIZE == 3216 + 72 + 200, "metapage size changed");
 #endif
+StaticAssertDecl(sizeof(BloomMetaPageData) <= BLOOMIDX_PAGE_FREE_SPACE,
+				 "metapage does not fit a page");
 
 #define BloomPageGetOpaque(page) ((BloomPageOpaque) PageGetSpecialPointer(page))
 #define BloomPageIsMeta(page) ((BloomPageGetOpaque(page)->flags & BLOOMIDX_META) != 0)

@@ -113,7 +113,7 @@ BloomMetaElementsProblem(Page page)
 {
 	BloomMetaPage meta = BloomPageGetMeta(page);
 	bool		recorded = ((PageHeader) page)->pd_lower >=
-		MAXALIGN(SizeOfPageHeaderData) + sizeof(BloomMetaPageData);
+		MAXALIGN(SizeOfPageHeaderData) + BLOOMIDX_META_V4_SIZE;
 	uint32		setColumns = 0;
 	int			i;
 

@@ -180,6 +180,70 @@ typedef struct BloomSlicedSummaryMetaData
 StaticAssertDecl(sizeof(BloomSlicedSummaryMetaData) <= BLOOMIDX_META_AREA_V4_SIZE,
 				 "sliced layout's summary fields overflow their range");
 
+/*
+ * Summary groups (sliced_summary.c): the summaries of full stripes sealed
+ * into one contiguous region of pages per group of BLOOMIDX_GROUP_STRIPES
+ * consecutive stripe numbers (stripe s is at position s % G of group
+ * s / G), so that a query tests a block of a column in one page for the
+ * whole group instead of a summary page (and the stripe page) per stripe.
+ * A sealed stripe's summary has the index-wide blocks (BloomSlicedSummary
+ * Meta's blocks[]); in its group's region, column c takes
+ * ceil(blocks[c] / perStripe) pages, the columns one after another, and
+ * block b of column c of the stripe at position p is block
+ * p * perStripe + b % perStripe of the region's page chunkStart(c) +
+ * b / perStripe.  perStripe is at least BLOOMIDX_GROUP_MIN_BLOCKS, so that
+ * a page holds the blocks of every position; a region sized for a group
+ * the build expected to hold fewer stripes has a larger perStripe and
+ * holds positions below BLOOMIDX_SUMMARY_PAGE_BLOCKS / perStripe only
+ * (BloomGroupPositions).  The region's pages are flagged BLOOMIDX_GROUP
+ * and tagged with the group's first stripe number.
+ *
+ * The metapage's group range (past all its other fields) has a slot per
+ * region; group 0 is stored as 1, a free slot is 0.  sealed: bit p set
+ * when the stripe at position p is sealed, its stripe page then flagged
+ * BLOOMIDX_STRIPE_SUMMARY_GROUPED with no summary page of its own.  No
+ * free slot: a stripe is not sealed (it keeps its own summary pages).
+ */
+#ifndef BLOOMIDX_SMALL_LIMITS
+#define BLOOMIDX_GROUP_STRIPES		63
+#else
+/* A build whose groups fill up after 2 stripes, to test them */
+#define BLOOMIDX_GROUP_STRIPES		2
+#endif
+#define BLOOMIDX_GROUP_MIN_BLOCKS	4
+#define BLOOMIDX_GROUP_SLOTS		108
+
+typedef struct BloomSlicedGroupSlot
+{
+	uint32		groupPlus1;		/* group number + 1; 0: a free slot */
+	BlockNumber first;			/* the region's first page */
+	uint16		perStripe;		/* blocks of a stripe's column a page */
+	uint16		npages;			/* pages of the region */
+	uint32		spare;			/* zero */
+	uint64		sealed;			/* bit p: stripe g * G + p is sealed */
+} BloomSlicedGroupSlot;
+
+typedef struct BloomSlicedGroupMetaData
+{
+	BloomSlicedGroupSlot slots[BLOOMIDX_GROUP_SLOTS];
+} BloomSlicedGroupMetaData;
+
+#define BloomSlicedGroupMeta(meta) \
+	((BloomSlicedGroupMetaData *) ((meta)->groupArea))
+StaticAssertDecl(sizeof(BloomSlicedGroupSlot) == 24 &&
+				 sizeof(BloomSlicedGroupMetaData) <= BLOOMIDX_META_GROUP_AREA_SIZE,
+				 "summary groups overflow their range");
+StaticAssertDecl(BLOOMIDX_GROUP_STRIPES * BLOOMIDX_GROUP_MIN_BLOCKS <=
+				 BLOOMIDX_SUMMARY_PAGE_BLOCKS && BLOOMIDX_GROUP_STRIPES < 64,
+				 "a group page does not hold every position");
+
+/* The first stripe of the group of a slot */
+static inline uint32
+BloomGroupFirstStripe(const BloomSlicedGroupSlot *slot)
+{
+	return (slot->groupPlus1 - 1) * BLOOMIDX_GROUP_STRIPES;
+}
+
 /* The page checks of pagecheck.c, with the sliced layout's own (sliced_check.c) */
 #define BloomSlicedCheckMeta(index, page) \
 	BloomCheckMeta((index), (page), BloomSlicedMetaProblem, \
@@ -250,6 +314,10 @@ typedef struct BloomSlicedSnapshot
 	BlockNumber pending[BLOOMIDX_PENDING_SIZE];
 	BlockNumber stripeLists[BLOOMIDX_MAX_STRIPELISTS];
 	BlockNumber *stripes;		/* of stripes firstStripe on, palloc'd */
+	/* The summary groups' slots in use, and the index-wide blocks */
+	int			nGroups;
+	BloomSlicedGroupSlot groups[BLOOMIDX_GROUP_SLOTS];
+	uint16		groupBlocks[BLOOMIDX_MAX_COLUMNS];
 } BloomSlicedSnapshot;
 
 /* Row numbers the stripe lists have left, past mergedRows */
@@ -258,6 +326,19 @@ BloomSnapRowsLeft(const BloomSlicedSnapshot *snap)
 {
 	return (uint64) (snap->firstStripe + BLOOMIDX_MAX_STRIPES) * BLOOMIDX_STRIPE_ROWS -
 		snap->mergedRows;
+}
+
+/* The slot of stripe s's group in a snapshot, or NULL if it has none */
+static inline const BloomSlicedGroupSlot *
+BloomSnapGroup(const BloomSlicedSnapshot *snap, uint32 s)
+{
+	uint32		g = s / BLOOMIDX_GROUP_STRIPES + 1;
+	int			i;
+
+	for (i = 0; i < snap->nGroups; i++)
+		if (snap->groups[i].groupPlus1 == g)
+			return &snap->groups[i];
+	return NULL;
 }
 
 /* Stripe page of stripe s in a snapshot taken with stripes */
@@ -305,7 +386,9 @@ typedef struct BloomSummaryInfoData
 	double		completeStripes;	/* of them, with a complete summary */
 	double		meanBlocks[BLOOMIDX_MAX_COLUMNS];	/* 256-bit blocks a
 													 * stripe, per column */
-	double		summaryPages;	/* over every stripe */
+	double		summaryPages;	/* over every stripe, groups' regions too */
+	double		sealedStripes;	/* stripes listed sealed in their groups */
+	double		sealedGroups;	/* groups sealing some of them */
 } BloomSummaryInfoData;
 
 extern void BloomSlicedSummaryInfo(Relation index, BloomSummaryInfoData *info);
@@ -339,8 +422,18 @@ extern void BloomPendingSetKeys(BloomState state, uint8 *slot,
 								const uint32 *keys);
 extern void BloomPendingGetKeys(BloomState state, const uint8 *slot,
 								uint32 *keys);
+/* sliced_format.c: the summary groups' regions */
+extern int	BloomGroupPositions(int perStripe);
+extern int	BloomGroupPerStripe(double expectedStripes);
+extern int	BloomGroupRegionPages(const uint16 *blocks, int nColumns,
+								  int perStripe);
+extern BlockNumber BloomGroupBlockPage(const BloomSlicedGroupSlot *slot,
+									   const uint16 *blocks, int col, int b,
+									   int pos, int *index);
 
 /* sliced_check.c */
+extern char *BloomGroupSlotsProblem(BloomMetaPage meta, BlockNumber *needBlocks);
+extern char *BloomGroupSlotsOverlap(BloomMetaPage meta);
 extern char *BloomSlicedMetaProblem(BloomMetaPage meta, BlockNumber *needBlocks);
 extern char *BloomSlicedMetaAreaProblem(BloomMetaPage meta, BlockNumber *needBlocks);
 extern char *BloomSlicedMetaBlocksProblem(BloomMetaPage meta, BlockNumber nblocks);

@@ -18,6 +18,7 @@
 #include "access/tableam.h"
 #include "commands/progress.h"
 #include "miscadmin.h"
+#include "optimizer/plancat.h"
 #include "pgstat.h"
 #include "storage/bufmgr.h"
 #include "storage/lmgr.h"
@@ -31,12 +32,28 @@
 #include "sliced.h"
 
 /*
+ * The summary groups of a build (see sliced.h): the index-wide blocks,
+ * those the first full stripe measured, and the slots of the regions
+ * allocated so far.  In a parallel build, in shared memory under the
+ * mutex; a slot whose region is being allocated has first invalid (its
+ * allocation holds the relation extension lock).
+ */
+typedef struct BloomBuildGroups
+{
+	bool		haveWide;
+	uint16		wide[BLOOMIDX_MAX_COLUMNS];
+	int			nslots;
+	BloomSlicedGroupSlot slots[BLOOMIDX_GROUP_SLOTS];
+} BloomBuildGroups;
+
+/*
  * Shared state of a parallel sliced build: the full stripes the
  * participants wrote, by number, then (see BloomSlicedSharedSize) each
  * participant's leftover rows.
  */
 typedef struct BloomSlicedShared
 {
+	BloomBuildGroups groups;
 	slock_t		mutex;
 	int			nparticipants;
 	int			sigWords;
@@ -73,6 +90,9 @@ typedef struct BloomSlicedBuildState
 	uint32	   *summary;		/* a stripe's summary's blocks */
 	bool		haveBlocks;
 	uint16		lastBlocks[BLOOMIDX_MAX_COLUMNS];	/* of the last stripe */
+	BloomBuildGroups *groups;	/* localGroups, or the shared ones */
+	BloomBuildGroups localGroups;
+	double		expectedStripes;	/* full stripes the table should give */
 
 	/* In a parallel build: full stripes go to the shared list */
 	BloomSlicedShared *shared;
@@ -80,6 +100,8 @@ typedef struct BloomSlicedBuildState
 } BloomSlicedBuildState;
 
 static void BloomSlicedFlushBlock(BloomSlicedBuildState *bs);
+static void BloomSlicedKeepBlocks(BloomSlicedBuildState *bs, const uint16 *blocks);
+static void BloomBuildGroupsToMeta(BloomSlicedBuildState *bs, BloomMetaPage meta);
 
 /*
  * Write a page image to a new block of the index being built.
@@ -105,8 +127,210 @@ BloomBuildWritePage(Relation index, Page image, bool parallel)
 }
 
 /*
+ * Full stripes the table should give, from its estimated size, for
+ * sizing the regions of the summary groups
+ */
+static double
+BloomBuildExpectedStripes(Relation heap)
+{
+	BlockNumber pages;
+	double		tuples;
+	double		allvisfrac;
+
+	estimate_rel_size(heap, NULL, &pages, &tuples, &allvisfrac);
+	return Max(tuples, 0.0) / BLOOMIDX_STRIPE_ROWS;
+}
+
+/* Index of group g's slot among a build's groups, or -1 */
+static int
+BloomBuildFindGroup(BloomBuildGroups *groups, uint32 g)
+{
+	int			i;
+
+	for (i = 0; i < groups->nslots; i++)
+		if (groups->slots[i].groupPlus1 == g + 1)
+			return i;
+	return -1;
+}
+
+/*
+ * The slot of group g, its region allocated if it has none yet, for the
+ * stripe at position pos; returns its index, a copy in *slot, or -1 if no
+ * slot is left.  The region is a run of new pages at the end of the
+ * index, each a group page of no block set; in a parallel build, added
+ * under the relation extension lock that every participant takes to
+ * extend the index, so that the run is contiguous.
+ */
+static int
+BloomBuildGroupSlot(BloomSlicedBuildState *bs, uint32 g, int pos,
+					const uint16 *wide, BloomSlicedGroupSlot *slot)
+{
+	BloomBuildGroups *groups = bs->groups;
+	bool		parallel = bs->shared != NULL;
+	const BloomShape *shape = &bs->state.shape;
+	PGAlignedBlock image;
+	BlockNumber first = InvalidBlockNumber;
+	int			perStripe,
+				npages,
+				idx,
+				j;
+
+	if (parallel)
+		SpinLockAcquire(&bs->shared->mutex);
+	idx = BloomBuildFindGroup(groups, g);
+	if (idx >= 0 && groups->slots[idx].first != InvalidBlockNumber)
+		*slot = groups->slots[idx];
+	else
+		idx = -1;
+	if (parallel)
+		SpinLockRelease(&bs->shared->mutex);
+	if (idx >= 0)
+		return idx;
+
+	/* Allocate it, unless another participant did meanwhile */
+	if (parallel)
+	{
+		LockRelationForExtension(bs->index, ExclusiveLock);
+		SpinLockAcquire(&bs->shared->mutex);
+	}
+	idx = BloomBuildFindGroup(groups, g);
+	if (idx >= 0 || groups->nslots == BLOOMIDX_GROUP_SLOTS)
+	{
+		if (idx >= 0)
+			*slot = groups->slots[idx];
+		if (parallel)
+		{
+			SpinLockRelease(&bs->shared->mutex);
+			UnlockRelationForExtension(bs->index, ExclusiveLock);
+		}
+		return idx;
+	}
+	idx = groups->nslots++;
+	memset(&groups->slots[idx], 0, sizeof(BloomSlicedGroupSlot));
+	groups->slots[idx].groupPlus1 = g + 1;
+	groups->slots[idx].first = InvalidBlockNumber;
+	if (parallel)
+		SpinLockRelease(&bs->shared->mutex);
+
+	perStripe = BloomGroupPerStripe(bs->expectedStripes -
+									(double) g * BLOOMIDX_GROUP_STRIPES);
+	perStripe = Min(perStripe, BLOOMIDX_SUMMARY_PAGE_BLOCKS / (pos + 1));
+	npages = BloomGroupRegionPages(wide, shape->nColumns, perStripe);
+	BloomInitSlicedPage(image.data, BLOOMIDX_GROUP, shape->sigBits,
+						g * BLOOMIDX_GROUP_STRIPES);
+	for (j = 0; j < npages; j++)
+	{
+		Buffer		buffer = ReadBuffer(bs->index, P_NEW);
+
+		if (j == 0)
+			first = BufferGetBlockNumber(buffer);
+		else if (BufferGetBlockNumber(buffer) != first + j)
+			elog(ERROR, "bloomidx index \"%s\": page %u of a summary group's region is block %u, not %u",
+				 RelationGetRelationName(bs->index), j,
+				 BufferGetBlockNumber(buffer), first + j);
+		LockBuffer(buffer, BUFFER_LOCK_EXCLUSIVE);
+		memcpy(BufferGetPage(buffer), image.data, BLCKSZ);
+		MarkBufferDirty(buffer);
+		UnlockReleaseBuffer(buffer);
+	}
+
+	if (parallel)
+		SpinLockAcquire(&bs->shared->mutex);
+	groups->slots[idx].first = first;
+	groups->slots[idx].perStripe = perStripe;
+	groups->slots[idx].npages = npages;
+	*slot = groups->slots[idx];
+	if (parallel)
+	{
+		SpinLockRelease(&bs->shared->mutex);
+		UnlockRelationForExtension(bs->index, ExclusiveLock);
+	}
+	return idx;
+}
+
+/*
+ * Seal the full stripe being built, whose summary measured blocks: write
+ * its summary, of the index-wide blocks, into its group's region instead
+ * of summary pages of its own, and flag its stripe page so.  The first full
+ * stripe's blocks become the index-wide ones.  Returns false, leaving the
+ * stripe to its own summary pages, if the stripe's values need more than
+ * twice the index-wide blocks in some column (its summary would let too
+ * many values through), no slot is left, or its group's region does not
+ * hold its position.
+ */
+static bool
+BloomSlicedSealStripe(BloomSlicedBuildState *bs, Page stripeImage, uint32 s,
+					  const uint16 *blocks)
+{
+	const BloomShape *shape = &bs->state.shape;
+	BloomBuildGroups *groups = bs->groups;
+	bool		parallel = bs->shared != NULL;
+	uint16		wide[BLOOMIDX_MAX_COLUMNS];
+	BloomSlicedGroupSlot slot;
+	uint32		g = s / BLOOMIDX_GROUP_STRIPES;
+	int			pos = s % BLOOMIDX_GROUP_STRIPES;
+	int			start = 0;
+	int			idx,
+				c,
+				b;
+
+	if (parallel)
+		SpinLockAcquire(&bs->shared->mutex);
+	if (!groups->haveWide)
+	{
+		memcpy(groups->wide, blocks, sizeof(uint16) * shape->nColumns);
+		groups->haveWide = true;
+	}
+	memcpy(wide, groups->wide, sizeof(uint16) * shape->nColumns);
+	if (parallel)
+		SpinLockRelease(&bs->shared->mutex);
+
+	for (c = 0; c < shape->nColumns; c++)
+		if (blocks[c] > 2 * wide[c])
+			return false;
+	if (BloomSummaryTotalBlocks(wide, shape->nColumns) == 0 ||
+		(idx = BloomBuildGroupSlot(bs, g, pos, wide, &slot)) < 0 ||
+		pos >= BloomGroupPositions(slot.perStripe))
+		return false;
+
+	/* The stripe's blocks, then each page's share of them */
+	memset(bs->summary, 0, (Size) BloomSummaryTotalBlocks(wide, shape->nColumns) *
+		   BLOOMIDX_SUMMARY_BLOCK_BYTES);
+	BloomSummaryFill(wide, shape->nColumns, bs->keys, bs->nrows, bs->summary);
+	for (c = 0; c < shape->nColumns; start += wide[c], c++)
+	{
+		for (b = 0; b < wide[c]; b += slot.perStripe)
+		{
+			int			index;
+			BlockNumber blkno = BloomGroupBlockPage(&slot, wide, c, b, pos, &index);
+			Buffer		buffer = ReadBuffer(bs->index, blkno);
+
+			LockBuffer(buffer, BUFFER_LOCK_EXCLUSIVE);
+			memcpy(BloomSummaryPageBlocks(BufferGetPage(buffer)) +
+				   (Size) index * BLOOMIDX_SUMMARY_BLOCK_WORDS,
+				   bs->summary + (Size) (start + b) * BLOOMIDX_SUMMARY_BLOCK_WORDS,
+				   (Size) Min(slot.perStripe, wide[c] - b) * BLOOMIDX_SUMMARY_BLOCK_BYTES);
+			MarkBufferDirty(buffer);
+			UnlockReleaseBuffer(buffer);
+		}
+	}
+	BloomStripeSetSummary(stripeImage, shape->sigBits, shape->nColumns, wide,
+						  &slot.first, 0);
+	BloomStripeSetFlags(stripeImage, BloomStripeGetFlags(stripeImage) |
+						BLOOMIDX_STRIPE_SUMMARY_GROUPED);
+
+	if (parallel)
+		SpinLockAcquire(&bs->shared->mutex);
+	groups->slots[idx].sealed |= UINT64CONST(1) << pos;
+	if (parallel)
+		SpinLockRelease(&bs->shared->mutex);
+	return true;
+}
+
+/*
  * Write the summary of the stripe being built into summary pages, and list
- * them in its stripe page (see page.h).
+ * them in its stripe page (see page.h), or seal it in its group's region
+ * (a full stripe).
  */
 static void
 BloomSlicedFlushSummary(BloomSlicedBuildState *bs, Page stripeImage, uint32 s)
@@ -124,8 +348,14 @@ BloomSlicedFlushSummary(BloomSlicedBuildState *bs, Page stripeImage, uint32 s)
 	if (bs->nrows < BLOOMIDX_STRIPE_ROWS && bs->haveBlocks)
 		memcpy(blocks, bs->lastBlocks, sizeof(uint16) * shape->nColumns);
 	else
+	{
 		BloomSummarySizeBlocks(shape, BLOOMIDX_SUMMARY_DEFAULT_BITS_PER_KEY,
 							   bs->keys, bs->nrows, blocks, bs->scratch);
+		BloomSlicedKeepBlocks(bs, blocks);
+	}
+	if (bs->nrows == BLOOMIDX_STRIPE_ROWS &&
+		BloomSlicedSealStripe(bs, stripeImage, s, blocks))
+		return;
 	total = BloomSummaryTotalBlocks(blocks, shape->nColumns);
 	npages = (total + BLOOMIDX_SUMMARY_PAGE_BLOCKS - 1) / BLOOMIDX_SUMMARY_PAGE_BLOCKS;
 	memset(bs->summary, 0, (Size) npages * BLOOMIDX_SUMMARY_PAGE_BLOCKS *
@@ -142,8 +372,18 @@ BloomSlicedFlushSummary(BloomSlicedBuildState *bs, Page stripeImage, uint32 s)
 	}
 	BloomStripeSetSummary(stripeImage, shape->sigBits, shape->nColumns, blocks,
 						  pages, npages);
+}
 
-	/* A full stripe's sizes are those merges give their new stripes */
+/*
+ * A full stripe's sizes are those merges give their new stripes, unless
+ * the summary groups' index-wide ones are set (BloomBuildGroupsToMeta)
+ */
+static void
+BloomSlicedKeepBlocks(BloomSlicedBuildState *bs, const uint16 *blocks)
+{
+	const BloomShape *shape = &bs->state.shape;
+	bool		parallel = bs->shared != NULL;
+
 	if (bs->nrows == BLOOMIDX_STRIPE_ROWS || !bs->haveBlocks)
 	{
 		memcpy(bs->lastBlocks, blocks, sizeof(uint16) * shape->nColumns);
@@ -413,6 +653,7 @@ BloomSlicedBuildStateCreate(Relation index, const BloomShape *shape,
 	bs->maxStripes = 64;
 	bs->stripes = palloc(sizeof(BlockNumber) * bs->maxStripes);
 	bs->shared = shared;
+	bs->groups = shared != NULL ? &shared->groups : &bs->localGroups;
 	if (shape->summaries)
 	{
 		bs->nKeys = shape->nColumns;
@@ -505,6 +746,7 @@ BloomSlicedBuildParticipant(Relation heap, Relation index, IndexInfo *indexInfo,
 	uint64	   *words = BloomLeftoverWords(shared, participant);
 
 	bs->progress = progress;
+	bs->expectedStripes = BloomBuildExpectedStripes(heap);
 	counts->reltuples = table_index_build_scan(heap, index, indexInfo, true,
 											   progress->report,
 											   BloomSlicedBuildCallback, bs, scan);
@@ -540,6 +782,9 @@ BloomSlicedBuildComplete(Relation heap, Relation index, IndexInfo *indexInfo,
 	BlockNumber pending[BLOOMIDX_PENDING_CROWDED];
 	int			npending = 0;
 
+	bs->expectedStripes = BloomBuildExpectedStripes(heap);
+	if (shared != NULL)
+		memcpy(bs->groups, &shared->groups, sizeof(BloomBuildGroups));
 	if (shared == NULL)
 	{
 		BloomBuildProgress progress = {true, NULL, 0};
@@ -626,6 +871,7 @@ BloomSlicedBuildComplete(Relation heap, Relation index, IndexInfo *indexInfo,
 				   sizeof(uint16) * shape->nColumns);
 			BloomSlicedSummaryMeta(meta)->flags |= BLOOMIDX_SUMMARY_MEASURED;
 		}
+		BloomBuildGroupsToMeta(bs, meta);
 	}
 	if (npending > 0)
 	{
@@ -637,6 +883,24 @@ BloomSlicedBuildComplete(Relation heap, Relation index, IndexInfo *indexInfo,
 
 	pfree(bs->stripes);
 	MemoryContextDelete(bs->tmpCtx);
+}
+
+/*
+ * The build's summary groups into the metapage: the index-wide blocks, as
+ * the sizes merges give their new stripes, and the slots
+ */
+static void
+BloomBuildGroupsToMeta(BloomSlicedBuildState *bs, BloomMetaPage meta)
+{
+	BloomBuildGroups *groups = bs->groups;
+
+	if (!groups->haveWide)
+		return;
+	memcpy(BloomSlicedSummaryMeta(meta)->blocks, groups->wide,
+		   sizeof(uint16) * bs->state.shape.nColumns);
+	BloomSlicedSummaryMeta(meta)->flags |= BLOOMIDX_SUMMARY_MEASURED;
+	memcpy(BloomSlicedGroupMeta(meta)->slots, groups->slots,
+		   sizeof(BloomSlicedGroupSlot) * groups->nslots);
 }
 
 /*

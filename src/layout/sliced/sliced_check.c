@@ -91,7 +91,7 @@ BloomSlicedMetaProblem(BloomMetaPage meta, BlockNumber *needBlocks)
 		/* an unused entry, InvalidBlockNumber, adds 0 */
 		*needBlocks = Max(*needBlocks, (BlockNumber) (BloomSlicedMeta(meta)->stripeLists[i] + 1));
 	}
-	return NULL;
+	return BloomGroupSlotsProblem(meta, needBlocks);
 }
 
 /*
@@ -113,7 +113,7 @@ BloomSlicedMetaSpareProblem(BloomMetaPage meta, BlockNumber nblocks)
 			 BloomSlicedMeta(meta)->stripeLists[i] >= nblocks))
 			return psprintf("Stripe-list entry %u is block %u.", i,
 							BloomSlicedMeta(meta)->stripeLists[i]);
-	return NULL;
+	return BloomGroupSlotsOverlap(meta);
 }
 
 /*
@@ -135,6 +135,15 @@ BloomSlicedMetaBlocksProblem(BloomMetaPage meta, BlockNumber nblocks)
 			BloomSlicedMeta(meta)->stripeLists[i] >= nblocks)
 			return psprintf("Stripe-list entry %u is block %u, past the index's %u blocks.",
 							i, BloomSlicedMeta(meta)->stripeLists[i], nblocks);
+	for (i = 0; i < BLOOMIDX_GROUP_SLOTS; i++)
+	{
+		const BloomSlicedGroupSlot *slot = &BloomSlicedGroupMeta(meta)->slots[i];
+
+		if (slot->groupPlus1 != 0 && slot->first + slot->npages > nblocks)
+			return psprintf("The region of summary group %u, blocks %u to %u, is past the index's %u blocks.",
+							slot->groupPlus1 - 1, slot->first,
+							slot->first + slot->npages - 1, nblocks);
+	}
 	return NULL;
 }
 
@@ -156,6 +165,104 @@ BloomSlicedMetaAreaProblem(BloomMetaPage meta, BlockNumber *needBlocks)
 						BloomLayoutById(meta->layout)->name,
 						sliced->mergedRows, sliced->firstStripe,
 						sliced->nStripes, sliced->nPending);
+	return BloomGroupSlotsProblem(meta, needBlocks);
+}
+
+/*
+ * Describe what is wrong with the summary groups' slots of a metapage, or
+ * return NULL: none in use unless the index is of the sliced layout with
+ * measured summaries; a slot's region of as many pages as the index-wide
+ * blocks take at its perStripe, past the metapage; sealed bits only at
+ * the positions it holds, of stripes listed so far.  *needBlocks is raised
+ * to cover the regions.
+ */
+char *
+BloomGroupSlotsProblem(BloomMetaPage meta, BlockNumber *needBlocks)
+{
+	BloomSlicedGroupMetaData *gm = BloomSlicedGroupMeta(meta);
+	bool		groups = meta->version >= BLOOMIDX_FORMAT_SUMMARIES &&
+		meta->layout == BLOOMIDX_LAYOUT_SLICED &&
+		(BloomSlicedSummaryMeta(meta)->flags & BLOOMIDX_SUMMARY_MEASURED) != 0 &&
+		meta->nColumns <= BLOOMIDX_MAX_COLUMNS;
+	int			i;
+
+	for (i = 0; i < BLOOMIDX_GROUP_SLOTS; i++)
+	{
+		const BloomSlicedGroupSlot *slot = &gm->slots[i];
+		uint64		firstStripe;
+		int			npages;
+
+		if (slot->groupPlus1 == 0)
+		{
+			if (slot->first != 0 || slot->perStripe != 0 || slot->npages != 0 ||
+				slot->spare != 0 || slot->sealed != 0)
+				return psprintf("Free summary group slot %d is not zero.", i);
+			continue;
+		}
+		if (!groups)
+			return psprintf("Summary group slot %d is in use in an index without measured summaries.", i);
+		firstStripe = (uint64) (slot->groupPlus1 - 1) * BLOOMIDX_GROUP_STRIPES;
+		if (slot->perStripe < BLOOMIDX_GROUP_MIN_BLOCKS ||
+			slot->perStripe > BLOOMIDX_SUMMARY_PAGE_BLOCKS)
+			return psprintf("Summary group %u has %u blocks a stripe a page, not between %d and %d.",
+							slot->groupPlus1 - 1, slot->perStripe,
+							BLOOMIDX_GROUP_MIN_BLOCKS, BLOOMIDX_SUMMARY_PAGE_BLOCKS);
+		npages = BloomGroupRegionPages(BloomSlicedSummaryMeta(meta)->blocks,
+									   meta->nColumns, slot->perStripe);
+		if (slot->npages != npages || npages == 0)
+			return psprintf("Summary group %u has a region of %u pages, not the %d its blocks take.",
+							slot->groupPlus1 - 1, slot->npages, npages);
+		if (slot->first == BLOOMIDX_METAPAGE_BLKNO ||
+			slot->first >= InvalidBlockNumber - slot->npages)
+			return psprintf("Summary group %u has its region at block %u.",
+							slot->groupPlus1 - 1, slot->first);
+		if ((slot->sealed >> BloomGroupPositions(slot->perStripe)) != 0 ||
+			firstStripe >= BloomSlicedMeta(meta)->nStripes ||
+			(slot->sealed != 0 &&
+			 firstStripe + pg_leftmost_one_pos64(slot->sealed) >=
+			 BloomSlicedMeta(meta)->nStripes) ||
+			slot->spare != 0)
+			return psprintf("Summary group %u seals stripes 0x%016llx from stripe " UINT64_FORMAT " of %u listed, at %d positions.",
+							slot->groupPlus1 - 1,
+							(unsigned long long) slot->sealed, firstStripe,
+							BloomSlicedMeta(meta)->nStripes,
+							BloomGroupPositions(slot->perStripe));
+		*needBlocks = Max(*needBlocks, slot->first + slot->npages);
+	}
+	return NULL;
+}
+
+/*
+ * Two slots of the same group, or two regions that overlap, for
+ * bloomidx_check; NULL if none (each slot checked by BloomGroupSlotsProblem)
+ */
+char *
+BloomGroupSlotsOverlap(BloomMetaPage meta)
+{
+	BloomSlicedGroupMetaData *gm = BloomSlicedGroupMeta(meta);
+	int			i,
+				j;
+
+	for (i = 0; i < BLOOMIDX_GROUP_SLOTS; i++)
+	{
+		const BloomSlicedGroupSlot *a = &gm->slots[i];
+
+		if (a->groupPlus1 == 0)
+			continue;
+		for (j = i + 1; j < BLOOMIDX_GROUP_SLOTS; j++)
+		{
+			const BloomSlicedGroupSlot *b = &gm->slots[j];
+
+			if (b->groupPlus1 == 0)
+				continue;
+			if (a->groupPlus1 == b->groupPlus1)
+				return psprintf("Summary group %u has two slots, %d and %d.",
+								a->groupPlus1 - 1, i, j);
+			if (a->first < b->first + b->npages && b->first < a->first + a->npages)
+				return psprintf("The regions of summary groups %u and %u overlap.",
+								a->groupPlus1 - 1, b->groupPlus1 - 1);
+		}
+	}
 	return NULL;
 }
 

@@ -14,6 +14,8 @@
  */
 #include "postgres.h"
 
+#include <math.h>
+
 #include "port/pg_bitutils.h"
 #include "storage/bufpage.h"
 
@@ -340,7 +342,8 @@ BloomStripeSummaryProblem(Page page, int sigBits)
 		BLOOMIDX_PAGE_FREE_SPACE)
 		return NULL;			/* no room: never written */
 	if (sum->nColumns == 0)
-		return sum->nPages == 0 ? NULL :
+		return sum->nPages == 0 &&
+			(BloomStripeGetFlags(page) & BLOOMIDX_STRIPE_SUMMARY_GROUPED) == 0 ? NULL :
 			psprintf("The stripe's summary has %u pages and no column.", sum->nPages);
 	if (sum->nColumns > BLOOMIDX_MAX_COLUMNS || sum->nPages > BLOOMIDX_SUMMARY_MAX_PAGES)
 		return psprintf("The stripe's summary has %u columns and %u pages, more than %d and %d.",
@@ -353,7 +356,14 @@ BloomStripeSummaryProblem(Page page, int sigBits)
 							i + 1, sum->blocks[i], BLOOMIDX_SUMMARY_MAX_BLOCKS);
 		total += sum->blocks[i];
 	}
-	if ((total + BLOOMIDX_SUMMARY_PAGE_BLOCKS - 1) / BLOOMIDX_SUMMARY_PAGE_BLOCKS != sum->nPages)
+	if ((BloomStripeGetFlags(page) & BLOOMIDX_STRIPE_SUMMARY_GROUPED) != 0)
+	{
+		/* Sealed in its group's region: no page of its own */
+		if (sum->nPages != 0)
+			return psprintf("The stripe's summary is sealed in its group and has %u pages.",
+							sum->nPages);
+	}
+	else if ((total + BLOOMIDX_SUMMARY_PAGE_BLOCKS - 1) / BLOOMIDX_SUMMARY_PAGE_BLOCKS != sum->nPages)
 		return psprintf("The stripe's summary of %d blocks has %u pages.",
 						total, sum->nPages);
 	end = BLOOMIDX_STRIPE_SUMMARY_OFFSET(sigBits) +
@@ -411,6 +421,71 @@ void
 BloomStripeSetFlags(Page page, uint16 flags)
 {
 	BloomPageGetStripe(page)->flags = flags;
+}
+
+/*
+ * Positions of a group whose region gives a stripe perStripe blocks of a
+ * column a page (see sliced.h)
+ */
+int
+BloomGroupPositions(int perStripe)
+{
+	return Min(BLOOMIDX_GROUP_STRIPES,
+			   BLOOMIDX_SUMMARY_PAGE_BLOCKS / Max(perStripe, 1));
+}
+
+/*
+ * The blocks a stripe's column gets in a page of the region of a group
+ * expected to hold expectedStripes full stripes: as many as leave room in
+ * a page for that many positions, at least BLOOMIDX_GROUP_MIN_BLOCKS (all
+ * BLOOMIDX_GROUP_STRIPES), so that a group the table leaves short takes
+ * no more pages than its stripes' own summaries would.
+ */
+int
+BloomGroupPerStripe(double expectedStripes)
+{
+	double		n = ceil(expectedStripes);
+
+	n = Min(Max(n, 1.0), (double) BLOOMIDX_GROUP_STRIPES);
+	return Max(BLOOMIDX_GROUP_MIN_BLOCKS,
+			   BLOOMIDX_SUMMARY_PAGE_BLOCKS / (int) n);
+}
+
+/* Pages a column of blocks blocks takes in a region of perStripe */
+static inline int
+BloomGroupColumnPages(int blocks, int perStripe)
+{
+	return (blocks + perStripe - 1) / perStripe;
+}
+
+/* Pages of a group's region, for summaries of blocks blocks per column */
+int
+BloomGroupRegionPages(const uint16 *blocks, int nColumns, int perStripe)
+{
+	int			n = 0;
+	int			c;
+
+	for (c = 0; c < nColumns; c++)
+		n += BloomGroupColumnPages(blocks[c], perStripe);
+	return n;
+}
+
+/*
+ * The page of a group's region (slot) holding block b of column col of the
+ * stripe at position pos, blocks being the index-wide blocks; *index: the
+ * block's place among the page's blocks (BloomSummaryPageBlocks).
+ */
+BlockNumber
+BloomGroupBlockPage(const BloomSlicedGroupSlot *slot, const uint16 *blocks,
+					int col, int b, int pos, int *index)
+{
+	int			start = 0;
+	int			c;
+
+	for (c = 0; c < col; c++)
+		start += BloomGroupColumnPages(blocks[c], slot->perStripe);
+	*index = pos * slot->perStripe + b % slot->perStripe;
+	return slot->first + start + b / slot->perStripe;
 }
 
 /* The blocks of a summary page, BLOOMIDX_SUMMARY_BLOCK_WORDS words each */

@@ -350,8 +350,10 @@ BloomStripeSummaryTest(Relation index, BloomScanOpaque so,
 	int			result = BLOOM_SLICE_ANY;
 	int			k;
 
+	/* A sealed stripe's summary was tested in its group's region */
 	if (pages->summaryColumns == 0 ||
-		(pages->flags & BLOOMIDX_STRIPE_SUMMARY_INCOMPLETE) != 0)
+		(pages->flags & (BLOOMIDX_STRIPE_SUMMARY_INCOMPLETE |
+						 BLOOMIDX_STRIPE_SUMMARY_GROUPED)) != 0)
 		return BLOOM_SLICE_ANY;
 	for (k = 0; k < so->nkeyhashes && result == BLOOM_SLICE_ANY; k++)
 	{
@@ -470,6 +472,153 @@ BloomStripeCandidates(Relation index, const BloomShape *shape, BloomScanOpaque s
 }
 
 /*
+ * Is group g's region still at first, as in the snapshot a scan took?  A
+ * page of it that is not a page of the group is corruption if so, else
+ * the region was freed under the scan.
+ */
+static bool
+BloomGroupStillHeld(Relation index, uint32 g, BlockNumber first)
+{
+	BloomSlicedSnapshot *snap = palloc(sizeof(BloomSlicedSnapshot));
+	const BloomSlicedGroupSlot *slot;
+	bool		held;
+
+	BloomTakeSnapshot(index, snap, false);
+	slot = BloomSnapGroup(snap, g * BLOOMIDX_GROUP_STRIPES);
+	held = slot != NULL && slot->first == first;
+	BloomFreeSnapshot(snap);
+	return held;
+}
+
+/* Does a summary key of the scan test a column the groups' regions hold? */
+static inline bool
+BloomGroupKeyTested(const BloomSlicedSnapshot *snap, const BloomKeyHashes *kh)
+{
+	return kh->col >= 0 && kh->col < BLOOMIDX_MAX_COLUMNS &&
+		snap->groupBlocks[kh->col] > 0;
+}
+
+/*
+ * The sealed stripes of the groups g0 .. g0 + ngroups - 1 (their slots in
+ * snap) that the query's summary keys rule out, in skip[g - g0] (bit p for
+ * the stripe at position p): for each key, the page of its block in the
+ * group's region, read once for the group, and its block for each sealed
+ * stripe, as BloomStripeSummaryTest tests a stripe's own.  *blocksOut: the
+ * pages' list, palloc'd, for the caller to free once work->reader is
+ * started again.  Returns false if a region was freed under the scan,
+ * which must start over.
+ */
+static bool
+BloomGroupVerdicts(Relation index, BloomScanOpaque so, BloomSlicedScanData *work,
+				   const BloomSlicedSnapshot *snap, uint32 g0, int ngroups,
+				   uint64 *skip, BlockNumber **blocksOut)
+{
+	const uint16 *wide = snap->groupBlocks;
+	BlockNumber *blocks;
+	int			nblocks = 0;
+	int			i,
+				k,
+				j,
+				pass;
+
+	for (i = 0; i < snap->nGroups; i++)
+	{
+		const BloomSlicedGroupSlot *slot = &snap->groups[i];
+
+		if (slot->sealed == 0 || slot->groupPlus1 - 1 < g0 ||
+			slot->groupPlus1 - 1 >= g0 + ngroups)
+			continue;
+		for (k = 0; k < so->nkeyhashes; k++)
+			if (BloomGroupKeyTested(snap, &so->keyhashes[k]))
+				nblocks += so->keyhashes[k].nhashes;
+	}
+	*blocksOut = blocks = palloc(sizeof(BlockNumber) * Max(nblocks, 1));
+	if (nblocks == 0)
+		return true;
+
+	/* The pages, listed for the reader, then read in that order */
+	for (pass = 0; pass < 2; pass++)
+	{
+		int			n = 0;
+
+		if (pass == 1)
+			BloomReaderStart(&work->reader, blocks, nblocks, nblocks);
+		for (i = 0; i < snap->nGroups; i++)
+		{
+			const BloomSlicedGroupSlot *slot = &snap->groups[i];
+			uint32		g = slot->groupPlus1 - 1;
+			uint64		alive = slot->sealed;
+
+			if (slot->sealed == 0 || g < g0 || g >= g0 + ngroups)
+				continue;
+			for (k = 0; k < so->nkeyhashes; k++)
+			{
+				const BloomKeyHashes *kh = &so->keyhashes[k];
+				uint64		any = 0;
+
+				if (!BloomGroupKeyTested(snap, kh))
+					continue;
+				for (j = 0; j < kh->nhashes; j++)
+				{
+					uint32		key = work->sumKeys[k][j];
+					int			b = BloomSummaryBlockFor(key, wide[kh->col]);
+					int			at;
+					BlockNumber blkno = BloomGroupBlockPage(slot, wide, kh->col,
+															b, 0, &at);
+					Buffer		buffer;
+					Page		page;
+					uint64		x;
+
+					if (pass == 0)
+					{
+						blocks[n++] = blkno;
+						continue;
+					}
+					CHECK_FOR_INTERRUPTS();
+					buffer = BloomReaderNext(&work->reader);
+					LockBuffer(buffer, BUFFER_LOCK_SHARE);
+					page = BufferGetPage(buffer);
+					if (!BloomPageIsSliced(page, BLOOMIDX_GROUP,
+										   BloomGroupFirstStripe(slot)))
+					{
+						UnlockReleaseBuffer(buffer);
+						if (BloomGroupStillHeld(index, g, slot->first))
+							BloomReportCorruption(index, blkno,
+												  psprintf("Page %u of the region of summary group %u is not a page of the group.",
+														   blkno - slot->first, g));
+						return false;
+					}
+					for (x = alive & ~any; x != 0; x &= x - 1)
+					{
+						int			p = pg_rightmost_one_pos64(x);
+
+						if (BloomSummaryTestBlock(BloomSummaryPageBlocks(page) +
+												  (Size) (at + p * slot->perStripe) *
+												  BLOOMIDX_SUMMARY_BLOCK_WORDS, key))
+							any |= UINT64CONST(1) << p;
+					}
+					UnlockReleaseBuffer(buffer);
+				}
+				alive &= any;
+			}
+			if (pass == 1)
+				skip[g - g0] = slot->sealed & ~alive;
+		}
+	}
+	return true;
+}
+
+/* Did BloomGroupVerdicts rule stripe s out? */
+static inline bool
+BloomStripeRuledOut(const uint64 *skip, uint32 g0, int ngroups, uint32 s)
+{
+	uint32		g = s / BLOOMIDX_GROUP_STRIPES;
+
+	return skip != NULL && g >= g0 && g < g0 + ngroups &&
+		((skip[g - g0] >> (s % BLOOMIDX_GROUP_STRIPES)) & 1) != 0;
+}
+
+/*
  * One pass of a bitmap scan of a sliced index; returns false if a stripe
  * it listed was emptied by VACUUM under it, and the scan must start over.
  */
@@ -483,6 +632,10 @@ BloomSlicedScanOnce(Relation index, BloomState state, BloomScanOpaque so,
 	bool		complete = true;
 	BlockNumber *stripes;
 	int			nstripes = 0;
+	uint64	   *skip = NULL;	/* sealed stripes ruled out, per group */
+	BlockNumber *groupBlocks = NULL;
+	uint32		g0;
+	int			ngroups = 0;
 	uint32		s;
 	int			i;
 
@@ -535,16 +688,34 @@ BloomSlicedScanOnce(Relation index, BloomState state, BloomScanOpaque so,
 	 * a page the stripe's number on the pages tells.
 	 */
 	BloomTakeSnapshot(index, snap2, true);
+
+	/*
+	 * The sealed stripes the summary groups rule out (as the first snapshot
+	 * has them: a stripe sealed since is tested as any other) are read no
+	 * further.
+	 */
+	g0 = snap->firstStripe / BLOOMIDX_GROUP_STRIPES;
+	if (work->sumKeys != NULL && snap->nGroups > 0 &&
+		snap2->nStripes > snap->firstStripe)
+	{
+		ngroups = (snap2->nStripes - 1) / BLOOMIDX_GROUP_STRIPES - g0 + 1;
+		skip = palloc0(sizeof(uint64) * ngroups);
+		if (!BloomGroupVerdicts(index, so, work, snap, g0, ngroups, skip,
+								&groupBlocks))
+			complete = false;
+	}
+
 	stripes = palloc(sizeof(BlockNumber) *
 					 Max(snap2->nStripes - Min(snap->firstStripe, snap2->nStripes), 1));
-	for (s = snap->firstStripe; s < snap2->nStripes; s++)
+	for (s = snap->firstStripe; s < snap2->nStripes && complete; s++)
 	{
 		BlockNumber blkno = s < snap->nStripes ? BloomSnapStripe(snap, s) :
 			BloomSnapStripe(snap2, s);
 
 		if (BloomStripeRows(snap2->mergedRows, s) == 0)
 			break;
-		if (blkno != InvalidBlockNumber)
+		if (blkno != InvalidBlockNumber &&
+			!BloomStripeRuledOut(skip, g0, ngroups, s))
 			stripes[nstripes++] = blkno;
 	}
 	BloomReaderStart(&work->stripeReader, stripes, nstripes, nstripes);
@@ -559,6 +730,11 @@ BloomSlicedScanOnce(Relation index, BloomState state, BloomScanOpaque so,
 			break;
 		if (blkno == InvalidBlockNumber)
 			continue;
+		if (BloomStripeRuledOut(skip, g0, ngroups, s))
+		{
+			work->stripesSkipped++;
+			continue;
+		}
 		switch (BloomStripeCandidates(index, shape, so, work, s, blkno, rows))
 		{
 			case BLOOM_SLICE_ANY:
@@ -573,6 +749,10 @@ BloomSlicedScanOnce(Relation index, BloomState state, BloomScanOpaque so,
 
 	BloomReaderEnd(&work->stripeReader);
 	BloomReaderEnd(&work->reader);
+	if (skip != NULL)
+		pfree(skip);
+	if (groupBlocks != NULL)
+		pfree(groupBlocks);
 	pfree(stripes);
 	BloomFreeSnapshot(snap2);
 	BloomFreeSnapshot(snap);
@@ -697,7 +877,8 @@ BloomSummaryFpr(int bitsPerKey)
  */
 static uint32
 BloomSlicedSummaryPlanInfo(Relation index, BloomState state, double *fpr,
-						   double *completeStripes, double *summaryPages)
+						   double *completeStripes, double *summaryPages,
+						   double *sealedStripes, double *sealedGroups)
 {
 	BloomSummaryInfoData info;
 	uint32		summarized = 0;
@@ -707,6 +888,8 @@ BloomSlicedSummaryPlanInfo(Relation index, BloomState state, double *fpr,
 	*completeStripes = 0;
 	BloomSlicedSummaryInfo(index, &info);
 	*summaryPages = info.summaryPages;
+	*sealedStripes = info.sealedStripes;
+	*sealedGroups = info.sealedGroups;
 	if (info.bitsPerKey <= 0)
 		return 0;
 	for (c = 0; c < state->shape.nColumns; c++)
@@ -780,10 +963,11 @@ BloomSlicedStripeShare(const BloomScanPagesInput *in, uint32 summarized,
 /*
  * Pages and words a scan reads (the routine table's scanpages): every
  * stripe page and, where the stripes have summaries, one summary block a
- * stripe for each value tested; the slices the query tests of the stripes
- * the summaries let through, every pending page, and the TID-map pages of
- * the candidates.  The false positives of the stripes skipped are never
- * met.
+ * stripe for each value tested (for the stripes sealed in summary groups,
+ * one page a group and value, and the stripe pages of those the summaries
+ * let through only); the slices the query tests of the stripes the
+ * summaries let through, every pending page, and the TID-map pages of the
+ * candidates.  The false positives of the stripes skipped are never met.
  */
 void
 BloomSlicedScanPages(Relation index, BloomState state,
@@ -799,6 +983,8 @@ BloomSlicedScanPages(Relation index, BloomState state,
 	double		fpr;
 	double		complete;
 	double		summaryPages;
+	double		sealed;
+	double		sealedGroups;
 	uint32		summarized;
 	double		share;
 	double		keysTested;
@@ -807,7 +993,8 @@ BloomSlicedScanPages(Relation index, BloomState state,
 	BloomSlicedSizes(index, &sizes);
 	pendingRows = sizes.pendingPages * state->tuplesPerPage;
 	summarized = BloomSlicedSummaryPlanInfo(index, state, &fpr, &complete,
-											&summaryPages);
+											&summaryPages, &sealed,
+											&sealedGroups);
 	share = BloomSlicedStripeShare(in, summarized, fpr, sizes.stripes,
 								   &keysTested);
 
@@ -830,7 +1017,14 @@ BloomSlicedScanPages(Relation index, BloomState state,
 	tidPages = Max(tidPages, sizes.stripes);
 	tidPages = Min(tidPages, sizes.stripes * BLOOMIDX_STRIPE_TIDPAGES);
 
-	out->pagesFetched = sizes.stripes * (1 + keysTested + share * slices) +
+	/*
+	 * A stripe sealed in its group is read (its stripe page too) only if
+	 * the summaries let it through; its group's page of each value tested
+	 * is read once for the group
+	 */
+	sealed = keysTested > 0 ? Min(sealed, sizes.stripes) : 0;
+	out->pagesFetched = (sizes.stripes - sealed) * (1 + keysTested + share * slices) +
+		sealed * share * (1 + slices) + sealedGroups * keysTested +
 		sizes.pendingPages +
 		(tidPages > 0 ? tidPages * -expm1(-candidates / tidPages) : 0);
 	out->pagesFetched = Min(out->pagesFetched, in->indexPages);

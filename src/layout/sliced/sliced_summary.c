@@ -309,7 +309,8 @@ BloomSummaryFill(const uint16 *blocks, int nColumns, const uint32 *keys,
 /*
  * What the cost model needs of an index's summaries, from its metapage:
  * the bits a key, the stripes listed and those of them with a complete
- * summary, the blocks per column of a stripe as the build sized them.
+ * summary, the blocks per column of a stripe as the build sized them, the
+ * stripes sealed in summary groups and those groups.
  */
 void
 BloomSlicedSummaryInfo(Relation index, BloomSummaryInfoData *info)
@@ -341,7 +342,27 @@ BloomSlicedSummaryInfo(Relation index, BloomSummaryInfoData *info)
 			info->meanBlocks[c] = sm->blocks[c];
 			total += sm->blocks[c];
 		}
-		info->summaryPages = info->stripes *
+		for (c = 0; c < BLOOMIDX_GROUP_SLOTS; c++)
+		{
+			const BloomSlicedGroupSlot *slot = &BloomSlicedGroupMeta(meta)->slots[c];
+			uint64		sealed = slot->sealed;
+			uint32		first;
+
+			if (slot->groupPlus1 == 0)
+				continue;
+			info->summaryPages += slot->npages;
+			first = BloomGroupFirstStripe(slot);
+			if (first < firstStripe)
+				sealed &= firstStripe - first >= 64 ? 0 :
+					~((UINT64CONST(1) << (firstStripe - first)) - 1);
+			if (sealed != 0)
+			{
+				info->sealedStripes += pg_popcount64(sealed);
+				info->sealedGroups++;
+			}
+		}
+		info->sealedStripes = Min(info->sealedStripes, info->stripes);
+		info->summaryPages += (info->stripes - info->sealedStripes) *
 			ceil(total / BLOOMIDX_SUMMARY_PAGE_BLOCKS);
 	}
 	UnlockReleaseBuffer(metabuf);
@@ -362,6 +383,8 @@ typedef struct BloomSummaryCheckStripe
 	uint16		blocks[BLOOMIDX_MAX_COLUMNS];
 	int			nPages;
 	BlockNumber pages[BLOOMIDX_SUMMARY_MAX_PAGES];
+	bool		sealed;			/* in its group's region, slot */
+	BloomSlicedGroupSlot slot;
 } BloomSummaryCheckStripe;
 
 /* State of bloomidx_check's check of the summaries against the table */
@@ -434,6 +457,19 @@ BloomSlicedSummaryCheckBegin(Relation index, BloomState state)
 			(pages->flags & BLOOMIDX_STRIPE_SUMMARY_INCOMPLETE) != 0)
 			continue;
 		cs = &sc->stripes[sc->nstripes];
+		cs->sealed = (pages->flags & BLOOMIDX_STRIPE_SUMMARY_GROUPED) != 0;
+		if (cs->sealed)
+		{
+			const BloomSlicedGroupSlot *slot = BloomSnapGroup(snap, s);
+
+			/* A stripe its group does not seal: see BloomSlicedForEachRow */
+			if (slot == NULL ||
+				((slot->sealed >> (s % BLOOMIDX_GROUP_STRIPES)) & 1) == 0 ||
+				memcmp(pages->summaryBlocks, snap->groupBlocks,
+					   sizeof(uint16) * state->shape.nColumns) != 0)
+				continue;
+			cs->slot = *slot;
+		}
 		cs->s = s;
 		cs->stripeBlkno = blkno;
 		memcpy(cs->blocks, pages->summaryBlocks, sizeof(cs->blocks));
@@ -477,6 +513,48 @@ BloomSlicedSummaryCheckBegin(Relation index, BloomState state)
 }
 
 /*
+ * Complain unless the block of its group's region that holds column c of
+ * the sealed stripe cs may hold the key of the row's value (in sc->keys)
+ */
+static void
+BloomSummaryCheckSealed(BloomSummaryCheckData *sc, Relation heap,
+						ItemPointer tid, const BloomSummaryCheckStripe *cs, int c)
+{
+	int			at;
+	BlockNumber blkno = BloomGroupBlockPage(&cs->slot, cs->blocks, c,
+											BloomSummaryBlockFor(sc->keys[c],
+																 cs->blocks[c]),
+											cs->s % BLOOMIDX_GROUP_STRIPES, &at);
+	Buffer		buffer;
+	Page		page;
+	bool		maybe;
+
+	buffer = ReadBuffer(sc->index, blkno);
+	LockBuffer(buffer, BUFFER_LOCK_SHARE);
+	page = BufferGetPage(buffer);
+	if (!BloomPageIsSliced(page, BLOOMIDX_GROUP, BloomGroupFirstStripe(&cs->slot)))
+		BloomReportCorruption(sc->index, blkno,
+							  psprintf("Page %u of the region of summary group %u is not a page of the group.",
+									   blkno - cs->slot.first,
+									   cs->slot.groupPlus1 - 1));
+	maybe = BloomSummaryTestBlock(BloomSummaryPageBlocks(page) +
+								  (Size) at * BLOOMIDX_SUMMARY_BLOCK_WORDS,
+								  sc->keys[c]);
+	UnlockReleaseBuffer(buffer);
+	if (!maybe)
+		ereport(ERROR,
+				(errcode(ERRCODE_INDEX_CORRUPTED),
+				 errmsg("index \"%s\" lacks the value of column %d of row (%u,%u) of table \"%s\" in the summary of its stripe",
+						RelationGetRelationName(sc->index), c + 1,
+						ItemPointerGetBlockNumber(tid),
+						ItemPointerGetOffsetNumber(tid),
+						RelationGetRelationName(heap)),
+				 errdetail("Page %u of summary group %u says no row of stripe %u has the value.",
+						   blkno, cs->slot.groupPlus1 - 1, cs->s),
+				 errhint("REINDEX the index.")));
+}
+
+/*
  * Complain unless the summary of the stripe holding a row of the table
  * (if a stripe with a complete summary does) may hold its values' keys
  * (for BloomSlicedHeapCheckRow).
@@ -507,6 +585,11 @@ BloomSlicedSummaryCheckRow(void *arg, Relation heap, ItemPointer tid,
 
 		if (cs->blocks[c] == 0)
 			continue;
+		if (cs->sealed)
+		{
+			BloomSummaryCheckSealed(sc, heap, tid, cs, c);
+			continue;
+		}
 		g = start + BloomSummaryBlockFor(sc->keys[c], cs->blocks[c]);
 		p = g / BLOOMIDX_SUMMARY_PAGE_BLOCKS;
 		if (p >= cs->nPages)

@@ -16,6 +16,7 @@
 
 #include "executor/instrument.h"
 #include "miscadmin.h"
+#include "port/pg_bitutils.h"
 #include "storage/bufmgr.h"
 #include "utils/rel.h"
 
@@ -23,6 +24,11 @@
 #include "page.h"
 #include "signature.h"
 #include "sliced.h"
+
+static void BloomCheckStripeSealed(Relation index, const BloomSlicedSnapshot *snap,
+								   uint32 s, BlockNumber blkno,
+								   const BloomStripePages *pages);
+static void BloomCheckGroupRegions(Relation index, const BloomSlicedSnapshot *snap);
 
 /*
  * Complain about a page of a sliced index that is not what its list says.
@@ -55,6 +61,18 @@ BloomTakeSnapshot(Relation index, BloomSlicedSnapshot *snap, bool stripes)
 	memcpy(snap->stripeLists, BloomSlicedMeta(meta)->stripeLists, sizeof(snap->stripeLists));
 	snap->summariesSized = BloomSlicedSummaryMeta(meta)->bitsPerKey == 0 ||
 		(BloomSlicedSummaryMeta(meta)->flags & BLOOMIDX_SUMMARY_MEASURED) != 0;
+	snap->nGroups = 0;
+	for (k = 0; k < BLOOMIDX_GROUP_SLOTS; k++)
+	{
+		const BloomSlicedGroupSlot *slot = &BloomSlicedGroupMeta(meta)->slots[k];
+
+		if (slot->groupPlus1 != 0)
+			snap->groups[snap->nGroups++] = *slot;
+	}
+	memset(snap->groupBlocks, 0, sizeof(snap->groupBlocks));
+	if (snap->nGroups > 0)
+		memcpy(snap->groupBlocks, BloomSlicedSummaryMeta(meta)->blocks,
+			   sizeof(uint16) * Min(meta->nColumns, BLOOMIDX_MAX_COLUMNS));
 	snap->stripes = NULL;
 	if (stripes)
 	{
@@ -470,6 +488,7 @@ BloomSlicedForEachRow(Relation index, const BloomShape *shape,
 								   shape->sigBits, pages))
 			elog(ERROR, "stripe %u of bloomidx index \"%s\" was emptied while it was read",
 				 s, RelationGetRelationName(index));
+		BloomCheckStripeSealed(index, snap, s, blkno, pages);
 		nlive = BloomReadStripeRows(index, shape, pages, blkno, rows,
 									&rowOf, &tids, &words);
 		for (i = 0; i < nlive; i++)
@@ -486,11 +505,81 @@ BloomSlicedForEachRow(Relation index, const BloomShape *shape,
 	}
 	BloomReaderEnd(&stripes);
 	pfree(stripes.blocks);
+	BloomCheckGroupRegions(index, snap);
 	pfree(pages);
 	BloomFreeSnapshot(snap);
 	return total;
 }
 
+
+/*
+ * Complain unless stripe s (at stripe page blkno, read into pages) is
+ * sealed in its summary group's region exactly when its stripe page says
+ * so (the snapshot taken under the merge lock).
+ */
+static void
+BloomCheckStripeSealed(Relation index, const BloomSlicedSnapshot *snap,
+					   uint32 s, BlockNumber blkno, const BloomStripePages *pages)
+{
+	const BloomSlicedGroupSlot *slot = BloomSnapGroup(snap, s);
+	bool		sealed = slot != NULL &&
+		((slot->sealed >> (s % BLOOMIDX_GROUP_STRIPES)) & 1) != 0;
+	bool		grouped = (pages->flags & BLOOMIDX_STRIPE_SUMMARY_GROUPED) != 0;
+
+	if (sealed && !grouped)
+		BloomReportCorruption(index, blkno,
+							  psprintf("Stripe %u is sealed in summary group %u, but its stripe page lists a summary of its own.",
+									   s, s / BLOOMIDX_GROUP_STRIPES));
+	if (grouped && !sealed)
+		BloomReportCorruption(index, blkno,
+							  psprintf("The stripe page of stripe %u says it is sealed, but summary group %u does not seal it.",
+									   s, s / BLOOMIDX_GROUP_STRIPES));
+}
+
+/*
+ * Complain unless every page of the summary groups' regions is a group
+ * page tagged with its group's first stripe.
+ */
+static void
+BloomCheckGroupRegions(Relation index, const BloomSlicedSnapshot *snap)
+{
+	int			i;
+
+	for (i = 0; i < snap->nGroups; i++)
+	{
+		const BloomSlicedGroupSlot *slot = &snap->groups[i];
+		uint64		x;
+		BlockNumber j;
+
+		/* A stripe leaving its list leaves its group (BloomUnsealStripe) */
+		for (x = slot->sealed; x != 0; x &= x - 1)
+		{
+			uint32		s = BloomGroupFirstStripe(slot) + pg_rightmost_one_pos64(x);
+
+			if (BloomSnapStripe(snap, s) == InvalidBlockNumber)
+				BloomReportCorruption(index, BLOOMIDX_METAPAGE_BLKNO,
+									  psprintf("Summary group %u seals stripe %u, which is not listed.",
+											   slot->groupPlus1 - 1, s));
+		}
+
+		for (j = 0; j < slot->npages; j++)
+		{
+			Buffer		buffer;
+			bool		sound;
+
+			CHECK_FOR_INTERRUPTS();
+			buffer = ReadBuffer(index, slot->first + j);
+			LockBuffer(buffer, BUFFER_LOCK_SHARE);
+			sound = BloomPageIsSliced(BufferGetPage(buffer), BLOOMIDX_GROUP,
+									  BloomGroupFirstStripe(slot));
+			UnlockReleaseBuffer(buffer);
+			if (!sound)
+				BloomReportCorruption(index, slot->first + j,
+									  psprintf("Page %u of the region of summary group %u is not a page of the group.",
+											   j, slot->groupPlus1 - 1));
+		}
+	}
+}
 
 /*
  * The layout's columns of bloomidx_stats (the routine table's

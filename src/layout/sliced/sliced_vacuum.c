@@ -34,9 +34,9 @@
 
 /*
  * Mark in referenced, a bitmap of blocks lo .. hi - 1, those of them a
- * sliced index lists: stripe lists, stripes, their slices and TID maps,
- * pending pages.  The caller holds the merge lock, so that no merge or
- * VACUUM changes them.
+ * sliced index lists: stripe lists, stripes, their slices, TID maps and
+ * summary pages, pending pages, summary groups' regions.  The caller holds
+ * the merge lock, so that no merge or VACUUM changes them.
  */
 static void
 BloomSlicedReferenced(Relation index, const BloomShape *shape,
@@ -63,6 +63,13 @@ BloomSlicedReferenced(Relation index, const BloomShape *shape,
 	{
 		if (snap->stripeLists[i] != InvalidBlockNumber)
 			BLOOM_REFERENCE(snap->stripeLists[i]);
+	}
+	for (i = 0; i < snap->nGroups; i++)
+	{
+		BlockNumber j;
+
+		for (j = 0; j < snap->groups[i].npages; j++)
+			BLOOM_REFERENCE(snap->groups[i].first + j);
 	}
 
 	/* Every listed stripe page, read ahead */
@@ -134,6 +141,95 @@ BloomSlicedFreeOrphan(Relation index, BloomState state, Buffer buffer)
 }
 
 /*
+ * In the record that takes stripe s out of its list (xlogState, the
+ * metapage metabuf locked exclusively), clear its bit in its summary
+ * group's slot, if it is sealed there.
+ */
+static void
+BloomUnsealStripe(GenericXLogState *xlogState, Buffer metabuf, uint32 s)
+{
+	BloomSlicedGroupMetaData *gm =
+		BloomSlicedGroupMeta(BloomPageGetMeta(BufferGetPage(metabuf)));
+	uint64		bit = UINT64CONST(1) << (s % BLOOMIDX_GROUP_STRIPES);
+	int			i;
+
+	for (i = 0; i < BLOOMIDX_GROUP_SLOTS; i++)
+	{
+		if (gm->slots[i].groupPlus1 != s / BLOOMIDX_GROUP_STRIPES + 1)
+			continue;
+		if ((gm->slots[i].sealed & bit) != 0)
+		{
+			Page		page = GenericXLogRegisterBuffer(xlogState, metabuf, 0);
+
+			BloomSlicedGroupMeta(BloomPageGetMeta(page))->slots[i].sealed &= ~bit;
+		}
+		return;
+	}
+}
+
+/*
+ * Free the regions of the summary groups that seal no stripe and can get
+ * no more (their last stripe number is taken): the slots first, in one
+ * metapage record, then the pages, each if it is still the group's (a
+ * crash between the two leaves orphans, which the walk of
+ * BloomSlicedVacuumCleanup frees).  A scan that copied a slot before finds
+ * its pages freed by their tags and starts over.  The caller holds the
+ * merge lock.
+ */
+static void
+BloomFreeDeadGroups(Relation index)
+{
+	Buffer		metabuf = ReadBuffer(index, BLOOMIDX_METAPAGE_BLKNO);
+	BloomSlicedGroupSlot dead[BLOOMIDX_GROUP_SLOTS];
+	GenericXLogState *xlogState = NULL;
+	BloomMetaPage meta;
+	int			ndead = 0;
+	int			i;
+
+	LockBuffer(metabuf, BUFFER_LOCK_EXCLUSIVE);
+	BloomSlicedCheckMeta(index, BufferGetPage(metabuf));
+	meta = BloomPageGetMeta(BufferGetPage(metabuf));
+	for (i = 0; i < BLOOMIDX_GROUP_SLOTS; i++)
+	{
+		BloomSlicedGroupSlot *slot = &BloomSlicedGroupMeta(meta)->slots[i];
+
+		if (slot->groupPlus1 == 0 || slot->sealed != 0 ||
+			BloomSlicedMeta(meta)->nStripes <
+			(uint64) slot->groupPlus1 * BLOOMIDX_GROUP_STRIPES)
+			continue;
+		if (xlogState == NULL)
+		{
+			xlogState = GenericXLogStart(index);
+			meta = BloomPageGetMeta(GenericXLogRegisterBuffer(xlogState, metabuf, 0));
+			slot = &BloomSlicedGroupMeta(meta)->slots[i];
+		}
+		dead[ndead++] = *slot;
+		memset(slot, 0, sizeof(BloomSlicedGroupSlot));
+	}
+	if (xlogState != NULL)
+		GenericXLogFinish(xlogState);
+	UnlockReleaseBuffer(metabuf);
+
+	for (i = 0; i < ndead; i++)
+	{
+		BlockNumber j;
+
+		for (j = 0; j < dead[i].npages; j++)
+		{
+			Buffer		buffer;
+
+			CHECK_FOR_INTERRUPTS();
+			buffer = ReadBuffer(index, dead[i].first + j);
+			LockBuffer(buffer, BUFFER_LOCK_EXCLUSIVE);
+			if (BloomPageIsSliced(BufferGetPage(buffer), BLOOMIDX_GROUP,
+								  BloomGroupFirstStripe(&dead[i])))
+				BloomFreePage(index, buffer);
+			UnlockReleaseBuffer(buffer);
+		}
+	}
+}
+
+/*
  * Move the live rows of a mostly dead stripe back to the pending pages,
  * reading their signatures back from the slices, take the stripe out of
  * its list and free its pages.  Their keys are not known (the slices hold
@@ -180,6 +276,7 @@ BloomReclaimStripe(Relation index, BloomState state, uint32 s, BlockNumber strip
 	xlogState = GenericXLogStart(index);
 	BloomStripeListSet(GenericXLogRegisterBuffer(xlogState, listbuf, 0),
 					   s % BLOOMIDX_STRIPELIST_ENTRIES, InvalidBlockNumber);
+	BloomUnsealStripe(xlogState, metabuf, s);
 	GenericXLogFinish(xlogState);
 	UnlockReleaseBuffer(listbuf);
 	UnlockReleaseBuffer(metabuf);
@@ -650,6 +747,7 @@ BloomSlicedVacuumCleanup(IndexVacuumInfo *info, IndexBulkDeleteResult *stats)
 	 */
 	BloomSlicedMerge(index, true, BLOOM_MERGE_STRIPES);
 	LockPage(index, BLOOMIDX_METAPAGE_BLKNO, ExclusiveLock);
+	BloomFreeDeadGroups(index);
 
 	npages = RelationGetNumberOfBlocks(index);
 	stats->num_pages = npages;
