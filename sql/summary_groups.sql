@@ -20,11 +20,20 @@ SELECT ((i::bigint * 7919) % 1000003)::int, i % 1000, 'c' || (i % 5003),
 FROM generate_series(0, 269999) i;
 SELECT bloomidx_merge('sg_m') > 0 AS merged;
 VACUUM ANALYZE sg;
--- built: sealed stripes (the rows short of a stripe merged too)
+-- built: sealed stripes, and a partial one of the rows short of a stripe
+-- (nothing left to merge)
 CREATE INDEX sg_b ON sg USING bloomidx (a, b, c, d);
-SELECT bloomidx_merge('sg_b') > 0 AS merged;
+SELECT bloomidx_merge('sg_b') = 0 AS nothing_pending;
 CREATE INDEX sg_off ON sg USING bloomidx (a, b, c, d) WITH (summaries = off);
 SELECT stripes FROM bloomidx_stats('sg_b');
+-- bloomidx_stats counts the sealed stripes' summaries, read from their
+-- group's region, as it counts those in pages of their own
+SELECT i, stripes, summarized_stripes = stripes AS all_summarized,
+       summary_pages > 0 AS has_pages,
+       summary_fpr[1] BETWEEN 0.01 AND 0.08 AS a_fpr,
+       summary_fill[4] < 0.5 AS d_few_bits
+FROM unnest(ARRAY['sg_b', 'sg_m']) i, bloomidx_stats(i::regclass)
+ORDER BY i;
 SELECT bloomidx_check('sg_b');
 SELECT bloomidx_check('sg_b', heapallindexed => true);
 
@@ -96,7 +105,7 @@ ORDER BY q;
 -- REINDEX seals the stripes merges filled: fewer pages than before
 CREATE TABLE sg_before AS SELECT q, h.hits FROM sg_q, LATERAL sg_hits('sg_m', q) h;
 REINDEX INDEX sg_m;
-SELECT bloomidx_merge('sg_m') > 0 AS merged;
+SELECT bloomidx_merge('sg_m') = 0 AS nothing_pending;
 SELECT q, h.n = s.n AS same_answer, h.hits < p.hits AS fewer_pages
 FROM sg_q JOIN sg_before p USING (q), LATERAL sg_hits('sg_m', q) h,
 	 LATERAL sg_seq(q) s
@@ -112,6 +121,9 @@ FROM (VALUES ('a = 424242'), ('b = 18'), ('b = 17'), ('d = 8 AND b = 5'),
 			 ('a = 7919')) v(q),
 	 LATERAL sg_hits('sg_b', q) b, LATERAL sg_seq(q) s
 ORDER BY q;
+-- The inserted rows went into the partial stripe, whose summary was sized
+-- for a full stripe's 1,000 values of b: 3,000 more are too many, and
+-- bloomidx_check says so
 SELECT bloomidx_check('sg_b', heapallindexed => true);
 
 -- VACUUM empties the first stripe, most of its rows deleted: it leaves its
@@ -140,6 +152,7 @@ CREATE INDEX sg_p ON sg USING bloomidx (a, b, c, d);
 RESET min_parallel_table_scan_size;
 RESET parallel_setup_cost;
 SET max_parallel_maintenance_workers = 0;
+-- (its partial stripe, of the rows inserted since, as sg_b's)
 SELECT bloomidx_check('sg_p', heapallindexed => true);
 SELECT q, p.n AS parallel, s.n AS seqscan
 FROM sg_q, LATERAL sg_hits('sg_p', q) p, LATERAL sg_seq(q) s

@@ -69,10 +69,73 @@ BloomSummaryDesignedFpr(int bitsPerKey)
 }
 
 /*
+ * Add to out the summary of stripe s, whose columns' blocks (nblocks of
+ * them, per column) have colSet bits set and colFpr summed rates: its
+ * bits, its rate, its load.  capped: its blocks were scaled down to fit a
+ * stripe's most summary pages, so that a load over its sizing is no sign
+ * the data has changed.
+ */
+static void
+BloomSummaryStatsAdd(uint32 s, const uint16 *blocks, const double *colSet,
+					 const double *colFpr, bool capped, int nColumns,
+					 int bitsPerKey, double overload,
+					 BloomSummaryStatsData *out)
+{
+	int			c;
+
+	out->stripes++;
+	for (c = 0; c < nColumns; c++)
+	{
+		int			nblocks = blocks[c];
+		double		keys,
+					sized,
+					load;
+
+		if (nblocks == 0)
+			continue;
+		out->bits[c] += (double) nblocks * BLOOMIDX_SUMMARY_BLOCK_WORDS * 32;
+		out->bitsSet[c] += colSet[c];
+		out->fprSum[c] += colFpr[c] / nblocks;
+		keys = BloomSummaryImpliedKeys(colSet[c], nblocks);
+		sized = (double) nblocks * BLOOMIDX_SUMMARY_BLOCK_WORDS * 32 / bitsPerKey;
+		load = keys / sized;
+		if (capped)
+			continue;
+		if (load > overload)
+			out->overloaded[c]++;
+		if (load > out->worstLoad[c])
+		{
+			out->worstLoad[c] = load;
+			out->worstKeys[c] = keys;
+			out->worstSized[c] = sized;
+			out->worstFpr[c] = colFpr[c] / nblocks;
+			out->worstFull[c] = colSet[c] >= (double) nblocks * BLOOMIDX_SUMMARY_BLOCK_WORDS * 32;
+			out->worstStripe[c] = s;
+		}
+	}
+}
+
+/* Bits set in a summary block, and the rate at which it lets a key through */
+static int
+BloomSummaryBlockStats(const uint32 *block, double *rate)
+{
+	int			set = 0;
+	int			w;
+
+	*rate = 1.0;
+	for (w = 0; w < BLOOMIDX_SUMMARY_BLOCK_WORDS; w++)
+	{
+		int			n = pg_popcount32(block[w]);
+
+		set += n;
+		*rate *= n / 32.0;
+	}
+	return set;
+}
+
+/*
  * Add the summary of stripe s (of a complete summary, as pages lists it)
- * to out: its bits, its rate, its load.  capped: its blocks were scaled
- * down to fit a stripe's most summary pages, so that a load over its
- * sizing is no sign the data has changed.  False if a summary page is not
+ * to out (BloomSummaryStatsAdd).  False if a summary page is not
  * the stripe's (the stripe was emptied, or the index is corrupted: the
  * checks say which).
  */
@@ -119,63 +182,122 @@ BloomSummaryStatsStripe(Relation index, const BloomStripePages *pages,
 		{
 			const uint32 *block = words + (Size) (g % BLOOMIDX_SUMMARY_PAGE_BLOCKS) *
 				BLOOMIDX_SUMMARY_BLOCK_WORDS;
-			double		rate = 1.0;
-			int			set = 0;
-			int			w;
+			double		rate;
 
 			while (g >= end)
 				end += pages->summaryBlocks[++c];
-			for (w = 0; w < BLOOMIDX_SUMMARY_BLOCK_WORDS; w++)
-			{
-				int			n = pg_popcount32(block[w]);
-
-				set += n;
-				rate *= n / 32.0;
-			}
-			colSet[c] += set;
+			colSet[c] += BloomSummaryBlockStats(block, &rate);
 			colFpr[c] += rate;
 		}
 		UnlockReleaseBuffer(buffer);
 	}
 
 	out->pages += pages->nSummaryPages;
-	out->stripes++;
-	for (c = 0; c < nColumns; c++)
-	{
-		int			nblocks = pages->summaryBlocks[c];
-		double		keys,
-					sized,
-					load;
-
-		if (nblocks == 0)
-			continue;
-		out->bits[c] += (double) nblocks * BLOOMIDX_SUMMARY_BLOCK_WORDS * 32;
-		out->bitsSet[c] += colSet[c];
-		out->fprSum[c] += colFpr[c] / nblocks;
-		keys = BloomSummaryImpliedKeys(colSet[c], nblocks);
-		sized = (double) nblocks * BLOOMIDX_SUMMARY_BLOCK_WORDS * 32 / bitsPerKey;
-		load = keys / sized;
-		if (capped)
-			continue;
-		if (load > overload)
-			out->overloaded[c]++;
-		if (load > out->worstLoad[c])
-		{
-			out->worstLoad[c] = load;
-			out->worstKeys[c] = keys;
-			out->worstSized[c] = sized;
-			out->worstFpr[c] = colFpr[c] / nblocks;
-			out->worstFull[c] = colSet[c] >= (double) nblocks * BLOOMIDX_SUMMARY_BLOCK_WORDS * 32;
-			out->worstStripe[c] = pages->stripe;
-		}
-	}
+	BloomSummaryStatsAdd(pages->stripe, pages->summaryBlocks, colSet, colFpr,
+						 capped, nColumns, bitsPerKey, overload, out);
 	return true;
 }
 
 /*
+ * Add to out the summaries of the stripes sealed in a group's region
+ * (sliced.h), each page of the region read once; those of stripes the
+ * snapshot does not list are left out.  False if a page of the region is
+ * not the group's (the region was freed, or the index is corrupted: the
+ * checks say which).
+ */
+static bool
+BloomSummaryStatsGroup(Relation index, const BloomSlicedSnapshot *snap,
+					   const BloomSlicedGroupSlot *slot, int nColumns,
+					   int bitsPerKey, double overload,
+					   BufferAccessStrategy bas, BloomSummaryStatsData *out)
+{
+	const uint16 *blocks = snap->groupBlocks;
+	uint32		first = BloomGroupFirstStripe(slot);
+	int			positions = BloomGroupPositions(slot->perStripe);
+	int			total = BloomSummaryTotalBlocks(blocks, nColumns);
+	int			limit = BLOOMIDX_SUMMARY_MAX_PAGES * BLOOMIDX_SUMMARY_PAGE_BLOCKS;
+	bool		capped = total >= limit - 2 * nColumns;
+	double	   *colSet = palloc0(sizeof(double) * positions * nColumns);
+	double	   *colFpr = palloc0(sizeof(double) * positions * nColumns);
+	bool		sound = true;
+	int			c;
+	int			p;
+
+	for (c = 0; c < nColumns && sound; c++)
+	{
+		int			b;
+
+		for (b = 0; b < blocks[c]; b += slot->perStripe)
+		{
+			int			index0;
+			BlockNumber blkno = BloomGroupBlockPage(slot, blocks, c, b, 0, &index0);
+			Buffer		buffer;
+			Page		page;
+			const uint32 *words;
+
+			CHECK_FOR_INTERRUPTS();
+			if (blkno >= slot->first + slot->npages)
+			{
+				sound = false;
+				break;
+			}
+			buffer = ReadBufferExtended(index, MAIN_FORKNUM, blkno, RBM_NORMAL, bas);
+			LockBuffer(buffer, BUFFER_LOCK_SHARE);
+			page = BufferGetPage(buffer);
+			if (!BloomPageIsSliced(page, BLOOMIDX_GROUP, first))
+			{
+				UnlockReleaseBuffer(buffer);
+				sound = false;
+				break;
+			}
+			words = BloomSummaryPageBlocks(page);
+			for (p = 0; p < positions; p++)
+			{
+				int			bb;
+
+				if ((slot->sealed & ((uint64) 1 << p)) == 0)
+					continue;
+				for (bb = b; bb < Min(b + slot->perStripe, blocks[c]); bb++)
+				{
+					double		rate;
+
+					colSet[p * nColumns + c] +=
+						BloomSummaryBlockStats(words + (Size) (p * slot->perStripe + bb % slot->perStripe) *
+											   BLOOMIDX_SUMMARY_BLOCK_WORDS, &rate);
+					colFpr[p * nColumns + c] += rate;
+				}
+			}
+			UnlockReleaseBuffer(buffer);
+		}
+	}
+
+	if (sound)
+	{
+		out->pages += slot->npages;
+		for (p = 0; p < positions; p++)
+		{
+			uint32		s = first + p;
+			BlockNumber blkno = BloomSnapStripe(snap, s);
+
+			if ((slot->sealed & ((uint64) 1 << p)) == 0 ||
+				blkno == InvalidBlockNumber ||
+				BloomStripeRows(snap->mergedRows, s) == 0)
+				continue;
+			BloomSummaryStatsAdd(s, blocks, colSet + p * nColumns,
+								 colFpr + p * nColumns, capped, nColumns,
+								 bitsPerKey, overload, out);
+		}
+	}
+	pfree(colSet);
+	pfree(colFpr);
+	return sound;
+}
+
+/*
  * What the stripe summaries of a sliced index hold (the routine table's
- * summarystats): with exact, every listed stripe's summary pages are read,
- * under the merge lock so that stripes stay; else the metapage alone.
+ * summarystats): with exact, every listed stripe's summary pages and the
+ * summary groups' regions are read, under the merge lock so that stripes
+ * stay; else the metapage alone.
  */
 void
 BloomSlicedSummaryStats(Relation index, bool exact, double overload,
@@ -188,6 +310,7 @@ BloomSlicedSummaryStats(Relation index, bool exact, double overload,
 	BufferAccessStrategy bas;
 	int			nColumns;
 	int			sigBits;
+	int			g;
 	uint32		s;
 
 	memset(out, 0, sizeof(BloomSummaryStatsData));
@@ -218,6 +341,9 @@ BloomSlicedSummaryStats(Relation index, bool exact, double overload,
 	pages = palloc(sizeof(BloomStripePages));
 	bas = GetAccessStrategy(BAS_BULKREAD);
 	BloomTakeSnapshot(index, snap, true);
+	for (g = 0; g < snap->nGroups; g++)
+		BloomSummaryStatsGroup(index, snap, &snap->groups[g], nColumns,
+							   out->bitsPerKey, overload, bas, out);
 	for (s = snap->firstStripe; s < snap->nStripes; s++)
 	{
 		BlockNumber blkno = BloomSnapStripe(snap, s);
@@ -226,7 +352,8 @@ BloomSlicedSummaryStats(Relation index, bool exact, double overload,
 		if (blkno == InvalidBlockNumber ||
 			BloomStripeRows(snap->mergedRows, s) == 0 ||
 			!BloomReadStripe(index, s, blkno, sigBits, pages) ||
-			pages->summaryColumns == 0)
+			pages->summaryColumns == 0 ||
+			(pages->flags & BLOOMIDX_STRIPE_SUMMARY_GROUPED) != 0)
 			continue;
 		if (pages->summaryColumns != nColumns ||
 			(pages->flags & BLOOMIDX_STRIPE_SUMMARY_INCOMPLETE) != 0 ||
