@@ -319,6 +319,9 @@ extern void BloomSummarySizeBlocksFromRows(const BloomShape *shape,
 										   int bitsPerKey, const uint32 *keys,
 										   int nrows, uint16 *blocks,
 										   uint32 *scratch);
+extern void BloomSummaryMeasureBlocks(const BloomShape *shape, int bitsPerKey,
+									  const uint32 *keys, int nrows,
+									  uint16 *blocks, uint32 *scratch);
 extern int	BloomSummaryTotalBlocks(const uint16 *blocks, int nColumns);
 extern void BloomSummaryFill(const uint16 *blocks, int nColumns,
 							 const uint32 *keys, int nrows, uint32 *words);
