@@ -65,7 +65,9 @@ SELECT * FROM ss_counts('b = 5');
 SELECT * FROM ss_counts('c IN (3, 4) AND b = 3');
 
 -- Inserts merge nothing while the pending rows cannot fill a stripe; once
--- they can, the inserts fill one in small steps
+-- they can, the merge that starts it measures the summaries' sizes on them
+-- (the build saw too few rows), and the inserts fill it in small steps and
+-- start the next as rows come
 INSERT INTO ss SELECT i, i % 97, i % 1009, 'd' || (i % 331) FROM generate_series(10001, 50000) i;
 SELECT stripes, next_row FROM bloomidx_stats('ss_sliced');
 INSERT INTO ss SELECT i, i % 97, i % 1009, 'd' || (i % 331) FROM generate_series(50001, 100000) i;
@@ -75,14 +77,14 @@ SELECT * FROM ss_counts('a = 4242');
 SELECT * FROM ss_counts('b = 5 AND d = ''d5''');
 SELECT bloomidx_check('ss_sliced', heapallindexed => true);
 
--- VACUUM merges the rows that fill stripes and leaves the rest pending
+-- VACUUM merges every pending row of an index with a stripe
 VACUUM ss;
 SELECT stripes, next_row % 65280 AS stripe_row, pending_pages > 0 AS some_pending
 FROM bloomidx_stats('ss_sliced');
 SELECT * FROM ss_counts('b = 5 AND d = ''d5''');
 SELECT live_tuples = (SELECT count(*) FROM ss) AS one_tuple_per_row FROM bloomidx_stats('ss_sliced');
 
--- bloomidx_merge() merges every pending row
+-- bloomidx_merge() merges every pending row: none is left
 SELECT bloomidx_merge('ss_sliced') > 0 AS merged;
 SELECT stripes, next_row = (SELECT count(*) FROM ss) AS all_merged, pending_pages
 FROM bloomidx_stats('ss_sliced');

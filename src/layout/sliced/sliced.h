@@ -48,7 +48,10 @@
  *	  rows are pending, in an index that has a stripe and knows
  *	  its summaries' sizes (BLOOMIDX_SUMMARY_MEASURED, or no summaries),
  *	  and only once they can fill the stripe in another (whose pending
- *	  list so grows to a stripe's worth of rows); while that stripe lacks
+ *	  list so grows to a stripe's worth of rows; a merge that starts a
+ *	  stripe in an index with summaries of unknown sizes first measures
+ *	  them on those rows, BloomMergeMeasureSummaries, so that it is
+ *	  another no more); while that stripe lacks
  *	  some of its pages, a step allocates a few of them instead
  *	  (BloomPrepareStripe), so that no insert allocates a whole stripe's
  *	  pages either;
@@ -156,8 +159,8 @@ StaticAssertDecl(BLOOMIDX_SLICED_META_START + sizeof(BloomSlicedMetaData) <=
  * version 4), in the range of the layouts' area past all the others
  * (page.h), zero in an index of an older format: bitsPerKey 0 means no
  * summaries.  blocks gives each column's summary blocks in a new stripe a
- * merge starts, as the build measured them.  completeBelow: no stripe
- * below it was marked incomplete by a merge (for the cost model).
+ * merge starts, as the build or a merge measured them.  completeBelow: no
+ * stripe below it was marked incomplete by a merge (for the cost model).
  */
 typedef struct BloomSlicedSummaryMetaData
 {
@@ -169,9 +172,11 @@ typedef struct BloomSlicedSummaryMetaData
 
 /*
  * In BloomSlicedSummaryMetaData.flags: blocks were measured by the build
- * on a full stripe.  Without it (an index built on fewer rows than a
- * stripe's), a merge sizes the summary of a stripe it starts from the rows
- * it writes there first (BloomSummarySizeBlocksFromRows).
+ * on a full stripe, or by a merge on a stripe's worth of pending rows
+ * (BloomMergeMeasureSummaries, in an index built on fewer rows than a
+ * stripe's, when it starts a stripe).  Without it, a merge sizes the
+ * summary of a stripe it starts from the rows it writes there first
+ * (BloomSummarySizeBlocksFromRows).
  */
 #define BLOOMIDX_SUMMARY_MEASURED	0x0001
 
@@ -402,6 +407,9 @@ extern void BloomSummarySizeBlocksFromRows(const BloomShape *shape,
 										   int bitsPerKey, const uint32 *keys,
 										   int nrows, uint16 *blocks,
 										   uint32 *scratch);
+extern void BloomSummaryMeasureBlocks(const BloomShape *shape, int bitsPerKey,
+									  const uint32 *keys, int nrows,
+									  uint16 *blocks, uint32 *scratch);
 extern int	BloomSummaryTotalBlocks(const uint16 *blocks, int nColumns);
 extern void BloomSummaryFill(const uint16 *blocks, int nColumns,
 							 const uint32 *keys, int nrows, uint32 *words);

@@ -298,6 +298,114 @@ BloomMergeWant(Relation index, BloomState state, const BloomSlicedSnapshot *snap
 }
 
 /*
+ * Rows with keys a merge measures the summaries' sizes on at least (see
+ * BloomMergeMeasureSummaries), unless the pending list is crowded: half a
+ * stripe's
+ */
+#define BLOOM_MEASURE_MIN_ROWS	(BLOOMIDX_STRIPE_ROWS / 2)
+
+/*
+ * Measure the summaries' sizes of an index whose build measured no full
+ * stripe (BLOOMIDX_SUMMARY_MEASURED unset), for a merge about to start a
+ * stripe, from the keys of the first stripe's worth of pending rows of a
+ * snapshot, as a build does on a full stripe (BloomSummaryMeasureBlocks);
+ * record them in the metapage with the flag, in a WAL record of its own,
+ * so that this stripe and every later one are sized by them and the index
+ * starts its stripes early from then on (BloomMergeEager).  Measured only
+ * once the pending rows fill a stripe (or the pending list is crowded,
+ * when they cannot: from all of them), on the rows that have keys (not
+ * those of BLOOMIDX_KEYLESS pages) if they are at least
+ * BLOOM_MEASURE_MIN_ROWS or, when crowded, half the rows; fewer than a
+ * stripe's are extrapolated to one.  Takes no lock but one pending page's,
+ * then the metapage's; the caller holds the merge lock.
+ */
+static void
+BloomMergeMeasureSummaries(Relation index, BloomState state,
+						   BloomSlicedSnapshot *snap)
+{
+	const BloomShape *shape = &state->shape;
+	int			nColumns = shape->nColumns;
+	int			slotBytes = BloomSlicedSlotBytes(state);
+	bool		crowded = snap->nPending >= BLOOMIDX_PENDING_CROWDED;
+	uint32	   *keys;
+	uint32	   *scratch;
+	uint16		blocks[BLOOMIDX_MAX_COLUMNS];
+	Buffer		metabuf;
+	BloomSlicedSummaryMetaData *sm;
+	GenericXLogState *xlogState;
+	int			bitsPerKey;
+	bool		measured;
+	int			rows = 0;
+	int			nkeys = 0;
+	int			i;
+
+	if (!crowded &&
+		(uint64) snap->nPending * state->tuplesPerPage < BLOOMIDX_STRIPE_ROWS)
+		return;
+	keys = palloc(sizeof(uint32) * nColumns * BLOOMIDX_STRIPE_ROWS);
+	for (i = 0; i < snap->nPending && rows < BLOOMIDX_STRIPE_ROWS; i++)
+	{
+		Buffer		buffer;
+		Page		page;
+		int			n,
+					j;
+
+		CHECK_FOR_INTERRUPTS();
+		buffer = ReadBuffer(index, snap->pending[i]);
+		LockBuffer(buffer, BUFFER_LOCK_SHARE);
+		page = BufferGetPage(buffer);
+		if (!BloomSlicedPageIsData(index, page, snap->pending[i], state->tuplesPerPage))
+		{
+			UnlockReleaseBuffer(buffer);
+			continue;
+		}
+		n = Min(BloomPageGetNTuples(page), BLOOMIDX_STRIPE_ROWS - rows);
+		if (!BloomPageHasFlag(page, BLOOMIDX_KEYLESS))
+			for (j = 0; j < n; j++)
+				BloomPendingGetKeys(state, BloomPageGetSignature(page, slotBytes, j),
+									keys + (Size) nkeys++ * nColumns);
+		rows += n;
+		UnlockReleaseBuffer(buffer);
+	}
+	if ((rows < BLOOMIDX_STRIPE_ROWS && !crowded) ||
+		(nkeys < BLOOM_MEASURE_MIN_ROWS && !(crowded && nkeys > 0 && nkeys >= rows / 2)))
+	{
+		pfree(keys);
+		return;
+	}
+
+	metabuf = ReadBuffer(index, BLOOMIDX_METAPAGE_BLKNO);
+	LockBuffer(metabuf, BUFFER_LOCK_SHARE);
+	sm = BloomSlicedSummaryMeta(BloomPageGetMeta(BufferGetPage(metabuf)));
+	bitsPerKey = sm->bitsPerKey;
+	measured = (sm->flags & BLOOMIDX_SUMMARY_MEASURED) != 0;
+	UnlockReleaseBuffer(metabuf);
+	if (measured || bitsPerKey <= 0 || bitsPerKey > BLOOMIDX_SUMMARY_MAX_BITS_PER_KEY)
+	{
+		pfree(keys);
+		return;
+	}
+	scratch = palloc(sizeof(uint32) * BLOOMIDX_STRIPE_ROWS);
+	BloomSummaryMeasureBlocks(shape, bitsPerKey, keys, nkeys, blocks, scratch);
+	pfree(scratch);
+	pfree(keys);
+
+	/* Only merges change these fields, and this one holds the merge lock */
+	metabuf = ReadBuffer(index, BLOOMIDX_METAPAGE_BLKNO);
+	LockBuffer(metabuf, BUFFER_LOCK_EXCLUSIVE);
+	BloomSlicedCheckMeta(index, BufferGetPage(metabuf));
+	xlogState = GenericXLogStart(index);
+	sm = BloomSlicedSummaryMeta(BloomPageGetMeta(GenericXLogRegisterBuffer(xlogState, metabuf, 0)));
+	memcpy(sm->blocks, blocks, sizeof(uint16) * nColumns);
+	sm->flags |= BLOOMIDX_SUMMARY_MEASURED;
+	GenericXLogFinish(xlogState);
+	UnlockReleaseBuffer(metabuf);
+	snap->summariesSized = true;
+	elog(DEBUG1, "bloomidx index \"%s\": summary sizes measured on %d of %d pending rows",
+		 RelationGetRelationName(index), nkeys, rows);
+}
+
+/*
  * CPU time this backend has used, in ms (0 where the platform cannot
  * tell): merge steps log it beside their elapsed time, which a busy
  * machine stretches.
@@ -393,6 +501,11 @@ BloomSlicedMergeOnce(Relation index, BloomMergeMode mode)
 		BloomFreeSnapshot(snap);
 		return 0;
 	}
+
+	/* A stripe to start in an index whose summaries were never measured */
+	if (state->shape.summaries && BloomSlicedPendingHasKeys(state) &&
+		!snap->summariesSized && snap->mergedRows % BLOOMIDX_STRIPE_ROWS == 0)
+		BloomMergeMeasureSummaries(index, state, snap);
 
 	/*
 	 * A step writes rows only into a stripe whose pages are all there: if

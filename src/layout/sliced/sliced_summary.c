@@ -264,6 +264,52 @@ BloomSummarySizeBlocksFromRows(const BloomShape *shape, int bitsPerKey,
 	BloomSummaryCapBlocks(shape->nColumns, blocks, total);
 }
 
+/*
+ * Size the summaries of an index's stripes from the keys of nrows pending
+ * rows, a stripe's worth or most of one (see BloomMergeMeasureSummaries):
+ * as the build does from a full stripe's (BloomSummarySizeBlocks), else
+ * extrapolated to a stripe from how a column's distinct keys grow from
+ * the first half of the rows to all of them, d(n) = d(n/2) * 2^g, as
+ * d(n) * (stripe rows / n)^g: linear (g = 1) for a column whose values
+ * come in runs (a tenant in insertion order) or never repeat (a random
+ * key), flat for one whose values all recur (a status).
+ */
+void
+BloomSummaryMeasureBlocks(const BloomShape *shape, int bitsPerKey,
+						  const uint32 *keys, int nrows, uint16 *blocks,
+						  uint32 *scratch)
+{
+	int			total = 0;
+	int			c;
+
+	if (nrows >= BLOOMIDX_STRIPE_ROWS)
+	{
+		BloomSummarySizeBlocks(shape, bitsPerKey, keys, BLOOMIDX_STRIPE_ROWS,
+							   blocks, scratch);
+		return;
+	}
+	for (c = 0; c < shape->nColumns; c++)
+	{
+		double		d,
+					half,
+					g = 0,
+					est;
+
+		blocks[c] = 0;
+		if ((shape->setColumns & (1U << c)) != 0 || nrows <= 0)
+			continue;
+		d = BloomSummaryCountDistinct(keys, nrows, shape->nColumns, c, scratch);
+		half = BloomSummaryCountDistinct(keys, nrows / 2, shape->nColumns, c, scratch);
+		if (half > 0 && d > half)
+			g = Min(1.0, log(d / half) / log(2.0));
+		est = d * pow((double) BLOOMIDX_STRIPE_ROWS / nrows, g);
+		est = Min(Max(est, d), (double) BLOOMIDX_STRIPE_ROWS);
+		blocks[c] = BloomSummaryBlocksFor(est, bitsPerKey);
+		total += blocks[c];
+	}
+	BloomSummaryCapBlocks(shape->nColumns, blocks, total);
+}
+
 /* Blocks of a stripe's summary, over its columns */
 int
 BloomSummaryTotalBlocks(const uint16 *blocks, int nColumns)
