@@ -115,7 +115,7 @@ add_summary() {
         summary+=("$(printf '%-8s %-10s %4d passed, %4d failed (not run: out of time)' "$major" "-" 0 1)")
         return
     fi
-    line=$(grep -E '^[0-9]+ passed, [0-9]+ failed$' "$log" | tail -n 1 || true)
+    line=$(grep -a -E '^[0-9]+ passed, [0-9]+ failed$' "$log" | tail -n 1 || true)
     if [[ -z $line ]]; then
         total_fail=$((total_fail + 1))
         summary+=("$(printf '%-8s %-10s %4d passed, %4d failed (no summary, exit status %d)' "$major" "-" 0 1 "$rc")")

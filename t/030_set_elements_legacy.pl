@@ -62,10 +62,15 @@ $node->stop;
 my $pristine = slurp_file($file);
 
 # The counts: 32 uint32 elements, 32 uint16 query elements, the measured
-# columns and a spare uint32, the last 200 bytes the metapage covers
+# columns and a spare uint32, the 200 bytes before the summary groups'
+# range, which starts 5,528 bytes into the metapage's contents (after the
+# 24-byte page header; src/core/page.h) and is the last the metapage
+# covers (zero here: no stripe, no group)
 my $counts_size = 4 * 32 + 2 * 32 + 4 + 4;
 my $pd_lower = unpack('S', substr($pristine, 12, 2));
-my $base = $pd_lower - $counts_size;
+my $base = 24 + 5528 - $counts_size;
+is(substr($pristine, $base + $counts_size, $pd_lower - $base - $counts_size),
+	"\0" x ($pd_lower - $base - $counts_size), 'the summary groups\' range is zero');
 isnt(substr($pristine, $base, $counts_size), "\0" x $counts_size,
 	'the new index records its counts');
 my $legacy = bx_patched($pristine, $blcksz, 0, 12, pack('S', $base));
