@@ -259,7 +259,7 @@ BloomAllocGroupRegion(Relation index, const BloomShape *shape, uint32 g,
 	GenericXLogState *xlogState;
 	Buffer		metabuf;
 	BloomMetaPage meta;
-	int			free = -1;
+	int			freeSlot = -1;
 	int			nb = 0;
 	int			i,
 				j;
@@ -269,11 +269,11 @@ BloomAllocGroupRegion(Relation index, const BloomShape *shape, uint32 g,
 	LockBuffer(metabuf, BUFFER_LOCK_SHARE);
 	BloomSlicedCheckMeta(index, BufferGetPage(metabuf));
 	meta = BloomPageGetMeta(BufferGetPage(metabuf));
-	for (i = 0; i < BLOOMIDX_GROUP_SLOTS && free < 0; i++)
+	for (i = 0; i < BLOOMIDX_GROUP_SLOTS && freeSlot < 0; i++)
 		if (BloomSlicedGroupMeta(meta)->slots[i].groupPlus1 == 0)
-			free = i;
+			freeSlot = i;
 	UnlockReleaseBuffer(metabuf);
-	if (free < 0 || npages == 0)
+	if (freeSlot < 0 || npages == 0)
 		return false;
 
 	if (needLock)
@@ -317,11 +317,11 @@ BloomAllocGroupRegion(Relation index, const BloomShape *shape, uint32 g,
 	BloomSlicedCheckMeta(index, BufferGetPage(metabuf));
 	xlogState = GenericXLogStart(index);
 	meta = BloomPageGetMeta(GenericXLogRegisterBuffer(xlogState, metabuf, 0));
-	if (BloomSlicedGroupMeta(meta)->slots[free].groupPlus1 != 0)
+	if (BloomSlicedGroupMeta(meta)->slots[freeSlot].groupPlus1 != 0)
 		elog(ERROR, "bloomidx index \"%s\": a summary group's slot was taken during VACUUM",
 			 RelationGetRelationName(index));
 	{
-		BloomSlicedGroupSlot *slot = &BloomSlicedGroupMeta(meta)->slots[free];
+		BloomSlicedGroupSlot *slot = &BloomSlicedGroupMeta(meta)->slots[freeSlot];
 
 		memset(slot, 0, sizeof(BloomSlicedGroupSlot));
 		slot->groupPlus1 = g + 1;
