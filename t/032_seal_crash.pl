@@ -31,7 +31,8 @@ $node->safe_psql('postgres', q{
 CREATE EXTENSION bloomidx;
 CREATE EXTENSION pageinspect;
 CREATE TABLE sc_rows AS
-SELECT g AS id, g % 1000 AS a, (g * 7) % 777 AS b FROM generate_series(1, 140000) g;
+SELECT g AS id, g % 1000 AS a, (g * 7) % 777 AS b, (g::bigint * 7919 % 1000003)::int AS c
+FROM generate_series(1, 140000) g;
 });
 
 # Pages of an index flagged as a summary group's (0x0200, src/core/page.h)
@@ -81,8 +82,8 @@ for my $k (1 .. $rounds)
 {
 	my $t = "sc_$k";
 	$node->safe_psql('postgres', qq{
-		CREATE TABLE $t (id int, a int, b int) WITH (autovacuum_enabled = off);
-		CREATE INDEX ${t}_bx ON $t USING bloomidx (a, b) WITH (layout = sliced);
+		CREATE TABLE $t (id int, a int, b int, c int) WITH (autovacuum_enabled = off);
+		CREATE INDEX ${t}_bx ON $t USING bloomidx (a, b, c) WITH (layout = sliced);
 		INSERT INTO $t SELECT * FROM sc_rows;
 		SELECT bloomidx_merge('${t}_bx');
 	});

@@ -237,8 +237,11 @@ BloomFreeDeadGroups(Relation index)
 #define BLOOM_SEAL_MAX		(4 * BLOOMIDX_GROUP_STRIPES)
 
 /*
- * Allocate the region of summary group g, sized for every position
- * (perStripe BLOOMIDX_GROUP_MIN_BLOCKS), and give it a free slot of the
+ * Allocate the region of summary group g, sized as a build sizes one
+ * (BloomGroupPerStripe) for the stripes twice the table's rows would give
+ * the group, so that a table that grows seals its next stripes too while
+ * the region of a small index stays the size of its stripes' own
+ * summaries, and at least for position maxPos; and give it a free slot of the
  * metapage: a contiguous run of new pages at the end of the index, added
  * under the relation extension lock (every other extension of the index
  * waits for it), each a group page of no block set, WAL-logged with a
@@ -249,9 +252,11 @@ BloomFreeDeadGroups(Relation index)
  */
 static bool
 BloomAllocGroupRegion(Relation index, const BloomShape *shape, uint32 g,
-					  const uint16 *wide)
+					  const uint16 *wide, double heapTuples, int maxPos)
 {
-	int			perStripe = BLOOMIDX_GROUP_MIN_BLOCKS;
+	int			perStripe = Min(BloomGroupPerStripe(2 * heapTuples / BLOOMIDX_STRIPE_ROWS -
+													(double) g * BLOOMIDX_GROUP_STRIPES),
+								BLOOMIDX_SUMMARY_PAGE_BLOCKS / (maxPos + 1));
 	int			npages = BloomGroupRegionPages(wide, shape->nColumns, perStripe);
 	bool		needLock = !RELATION_IS_LOCAL(index);
 	Buffer		buffers[MAX_GENERIC_XLOG_PAGES];
@@ -493,11 +498,12 @@ BloomSealOneStripe(Relation index, const BloomShape *shape, uint32 s,
  * groups' regions (see BloomSealOneStripe), allocating a group's region
  * when it has none: those whose summary is complete and of the index-wide
  * blocks (BLOOMIDX_SUMMARY_MEASURED), at positions their group's region
- * holds, while a slot is free; at most BLOOM_SEAL_MAX of them.  The caller
- * holds the merge lock.
+ * holds, while a slot is free; at most BLOOM_SEAL_MAX of them.  heapTuples:
+ * the table's rows, which size a new region.  The caller holds the merge
+ * lock.
  */
 static void
-BloomSealStripes(Relation index, BloomState state)
+BloomSealStripes(Relation index, BloomState state, double heapTuples)
 {
 	const BloomShape *shape = &state->shape;
 	uint16		wide[BLOOMIDX_MAX_COLUMNS];
@@ -556,7 +562,11 @@ BloomSealStripes(Relation index, BloomState state)
 			continue;
 		if (slot == NULL)
 		{
-			if (!BloomAllocGroupRegion(index, shape, s / BLOOMIDX_GROUP_STRIPES, wide))
+			uint32		last = Min(snap->nStripes - 1,
+								   (s / BLOOMIDX_GROUP_STRIPES + 1) * BLOOMIDX_GROUP_STRIPES - 1);
+
+			if (!BloomAllocGroupRegion(index, shape, s / BLOOMIDX_GROUP_STRIPES, wide,
+									   heapTuples, last % BLOOMIDX_GROUP_STRIPES))
 			{
 				noSlot = true;
 				continue;
@@ -1096,7 +1106,7 @@ BloomSlicedVacuumCleanup(IndexVacuumInfo *info, IndexBulkDeleteResult *stats)
 	BloomSlicedMerge(index, true, BLOOM_MERGE_STRIPES);
 	LockPage(index, BLOOMIDX_METAPAGE_BLKNO, ExclusiveLock);
 	BloomFreeDeadGroups(index);
-	BloomSealStripes(index, state);
+	BloomSealStripes(index, state, info->num_heap_tuples);
 
 	npages = RelationGetNumberOfBlocks(index);
 	stats->num_pages = npages;
