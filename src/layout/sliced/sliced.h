@@ -87,6 +87,10 @@
  *	  listed first, and every page of a stripe carries the stripe's number,
  *	  never reused, so a scan that finds a page freed or reused under it
  *	  starts over, with the rows now in pending pages or newer stripes.
+ *	- VACUUM seals full stripes merges filled into their summary groups'
+ *	  regions (see below), after the region's blocks are written, in one
+ *	  record of the metapage and the stripe page; a crash before it leaves
+ *	  the stripe unsealed.
  *	- Lock order: metapage, then a stripe-list page or one data page;
  *	  stripe page, then its slice or TID-map pages.  No one holds a page
  *	  lock while locking the metapage.  Stripe-list pages change only under
@@ -208,6 +212,16 @@ StaticAssertDecl(sizeof(BloomSlicedSummaryMetaData) <= BLOOMIDX_META_AREA_V4_SIZ
  * when the stripe at position p is sealed, its stripe page then flagged
  * BLOOMIDX_STRIPE_SUMMARY_GROUPED with no summary page of its own.  No
  * free slot: a stripe is not sealed (it keeps its own summary pages).
+ *
+ * The build seals the full stripes it writes; VACUUM (BloomSealStripes,
+ * sliced_vacuum.c) those merges filled, under the merge lock: a region
+ * for all positions if the group has none (new pages under the relation
+ * extension lock, then the slot in a metapage record), the stripe's own
+ * blocks ORed into it, then ONE record setting its bit (metapage) and its
+ * stripe page's GROUPED flag, nPages 0; then its own summary pages are
+ * freed (or found unlisted by VACUUM's walk after a crash).  A scan that
+ * read the stripe page before and finds a summary page freed reads the
+ * stripe page again: GROUPED means "may match" (sliced_scan.c).
  */
 #ifndef BLOOMIDX_SMALL_LIMITS
 #define BLOOMIDX_GROUP_STRIPES		63

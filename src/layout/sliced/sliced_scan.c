@@ -334,6 +334,41 @@ BloomAddStripeTids(Relation index, BloomSlicedScanData *work,
 }
 
 /*
+ * Read summary page blkno of the stripe read into pages (at stripe page
+ * stripeBlkno), share-locked, as BloomReadStripePage does; but if it is no
+ * longer one and the stripe page now says the stripe is sealed in its
+ * group (VACUUM sealed it and freed the page since the stripe page was
+ * read, BloomSealOneStripe), return InvalidBuffer with *sealed set: the
+ * caller takes the stripe as one that may match.  A stripe once sealed stays so while
+ * it is listed, and its stripe number is never reused, so a page that is
+ * not the stripe's summary page and a stripe page that does not say so
+ * mean what they meant before: the stripe emptied, or corruption.
+ */
+static Buffer
+BloomReadSummaryPage(Relation index, const BloomStripePages *pages,
+					 BlockNumber stripeBlkno, BlockNumber blkno,
+					 BufferAccessStrategy bas, bool *sealed)
+{
+	Buffer		buffer = ReadBufferExtended(index, MAIN_FORKNUM, blkno,
+											RBM_NORMAL, bas);
+
+	LockBuffer(buffer, BUFFER_LOCK_SHARE);
+	if (BloomPageIsSliced(BufferGetPage(buffer), BLOOMIDX_SUMMARY, pages->stripe))
+		return buffer;
+	UnlockReleaseBuffer(buffer);
+
+	buffer = ReadBufferExtended(index, MAIN_FORKNUM, stripeBlkno, RBM_NORMAL, bas);
+	LockBuffer(buffer, BUFFER_LOCK_SHARE);
+	*sealed = BloomPageIsSliced(BufferGetPage(buffer), BLOOMIDX_STRIPE, pages->stripe) &&
+		(BloomStripeGetFlags(BufferGetPage(buffer)) & BLOOMIDX_STRIPE_SUMMARY_GROUPED) != 0;
+	UnlockReleaseBuffer(buffer);
+	if (*sealed)
+		return InvalidBuffer;
+	return BloomReadStripePage(index, pages, stripeBlkno, blkno,
+							   BLOOMIDX_SUMMARY, bas);
+}
+
+/*
  * Does the summary of the stripe just read (work->pages, at stripe page
  * blkno) rule the query out: a key on a summarized column none of whose
  * values the summary may hold?  Returns BLOOM_SLICE_NONE if so,
@@ -348,6 +383,7 @@ BloomStripeSummaryTest(Relation index, BloomScanOpaque so,
 	Buffer		buffer = InvalidBuffer;
 	int			curPage = -1;
 	int			result = BLOOM_SLICE_ANY;
+	bool		sealed = false;
 	int			k;
 
 	/* A sealed stripe's summary was tested in its group's region */
@@ -379,9 +415,11 @@ BloomStripeSummaryTest(Relation index, BloomScanOpaque so,
 			{
 				if (BufferIsValid(buffer))
 					UnlockReleaseBuffer(buffer);
-				buffer = BloomReadStripePage(index, pages, blkno,
-											 pages->summaryPages[p],
-											 BLOOMIDX_SUMMARY, work->bas);
+				buffer = BloomReadSummaryPage(index, pages, blkno,
+											  pages->summaryPages[p], work->bas,
+											  &sealed);
+				if (sealed)
+					return BLOOM_SLICE_ANY;
 				if (!BufferIsValid(buffer))
 					return BLOOM_SLICE_GONE;
 				curPage = p;

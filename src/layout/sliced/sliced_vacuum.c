@@ -230,6 +230,364 @@ BloomFreeDeadGroups(Relation index)
 }
 
 /*
+ * Stripes a VACUUM seals at most: each copies a stripe's summary into its
+ * group's region, so that a VACUUM of an index of many stripes loaded
+ * since its build does not take that long at once (the next seals more).
+ */
+#define BLOOM_SEAL_MAX		(4 * BLOOMIDX_GROUP_STRIPES)
+
+/*
+ * Allocate the region of summary group g, sized as a build sizes one
+ * (BloomGroupPerStripe) for the stripes twice the table's rows would give
+ * the group, so that a table that grows seals its next stripes too while
+ * the region of a small index stays the size of its stripes' own
+ * summaries, and at least for position maxPos; and give it a free slot of the
+ * metapage: a contiguous run of new pages at the end of the index, added
+ * under the relation extension lock (every other extension of the index
+ * waits for it), each a group page of no block set, WAL-logged with a
+ * full image; then, in one metapage record, the slot.  A crash before that
+ * record leaves the pages unlisted, and VACUUM's walk frees them.  Returns
+ * false if the metapage has no free slot.  The caller holds the merge
+ * lock, so that no one else changes the slots.
+ */
+static bool
+BloomAllocGroupRegion(Relation index, const BloomShape *shape, uint32 g,
+					  const uint16 *wide, double heapTuples, int maxPos)
+{
+	int			perStripe = Min(BloomGroupPerStripe(2 * heapTuples / BLOOMIDX_STRIPE_ROWS -
+													(double) g * BLOOMIDX_GROUP_STRIPES),
+								BLOOMIDX_SUMMARY_PAGE_BLOCKS / (maxPos + 1));
+	int			npages = BloomGroupRegionPages(wide, shape->nColumns, perStripe);
+	bool		needLock = !RELATION_IS_LOCAL(index);
+	Buffer		buffers[MAX_GENERIC_XLOG_PAGES];
+	BlockNumber first = InvalidBlockNumber;
+	GenericXLogState *xlogState;
+	Buffer		metabuf;
+	BloomMetaPage meta;
+	int			freeSlot = -1;
+	int			nb = 0;
+	int			i,
+				j;
+
+	/* A free slot, first: none, no region */
+	metabuf = ReadBuffer(index, BLOOMIDX_METAPAGE_BLKNO);
+	LockBuffer(metabuf, BUFFER_LOCK_SHARE);
+	BloomSlicedCheckMeta(index, BufferGetPage(metabuf));
+	meta = BloomPageGetMeta(BufferGetPage(metabuf));
+	for (i = 0; i < BLOOMIDX_GROUP_SLOTS && freeSlot < 0; i++)
+		if (BloomSlicedGroupMeta(meta)->slots[i].groupPlus1 == 0)
+			freeSlot = i;
+	UnlockReleaseBuffer(metabuf);
+	if (freeSlot < 0 || npages == 0)
+		return false;
+
+	if (needLock)
+		LockRelationForExtension(index, ExclusiveLock);
+	for (j = 0; j < npages; j++)
+	{
+		Buffer		buffer;
+
+		if (nb == 0)
+			CHECK_FOR_INTERRUPTS();
+		buffer = ReadBuffer(index, P_NEW);
+		if (j == 0)
+			first = BufferGetBlockNumber(buffer);
+		else if (BufferGetBlockNumber(buffer) != first + j)
+			elog(ERROR, "bloomidx index \"%s\": page %d of a summary group's region is block %u, not %u",
+				 RelationGetRelationName(index), j,
+				 BufferGetBlockNumber(buffer), first + j);
+		LockBuffer(buffer, BUFFER_LOCK_EXCLUSIVE);
+		buffers[nb++] = buffer;
+		if (nb == MAX_GENERIC_XLOG_PAGES || j == npages - 1)
+		{
+			int			k;
+
+			xlogState = GenericXLogStart(index);
+			for (k = 0; k < nb; k++)
+				BloomInitSlicedPage(GenericXLogRegisterBuffer(xlogState, buffers[k],
+															  GENERIC_XLOG_FULL_IMAGE),
+									BLOOMIDX_GROUP, shape->sigBits,
+									g * BLOOMIDX_GROUP_STRIPES);
+			BloomMergeXLogFinish(index, xlogState);
+			for (k = 0; k < nb; k++)
+				UnlockReleaseBuffer(buffers[k]);
+			nb = 0;
+		}
+	}
+	if (needLock)
+		UnlockRelationForExtension(index, ExclusiveLock);
+
+	metabuf = ReadBuffer(index, BLOOMIDX_METAPAGE_BLKNO);
+	LockBuffer(metabuf, BUFFER_LOCK_EXCLUSIVE);
+	BloomSlicedCheckMeta(index, BufferGetPage(metabuf));
+	xlogState = GenericXLogStart(index);
+	meta = BloomPageGetMeta(GenericXLogRegisterBuffer(xlogState, metabuf, 0));
+	if (BloomSlicedGroupMeta(meta)->slots[freeSlot].groupPlus1 != 0)
+		elog(ERROR, "bloomidx index \"%s\": a summary group's slot was taken during VACUUM",
+			 RelationGetRelationName(index));
+	{
+		BloomSlicedGroupSlot *slot = &BloomSlicedGroupMeta(meta)->slots[freeSlot];
+
+		memset(slot, 0, sizeof(BloomSlicedGroupSlot));
+		slot->groupPlus1 = g + 1;
+		slot->first = first;
+		slot->perStripe = perStripe;
+		slot->npages = npages;
+	}
+	BloomMergeXLogFinish(index, xlogState);
+	UnlockReleaseBuffer(metabuf);
+	return true;
+}
+
+/*
+ * Can full stripe s (its stripe page read into pages) be sealed with the
+ * index-wide blocks wide: a complete summary of exactly those blocks, in
+ * summary pages of its own?
+ */
+static bool
+BloomStripeSealable(const BloomStripePages *pages, int nColumns,
+					const uint16 *wide, int ownPages)
+{
+	int			c;
+
+	if (pages->summaryColumns != nColumns || pages->nSummaryPages != ownPages ||
+		(pages->flags & (BLOOMIDX_STRIPE_SUMMARY_INCOMPLETE |
+						 BLOOMIDX_STRIPE_SUMMARY_GROUPED)) != 0)
+		return false;
+	for (c = 0; c < nColumns; c++)
+		if (pages->summaryBlocks[c] != wide[c])
+			return false;
+	return true;
+}
+
+/*
+ * Seal full stripe s (stripe page blkno, read into pages) into the region
+ * of its group (slot, as in a snapshot taken under the merge lock, which
+ * the caller holds): OR its summary's blocks into the region, up to
+ * MAX_GENERIC_XLOG_PAGES pages a record; then, in one record, set its bit
+ * in the slot and flag its stripe page GROUPED with no summary page; then
+ * free its own summary pages.  A crash before that record leaves it
+ * unsealed (the next VACUUM ORs the same blocks again); after it, its own
+ * summary pages are listed nowhere, and the walk of VACUUM frees them if
+ * this did not.  summary: room for the stripe's ownPages pages of blocks.
+ */
+static void
+BloomSealOneStripe(Relation index, const BloomShape *shape, uint32 s,
+				   BlockNumber blkno, const BloomStripePages *pages,
+				   const BloomSlicedGroupSlot *slot, const uint16 *wide,
+				   uint32 *summary)
+{
+	uint32		g = s / BLOOMIDX_GROUP_STRIPES;
+	int			pos = s % BLOOMIDX_GROUP_STRIPES;
+	Buffer		buffers[MAX_GENERIC_XLOG_PAGES];
+	GenericXLogState *xlogState = NULL;
+	Buffer		metabuf;
+	Buffer		stripebuf;
+	BloomMetaPage meta;
+	BlockNumber none = InvalidBlockNumber;
+	Page		page;
+	int			nb = 0;
+	int			start = 0;
+	int			c,
+				b,
+				p,
+				i;
+
+	/* Its own summary, whole */
+	for (p = 0; p < pages->nSummaryPages; p++)
+	{
+		Buffer		buffer = ReadBuffer(index, pages->summaryPages[p]);
+
+		LockBuffer(buffer, BUFFER_LOCK_SHARE);
+		if (!BloomPageIsSliced(BufferGetPage(buffer), BLOOMIDX_SUMMARY, s))
+			BloomSlicedCorrupted(index, pages->summaryPages[p], "summary page");
+		memcpy(summary + (Size) p * BLOOMIDX_SUMMARY_PAGE_BLOCKS * BLOOMIDX_SUMMARY_BLOCK_WORDS,
+			   BloomSummaryPageBlocks(BufferGetPage(buffer)),
+			   (Size) BLOOMIDX_SUMMARY_PAGE_BLOCKS * BLOOMIDX_SUMMARY_BLOCK_BYTES);
+		UnlockReleaseBuffer(buffer);
+	}
+
+	/* ORed into the region, each page's share of it */
+	for (c = 0; c < shape->nColumns; start += wide[c], c++)
+	{
+		for (b = 0; b < wide[c]; b += slot->perStripe)
+		{
+			int			at;
+			BlockNumber gblkno = BloomGroupBlockPage(slot, wide, c, b, pos, &at);
+			Buffer		buffer;
+			uint32	   *dst;
+			const uint32 *src;
+			Size		n;
+			Size		w;
+
+			if (nb == 0)
+			{
+				CHECK_FOR_INTERRUPTS();
+				xlogState = GenericXLogStart(index);
+			}
+			buffer = ReadBuffer(index, gblkno);
+			LockBuffer(buffer, BUFFER_LOCK_EXCLUSIVE);
+			buffers[nb++] = buffer;
+			if (!BloomPageIsSliced(BufferGetPage(buffer), BLOOMIDX_GROUP,
+								   BloomGroupFirstStripe(slot)))
+				BloomReportCorruption(index, gblkno,
+									  psprintf("Page %u of the region of summary group %u is not a page of the group.",
+											   gblkno - slot->first, g));
+			page = GenericXLogRegisterBuffer(xlogState, buffer, 0);
+			dst = BloomSummaryPageBlocks(page) + (Size) at * BLOOMIDX_SUMMARY_BLOCK_WORDS;
+			src = summary + (Size) (start + b) * BLOOMIDX_SUMMARY_BLOCK_WORDS;
+			n = (Size) Min(slot->perStripe, wide[c] - b) * BLOOMIDX_SUMMARY_BLOCK_WORDS;
+			for (w = 0; w < n; w++)
+				dst[w] |= src[w];
+			if (nb == MAX_GENERIC_XLOG_PAGES)
+			{
+				BloomMergeXLogFinish(index, xlogState);
+				for (i = 0; i < nb; i++)
+					UnlockReleaseBuffer(buffers[i]);
+				nb = 0;
+			}
+		}
+	}
+	if (nb > 0)
+	{
+		BloomMergeXLogFinish(index, xlogState);
+		for (i = 0; i < nb; i++)
+			UnlockReleaseBuffer(buffers[i]);
+	}
+
+	/* Sealed: its bit and its stripe page's flag in one record */
+	metabuf = ReadBuffer(index, BLOOMIDX_METAPAGE_BLKNO);
+	LockBuffer(metabuf, BUFFER_LOCK_EXCLUSIVE);
+	BloomSlicedCheckMeta(index, BufferGetPage(metabuf));
+	stripebuf = ReadBuffer(index, blkno);
+	LockBuffer(stripebuf, BUFFER_LOCK_EXCLUSIVE);
+	if (!BloomPageIsSliced(BufferGetPage(stripebuf), BLOOMIDX_STRIPE, s))
+		BloomSlicedCorrupted(index, blkno, "stripe page");
+	meta = BloomPageGetMeta(BufferGetPage(metabuf));
+	for (i = 0; i < BLOOMIDX_GROUP_SLOTS; i++)
+		if (BloomSlicedGroupMeta(meta)->slots[i].groupPlus1 == g + 1 &&
+			BloomSlicedGroupMeta(meta)->slots[i].first == slot->first)
+			break;
+	if (i == BLOOMIDX_GROUP_SLOTS)
+		elog(ERROR, "bloomidx index \"%s\": summary group %u lost its slot during VACUUM",
+			 RelationGetRelationName(index), g);
+	xlogState = GenericXLogStart(index);
+	meta = BloomPageGetMeta(GenericXLogRegisterBuffer(xlogState, metabuf, 0));
+	BloomSlicedGroupMeta(meta)->slots[i].sealed |= UINT64CONST(1) << pos;
+	page = GenericXLogRegisterBuffer(xlogState, stripebuf, 0);
+	BloomStripeSetSummary(page, shape->sigBits, shape->nColumns, wide, &none, 0);
+	BloomStripeSetFlags(page, BloomStripeGetFlags(page) | BLOOMIDX_STRIPE_SUMMARY_GROUPED);
+	BloomMergeXLogFinish(index, xlogState);
+	UnlockReleaseBuffer(stripebuf);
+	UnlockReleaseBuffer(metabuf);
+
+	/* Its own summary pages, which a scan still reading finds freed */
+	for (p = 0; p < pages->nSummaryPages; p++)
+	{
+		Buffer		buffer = ReadBuffer(index, pages->summaryPages[p]);
+
+		LockBuffer(buffer, BUFFER_LOCK_EXCLUSIVE);
+		if (BloomPageIsSliced(BufferGetPage(buffer), BLOOMIDX_SUMMARY, s))
+			BloomFreePage(index, buffer);
+		UnlockReleaseBuffer(buffer);
+	}
+}
+
+/*
+ * Seal the listed full stripes that merges filled into their summary
+ * groups' regions (see BloomSealOneStripe), allocating a group's region
+ * when it has none: those whose summary is complete and of the index-wide
+ * blocks (BLOOMIDX_SUMMARY_MEASURED), at positions their group's region
+ * holds, while a slot is free; at most BLOOM_SEAL_MAX of them.  heapTuples:
+ * the table's rows, which size a new region.  The caller holds the merge
+ * lock.
+ */
+static void
+BloomSealStripes(Relation index, BloomState state, double heapTuples)
+{
+	const BloomShape *shape = &state->shape;
+	uint16		wide[BLOOMIDX_MAX_COLUMNS];
+	BloomSlicedSnapshot *snap;
+	BloomStripePages *pages;
+	uint32	   *summary;
+	Buffer		metabuf;
+	BloomMetaPage meta;
+	bool		measured;
+	bool		noSlot = false;
+	int			ownPages;
+	int			nsealed = 0;
+	uint32		s;
+
+	BloomMergeRecordsReset();
+	metabuf = ReadBuffer(index, BLOOMIDX_METAPAGE_BLKNO);
+	LockBuffer(metabuf, BUFFER_LOCK_SHARE);
+	BloomSlicedCheckMeta(index, BufferGetPage(metabuf));
+	meta = BloomPageGetMeta(BufferGetPage(metabuf));
+	measured = meta->version >= BLOOMIDX_FORMAT_SUMMARIES &&
+		BloomSlicedSummaryMeta(meta)->bitsPerKey > 0 &&
+		(BloomSlicedSummaryMeta(meta)->flags & BLOOMIDX_SUMMARY_MEASURED) != 0 &&
+		meta->nColumns == shape->nColumns;
+	if (measured)
+		memcpy(wide, BloomSlicedSummaryMeta(meta)->blocks,
+			   sizeof(uint16) * shape->nColumns);
+	UnlockReleaseBuffer(metabuf);
+	if (!measured)
+		return;
+	ownPages = (BloomSummaryTotalBlocks(wide, shape->nColumns) +
+				BLOOMIDX_SUMMARY_PAGE_BLOCKS - 1) / BLOOMIDX_SUMMARY_PAGE_BLOCKS;
+	if (ownPages == 0 || ownPages > BLOOMIDX_SUMMARY_MAX_PAGES)
+		return;
+
+	snap = palloc(sizeof(BloomSlicedSnapshot));
+	pages = palloc(sizeof(BloomStripePages));
+	summary = palloc((Size) ownPages * BLOOMIDX_SUMMARY_PAGE_BLOCKS *
+					 BLOOMIDX_SUMMARY_BLOCK_BYTES);
+	BloomTakeSnapshot(index, snap, true);
+	for (s = snap->firstStripe; s < snap->nStripes && nsealed < BLOOM_SEAL_MAX; s++)
+	{
+		BlockNumber blkno = BloomSnapStripe(snap, s);
+		const BloomSlicedGroupSlot *slot = BloomSnapGroup(snap, s);
+		int			pos = s % BLOOMIDX_GROUP_STRIPES;
+
+		if (BloomStripeRows(snap->mergedRows, s) < BLOOMIDX_STRIPE_ROWS)
+			break;
+		if (blkno == InvalidBlockNumber ||
+			(slot != NULL && (((slot->sealed >> pos) & 1) != 0 ||
+							  pos >= BloomGroupPositions(slot->perStripe))) ||
+			(slot == NULL && noSlot))
+			continue;
+		vacuum_delay_point(false);
+		if (!BloomReadStripe(index, s, blkno, shape->sigBits, pages) ||
+			!BloomStripeSealable(pages, shape->nColumns, wide, ownPages))
+			continue;
+		if (slot == NULL)
+		{
+			uint32		last = Min(snap->nStripes - 1,
+								   (s / BLOOMIDX_GROUP_STRIPES + 1) * BLOOMIDX_GROUP_STRIPES - 1);
+
+			if (!BloomAllocGroupRegion(index, shape, s / BLOOMIDX_GROUP_STRIPES, wide,
+									   heapTuples, last % BLOOMIDX_GROUP_STRIPES))
+			{
+				noSlot = true;
+				continue;
+			}
+			BloomFreeSnapshot(snap);
+			snap = palloc(sizeof(BloomSlicedSnapshot));
+			BloomTakeSnapshot(index, snap, true);
+			slot = BloomSnapGroup(snap, s);
+			if (slot == NULL)
+				elog(ERROR, "bloomidx index \"%s\": summary group %u has no slot after its region was allocated",
+					 RelationGetRelationName(index), s / BLOOMIDX_GROUP_STRIPES);
+		}
+		BloomSealOneStripe(index, shape, s, blkno, pages, slot, wide, summary);
+		nsealed++;
+	}
+	pfree(summary);
+	pfree(pages);
+	BloomFreeSnapshot(snap);
+}
+
+/*
  * Move the live rows of a mostly dead stripe back to the pending pages,
  * reading their signatures back from the slices, take the stripe out of
  * its list and free its pages.  Their keys are not known (the slices hold
@@ -748,6 +1106,7 @@ BloomSlicedVacuumCleanup(IndexVacuumInfo *info, IndexBulkDeleteResult *stats)
 	BloomSlicedMerge(index, true, BLOOM_MERGE_STRIPES);
 	LockPage(index, BLOOMIDX_METAPAGE_BLKNO, ExclusiveLock);
 	BloomFreeDeadGroups(index);
+	BloomSealStripes(index, state, info->num_heap_tuples);
 
 	npages = RelationGetNumberOfBlocks(index);
 	stats->num_pages = npages;

@@ -1,0 +1,138 @@
+
+# Copyright and license: see the project's LICENSE.
+
+# Crashes in the middle of VACUUM sealing the stripes merges filled into
+# their summary group's region.  Each round creates an index on an empty
+# table, loads two full stripes and some rows more through merges, then
+# runs a VACUUM that bloomidx.debug_merge_stop_after stops after the k-th
+# WAL record of the seal (k = 1, 2, ... : the region's pages, its slot, the
+# blocks copied, the record that seals a stripe, the next stripe's), and
+# stops the server with an immediate shutdown.  After recovery
+# bloomidx_check with heapallindexed passes, queries answer as a seq scan
+# does, and a later VACUUM seals the stripes: a query for an absent value
+# then touches fewer index pages than before any VACUUM, and the region's
+# pages are the index's only group pages (those a crash left unlisted are
+# freed).
+
+use strict;
+use warnings;
+
+use PostgreSQL::Test::Cluster;
+use PostgreSQL::Test::Utils;
+use Test::More;
+
+my $rounds = $ENV{BX_SEAL_CRASHES} // ($ENV{BX_FULL} ? 24 : 12);
+
+my $node = PostgreSQL::Test::Cluster->new('primary');
+$node->init;
+$node->append_conf('postgresql.conf', 'autovacuum = off');
+$node->start;
+$node->safe_psql('postgres', q{
+CREATE EXTENSION bloomidx;
+CREATE EXTENSION pageinspect;
+CREATE TABLE sc_rows AS
+SELECT g AS id, g % 1000 AS a, (g * 7) % 777 AS b, (g::bigint * 7919 % 1000003)::int AS c
+FROM generate_series(1, 140000) g;
+});
+
+# Pages of an index flagged as a summary group's (0x0200, src/core/page.h)
+sub group_pages
+{
+	my ($idx) = @_;
+	return $node->safe_psql('postgres', qq{
+		SELECT count(*) FROM generate_series(1, pg_relation_size('$idx') /
+			current_setting('block_size')::int - 1) b,
+		LATERAL (SELECT get_raw_page('$idx', b::int) AS p) x
+		WHERE (get_byte(p, current_setting('block_size')::int - 4) |
+			   (get_byte(p, current_setting('block_size')::int - 3) << 8)) = 512});
+}
+
+# Index pages a bitmap scan of table t hits for a condition
+sub hits
+{
+	my ($t, $cond) = @_;
+	my $plan = $node->safe_psql('postgres', qq{
+		SET enable_seqscan = off; SET enable_indexscan = off;
+		EXPLAIN (ANALYZE, BUFFERS, FORMAT JSON) SELECT count(*) FROM $t WHERE $cond});
+	return $plan =~ /"Node Type": "Bitmap Index Scan".*?"Shared Hit Blocks": (\d+)/s
+	  ? $1 : -1;
+}
+
+my @conditions = ('a = 7', 'b = 13 AND a = 5', 'a = ANY (ARRAY[1, 2, 999, 5000])',
+	'a = 5000', 'b IS NULL');
+
+sub answers_agree
+{
+	my ($t) = @_;
+	for my $cond (@conditions)
+	{
+		my $q = "SELECT count(*), coalesce(sum(id), 0) FROM $t WHERE $cond";
+		my $by_index = $node->safe_psql('postgres',
+			"SET enable_seqscan = off; SET enable_indexscan = off; $q");
+		my $by_seqscan = $node->safe_psql('postgres',
+			"SET enable_bitmapscan = off; SET enable_indexscan = off; $q");
+		return "$t: $cond gives $by_index through the index, $by_seqscan by a seq scan"
+		  if $by_index ne $by_seqscan;
+	}
+	return '';
+}
+
+my ($stopped, $failures) = (0, 0);
+for my $k (1 .. $rounds)
+{
+	my $t = "sc_$k";
+	$node->safe_psql('postgres', qq{
+		CREATE TABLE $t (id int, a int, b int, c int) WITH (autovacuum_enabled = off);
+		CREATE INDEX ${t}_bx ON $t USING bloomidx (a, b, c) WITH (layout = sliced);
+		INSERT INTO $t SELECT * FROM sc_rows;
+		SELECT bloomidx_merge('${t}_bx');
+	});
+	my $before = hits($t, 'a = 5000');
+
+	my ($ret, $out, $err) = $node->psql('postgres',
+		"SET bloomidx.debug_merge_stop_after = $k; VACUUM $t");
+	$stopped++ if $err =~ /stopped after $k WAL records/;
+	$node->stop('immediate');
+	$node->start;
+
+	my ($cret, $cout, $cerr) = $node->psql('postgres',
+		"SELECT bloomidx_check('${t}_bx', heapallindexed => true)");
+	my $problem = $cret != 0 ? "after the crash: $cerr" : answers_agree($t);
+	if ($problem eq '')
+	{
+		$node->safe_psql('postgres', "VACUUM $t");
+		($cret, $cout, $cerr) = $node->psql('postgres',
+			"SELECT bloomidx_check('${t}_bx', heapallindexed => true)");
+		my $after = hits($t, 'a = 5000');
+		$problem =
+		    $cret != 0 ? "after the next VACUUM: $cerr"
+		  : answers_agree($t) ne '' ? answers_agree($t)
+		  : $after < 0 || $after >= $before
+		  ? "the next VACUUM did not seal: $after index pages hit, $before before"
+		  : '';
+	}
+	if ($problem ne '')
+	{
+		$failures++;
+		diag("stopped after $k records: $problem");
+		last;
+	}
+	# The region is the only group pages left (a crash's unlisted ones freed)
+	my $gp = group_pages("${t}_bx");
+	$node->safe_psql('postgres', "VACUUM $t");
+	my $gp2 = group_pages("${t}_bx");
+	if ($gp == 0 || $gp != $gp2)
+	{
+		$failures++;
+		diag("stopped after $k records: $gp group pages, then $gp2");
+		last;
+	}
+	$node->safe_psql('postgres', "DROP TABLE $t");
+}
+is($failures, 0,
+	"bloomidx_check(heapallindexed) passes and a later VACUUM seals after each of $rounds crashes in a seal");
+cmp_ok($stopped, '>=', $rounds - 1,
+	'bloomidx.debug_merge_stop_after stopped the seals as asked');
+
+$node->stop;
+done_testing();
