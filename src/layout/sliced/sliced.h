@@ -436,6 +436,7 @@ extern void BloomSummaryAdd(uint32 *blocks, int nblocks, uint32 key);
 extern int	BloomSummaryBlockFor(uint32 key, int nblocks);
 extern bool BloomSummaryTestBlock(const uint32 *block, uint32 key);
 extern int	BloomSummaryBlocksFor(double ndistinct, int bitsPerKey);
+extern double BloomSummaryFpr(int bitsPerKey);
 extern int	BloomSummaryCountDistinct(const uint32 *keys, int n, int nColumns,
 									  int col, uint32 *scratch);
 

@@ -48,27 +48,6 @@ BloomSummaryImpliedKeys(double bitsSet, int nblocks)
 }
 
 /*
- * The false-positive rate of a summary at its sizing, bitsPerKey bits a
- * key: a block takes x keys, Poisson of mean 256 / bitsPerKey, and lets
- * through a key absent from it with chance (1 - (31/32)^x)^8.
- */
-static double
-BloomSummaryDesignedFpr(int bitsPerKey)
-{
-	double		mean = (double) BLOOMIDX_SUMMARY_BLOCK_WORDS * 32 / bitsPerKey;
-	double		p = exp(-mean);
-	double		rate = 0;
-	int			x;
-
-	for (x = 0; x < 8 * mean + 64; x++)
-	{
-		rate += p * pow(1.0 - pow(31.0 / 32.0, x), BLOOMIDX_SUMMARY_BLOCK_WORDS);
-		p *= mean / (x + 1);
-	}
-	return rate;
-}
-
-/*
  * Add to out the summary of stripe s, whose columns' blocks (nblocks of
  * them, per column) have colSet bits set and colFpr summed rates: its
  * bits, its rate, its load.  capped: its blocks were scaled down to fit a
@@ -327,7 +306,7 @@ BloomSlicedSummaryStats(Relation index, bool exact, double overload,
 	sigBits = meta->sigBits;
 	UnlockReleaseBuffer(metabuf);
 	if (out->bitsPerKey > 0)
-		out->designedFpr = BloomSummaryDesignedFpr(out->bitsPerKey);
+		out->designedFpr = BloomSummaryFpr(out->bitsPerKey);
 	if (!exact)
 		return;
 	out->counted = true;

@@ -883,31 +883,6 @@ BloomSlicedGetBitmap(Relation index, BloomState state, BloomScanOpaque so,
 }
 
 /*
- * The rate at which a split-block filter of bitsPerKey bits a key lets
- * through a key it does not hold: a block holds a Poisson number of keys,
- * BLOOMIDX_SUMMARY_BLOCK_WORDS * 32 / bitsPerKey on average, each setting
- * one bit in each of the block's words, and a key passes if its bit is set
- * in every word.
- */
-static double
-BloomSummaryFpr(int bitsPerKey)
-{
-	double		lambda = (double) BLOOMIDX_SUMMARY_BLOCK_WORDS * 32 / bitsPerKey;
-	double		term = exp(-lambda);
-	double		fpr = 0;
-	int			n;
-
-	for (n = 0; n < 4 * lambda + 40; n++)
-	{
-		if (n > 0)
-			term *= lambda / n;
-		fpr += term * pow(-expm1(n * log1p(-1.0 / 32)),
-						  BLOOMIDX_SUMMARY_BLOCK_WORDS);
-	}
-	return Min(fpr, 1.0);
-}
-
-/*
  * Which index columns the stripes' summaries cover (a column of sets has
  * none), the rate at which a summary lets through a value its stripe does
  * not hold, and how many stripes have a complete summary; 0 if the index
