@@ -584,6 +584,25 @@ BloomSlicedSummaryCheckBegin(Relation index, BloomState state)
 }
 
 /*
+ * Report a row of the table whose value of column c the summary of its
+ * stripe lacks; detail says which summary block said so.
+ */
+pg_noreturn static void
+BloomSummaryMissing(BloomSummaryCheckData *sc, Relation heap, ItemPointer tid,
+					int c, const char *detail)
+{
+	ereport(ERROR,
+			(errcode(ERRCODE_INDEX_CORRUPTED),
+			 errmsg("index \"%s\" lacks the value of column %d of row (%u,%u) of table \"%s\" in the summary of its stripe",
+					RelationGetRelationName(sc->index), c + 1,
+					ItemPointerGetBlockNumber(tid),
+					ItemPointerGetOffsetNumber(tid),
+					RelationGetRelationName(heap)),
+			 errdetail_internal("%s", detail),
+			 errhint("REINDEX the index.")));
+}
+
+/*
  * Complain unless the block of its group's region that holds column c of
  * the sealed stripe cs may hold the key of the row's value (in sc->keys)
  */
@@ -613,16 +632,9 @@ BloomSummaryCheckSealed(BloomSummaryCheckData *sc, Relation heap,
 								  sc->keys[c]);
 	UnlockReleaseBuffer(buffer);
 	if (!maybe)
-		ereport(ERROR,
-				(errcode(ERRCODE_INDEX_CORRUPTED),
-				 errmsg("index \"%s\" lacks the value of column %d of row (%u,%u) of table \"%s\" in the summary of its stripe",
-						RelationGetRelationName(sc->index), c + 1,
-						ItemPointerGetBlockNumber(tid),
-						ItemPointerGetOffsetNumber(tid),
-						RelationGetRelationName(heap)),
-				 errdetail("Page %u of summary group %u says no row of stripe %u has the value.",
-						   blkno, cs->slot.groupPlus1 - 1, cs->s),
-				 errhint("REINDEX the index.")));
+		BloomSummaryMissing(sc, heap, tid, c,
+							psprintf("Page %u of summary group %u says no row of stripe %u has the value.",
+									 blkno, cs->slot.groupPlus1 - 1, cs->s));
 }
 
 /*
@@ -681,15 +693,8 @@ BloomSlicedSummaryCheckRow(void *arg, Relation heap, ItemPointer tid,
 									  BLOOMIDX_SUMMARY_BLOCK_WORDS, sc->keys[c]);
 		UnlockReleaseBuffer(buffer);
 		if (!maybe)
-			ereport(ERROR,
-					(errcode(ERRCODE_INDEX_CORRUPTED),
-					 errmsg("index \"%s\" lacks the value of column %d of row (%u,%u) of table \"%s\" in the summary of its stripe",
-							RelationGetRelationName(sc->index), c + 1,
-							ItemPointerGetBlockNumber(tid),
-							ItemPointerGetOffsetNumber(tid),
-							RelationGetRelationName(heap)),
-					 errdetail("Summary page %u of stripe %u says no row of the stripe has the value.",
-							   cs->pages[p], cs->s),
-					 errhint("REINDEX the index.")));
+			BloomSummaryMissing(sc, heap, tid, c,
+								psprintf("Summary page %u of stripe %u says no row of the stripe has the value.",
+										 cs->pages[p], cs->s));
 	}
 }
