@@ -38,7 +38,8 @@
 #   PG_MAJOR       majors to run (default "15 17 18 19"); "upgrade" in the
 #                  list, or PG_MAJOR unset, runs the upgrade suite
 #   SUITES, TESTS, KEEP, SUITE_TIMEOUT, PG_CFLAGS, PROVE_FLAGS, BX_FUZZ_*,
-#   BX_MERGE_CRASHES: passed to scripts/test-major.sh (see there); SUITES
+#   BX_MERGE_CRASHES, BX_SEAL_CRASHES, BX_CRASH_ROUNDS: passed to
+#                  scripts/test-major.sh and its TAP tests (see those); SUITES
 #                  and TESTS also pick the upgrade suite ("upgrade")
 #   TOTAL_TIMEOUT  seconds for the whole run (default 5100, inside CI's 90
 #                  minutes; 14400 with --full): each job gets what is left
@@ -90,7 +91,7 @@ wants_upgrade() {
 
 # What test-major.sh reads from the environment, passed into the chroots.
 PASS_VARS="SUITES TESTS KEEP SUITE_TIMEOUT TOTAL_TIMEOUT PG_CFLAGS CI BX_FULL PROVE_FLAGS
- BX_FUZZ_CORRUPTIONS BX_FUZZ_SEED BX_FUZZ_LAYOUTS BX_MERGE_CRASHES BX_CRASH_ROUNDS
+ BX_FUZZ_CORRUPTIONS BX_FUZZ_SEED BX_FUZZ_LAYOUTS BX_MERGE_CRASHES BX_SEAL_CRASHES BX_CRASH_ROUNDS
  BX_PACKAGE_INSTALL BX_PACKAGE_REGRESS BX_CITUS_SOURCES BX_CITUS_CACHE
  FUZZ_INPUTS FUZZ_LIBFUZZER FUZZ_LIBFUZZER_RUNS FUZZ_LIBFUZZER_SECONDS BX_DATA_CHECKSUMS"
 
