@@ -134,5 +134,97 @@ is($failures, 0,
 cmp_ok($stopped, '>=', $rounds - 1,
 	'bloomidx.debug_merge_stop_after stopped the seals as asked');
 
+# A region's growth.  The index is built on a full stripe and some rows
+# more (group 0's region then holds two positions), the table grows to
+# three full stripes by merges, and VACUUM seals stripe 1 in the region,
+# then grows it for stripe 2: the new region's pages, the record that
+# switches the slot, then the old region's pages and stripe 2's own
+# summary pages freed.  Each round stops that VACUUM after its k-th WAL
+# record, k = 1, 2, ... until one runs to its end.  After recovery,
+# bloomidx_check with heapallindexed passes and queries answer as a seq
+# scan does; a later VACUUM grows the region: a query for an absent value
+# then hits as many index pages as after a VACUUM no crash stopped, and
+# the index has as many group pages, and keeps them through one more
+# VACUUM (the new region's only: the pages a crash left unlisted, before
+# or after the switch, are freed).
+sub grow_table
+{
+	my ($t) = @_;
+	$node->safe_psql('postgres', qq{
+		CREATE TABLE $t (id int, a int, b int, c int) WITH (autovacuum_enabled = off);
+		INSERT INTO $t SELECT id, a, b, c % 5003 FROM sc_rows WHERE id <= 66280;
+		VACUUM ANALYZE $t;
+		CREATE INDEX ${t}_bx ON $t USING bloomidx (a, b, c) WITH (layout = sliced);
+		INSERT INTO $t SELECT id, a, b, c % 5003 FROM sc_rows WHERE id > 66280;
+		INSERT INTO $t SELECT id + 140000, a, b, c % 5003 FROM sc_rows WHERE id <= 60000;
+		SELECT bloomidx_merge('${t}_bx');
+	});
+}
+
+grow_table('gr_ref');
+$node->safe_psql('postgres', 'VACUUM gr_ref');
+my $ref_hits = hits('gr_ref', 'a = 5000');
+my $ref_pages = group_pages('gr_ref_bx');
+$node->safe_psql('postgres', q{
+	CREATE TABLE gr_fresh AS SELECT * FROM gr_ref;
+	VACUUM ANALYZE gr_fresh;
+	CREATE INDEX gr_fresh_bx ON gr_fresh USING bloomidx (a, b, c) WITH (layout = sliced);
+});
+is($ref_hits, hits('gr_fresh', 'a = 5000'),
+	'a VACUUM that grows the region seals the full stripes as a build does');
+my ($grown, $grow_failures, $grow_rounds) = (0, 0, 0);
+for my $k (1 .. 40)
+{
+	my $t = "gr_$k";
+	grow_table($t);
+	my ($ret, $out, $err) = $node->psql('postgres',
+		"SET bloomidx.debug_merge_stop_after = $k; VACUUM $t");
+	my $stopped_here = $err =~ /stopped after $k WAL records/;
+	$grow_rounds++;
+	$node->stop('immediate');
+	$node->start;
+
+	my ($cret, $cout, $cerr) = $node->psql('postgres',
+		"SELECT bloomidx_check('${t}_bx', heapallindexed => true)");
+	my $problem = $cret != 0 ? "after the crash: $cerr" : answers_agree($t);
+	if ($problem eq '')
+	{
+		# The table's rows as the first VACUUM counted them, which the
+		# crash may have lost (they size the new region)
+		$node->safe_psql('postgres', "ANALYZE $t");
+		$node->safe_psql('postgres', "VACUUM $t");
+		($cret, $cout, $cerr) = $node->psql('postgres',
+			"SELECT bloomidx_check('${t}_bx', heapallindexed => true)");
+		my $after = hits($t, 'a = 5000');
+		my $gp = group_pages("${t}_bx");
+		$node->safe_psql('postgres', "VACUUM $t");
+		my $gp2 = group_pages("${t}_bx");
+		$problem =
+		    $cret != 0 ? "after the next VACUUM: $cerr"
+		  : answers_agree($t) ne '' ? answers_agree($t)
+		  : $after != $ref_hits
+		  ? "the next VACUUM did not grow the region: $after index pages hit, $ref_hits without a crash"
+		  : $gp != $ref_pages || $gp2 != $gp
+		  ? "$gp group pages, then $gp2; $ref_pages without a crash"
+		  : '';
+	}
+	if ($problem ne '')
+	{
+		$grow_failures++;
+		diag("growth stopped after $k records: $problem");
+		last;
+	}
+	$node->safe_psql('postgres', "DROP TABLE $t");
+	if (!$stopped_here)
+	{
+		$grown = 1;
+		last;
+	}
+}
+is($grow_failures, 0,
+	"bloomidx_check(heapallindexed) passes and a later VACUUM grows the region after each of $grow_rounds crashes in a growth");
+ok($grown && $grow_rounds >= 3,
+	"the growth's VACUUM ran to its end after $grow_rounds rounds");
+
 $node->stop;
 done_testing();

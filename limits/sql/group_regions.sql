@@ -91,6 +91,32 @@ SELECT * FROM sgl_counts('a IS NULL');
 
 DROP TABLE sgl_old;
 DROP TABLE sgl;
+
+-- A region that grows: an index built on three full stripes' rows exactly
+-- gets group 1's region for one position (255 blocks of a column a page);
+-- once merges fill stripe 3, VACUUM moves the group to a region for both
+-- (127 blocks a page: stripe 2's blocks re-laid), seals stripe 3 there and
+-- frees the old region's pages and stripe 3's own summary pages (it also
+-- empties stripes 0 and 1, this build's stripe lists being short, and
+-- frees group 0's region)
+CREATE TABLE sgl (id int, a int, b int) WITH (autovacuum_enabled = off);
+INSERT INTO sgl SELECT g, g % 1000, (g::bigint * 7919 % 100003)::int
+FROM generate_series(1, 195840) g;
+VACUUM ANALYZE sgl;
+CREATE INDEX sgl_bx ON sgl USING bloomidx (a, b);
+SELECT * FROM sgl_group_pages('sgl_bx');
+INSERT INTO sgl SELECT g, g % 1000, (g::bigint * 7919 % 100003)::int
+FROM generate_series(195841, 270000) g;
+SELECT bloomidx_merge('sgl_bx') >= 0 AS merged;
+VACUUM sgl;
+SELECT * FROM sgl_group_pages('sgl_bx');
+SELECT bloomidx_check('sgl_bx', true);
+SELECT * FROM sgl_counts('a = 7');
+SELECT * FROM sgl_counts('b = 7919 AND a = 1');
+SELECT * FROM sgl_counts('b = 100004');
+SELECT * FROM sgl_counts('a = ANY (ARRAY[7, 1001, 5])');
+SELECT * FROM sgl_counts('id = 269999');
+DROP TABLE sgl;
 DROP FUNCTION sgl_counts(text);
 DROP FUNCTION sgl_group_pages(regclass);
 DROP EXTENSION pageinspect;

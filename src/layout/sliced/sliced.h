@@ -219,7 +219,10 @@ StaticAssertDecl(sizeof(BloomSlicedSummaryMetaData) <= BLOOMIDX_META_AREA_V4_SIZ
  * extension lock, then the slot in a metapage record), the stripe's own
  * blocks ORed into it, then ONE record setting its bit (metapage) and its
  * stripe page's GROUPED flag, nPages 0; then its own summary pages are
- * freed (or found unlisted by VACUUM's walk after a crash).  A scan that
+ * freed (or found unlisted by VACUUM's walk after a crash).  A region
+ * that does not reach a sealable stripe's position is replaced by a
+ * larger one (BloomGrowGroupRegion): new pages, the old region's sealed
+ * blocks re-laid into them, then one record switching the slot.  A scan that
  * read the stripe page before and finds a summary page freed reads the
  * stripe page again: GROUPED means "may match" (sliced_scan.c).
  */

@@ -237,49 +237,29 @@ BloomFreeDeadGroups(Relation index)
 #define BLOOM_SEAL_MAX		(4 * BLOOMIDX_GROUP_STRIPES)
 
 /*
- * Allocate the region of summary group g, sized as a build sizes one
- * (BloomGroupPerStripe) for the stripes twice the table's rows would give
- * the group, so that a table that grows seals its next stripes too while
- * the region of a small index stays the size of its stripes' own
- * summaries, and at least for position maxPos; and give it a free slot of the
- * metapage: a contiguous run of new pages at the end of the index, added
- * under the relation extension lock (every other extension of the index
- * waits for it), each a group page of no block set, WAL-logged with a
- * full image; then, in one metapage record, the slot.  A crash before that
- * record leaves the pages unlisted, and VACUUM's walk frees them.  Returns
- * false if the metapage has no free slot.  The caller holds the merge
- * lock, so that no one else changes the slots.
+ * Fills page j of a region that BloomExtendRegion adds (initialized as a
+ * group page of no block set)
  */
-static bool
-BloomAllocGroupRegion(Relation index, const BloomShape *shape, uint32 g,
-					  const uint16 *wide, double heapTuples, int maxPos)
+typedef void (*BloomRegionFill) (Relation index, Page page, int j, void *arg);
+
+/*
+ * Add a contiguous run of npages new pages at the end of the index, as
+ * group pages of group g tagged with its first stripe, each filled by fill
+ * (if not NULL) and WAL-logged with a full image, MAX_GENERIC_XLOG_PAGES a
+ * record, under the relation extension lock (every other extension of the
+ * index waits for it).  Returns the first page.  The pages are listed
+ * nowhere yet: after a crash, VACUUM's walk frees them.
+ */
+static BlockNumber
+BloomExtendRegion(Relation index, const BloomShape *shape, uint32 g, int npages,
+				  BloomRegionFill fill, void *arg)
 {
-	int			perStripe = Min(BloomGroupPerStripe(2 * heapTuples / BLOOMIDX_STRIPE_ROWS -
-													(double) g * BLOOMIDX_GROUP_STRIPES),
-								BLOOMIDX_SUMMARY_PAGE_BLOCKS / (maxPos + 1));
-	int			npages = BloomGroupRegionPages(wide, shape->nColumns, perStripe);
 	bool		needLock = !RELATION_IS_LOCAL(index);
 	Buffer		buffers[MAX_GENERIC_XLOG_PAGES];
 	BlockNumber first = InvalidBlockNumber;
 	GenericXLogState *xlogState;
-	Buffer		metabuf;
-	BloomMetaPage meta;
-	int			freeSlot = -1;
 	int			nb = 0;
-	int			i,
-				j;
-
-	/* A free slot, first: none, no region */
-	metabuf = ReadBuffer(index, BLOOMIDX_METAPAGE_BLKNO);
-	LockBuffer(metabuf, BUFFER_LOCK_SHARE);
-	BloomSlicedCheckMeta(index, BufferGetPage(metabuf));
-	meta = BloomPageGetMeta(BufferGetPage(metabuf));
-	for (i = 0; i < BLOOMIDX_GROUP_SLOTS && freeSlot < 0; i++)
-		if (BloomSlicedGroupMeta(meta)->slots[i].groupPlus1 == 0)
-			freeSlot = i;
-	UnlockReleaseBuffer(metabuf);
-	if (freeSlot < 0 || npages == 0)
-		return false;
+	int			j;
 
 	if (needLock)
 		LockRelationForExtension(index, ExclusiveLock);
@@ -304,10 +284,15 @@ BloomAllocGroupRegion(Relation index, const BloomShape *shape, uint32 g,
 
 			xlogState = GenericXLogStart(index);
 			for (k = 0; k < nb; k++)
-				BloomInitSlicedPage(GenericXLogRegisterBuffer(xlogState, buffers[k],
-															  GENERIC_XLOG_FULL_IMAGE),
-									BLOOMIDX_GROUP, shape->sigBits,
+			{
+				Page		page = GenericXLogRegisterBuffer(xlogState, buffers[k],
+															 GENERIC_XLOG_FULL_IMAGE);
+
+				BloomInitSlicedPage(page, BLOOMIDX_GROUP, shape->sigBits,
 									g * BLOOMIDX_GROUP_STRIPES);
+				if (fill != NULL)
+					fill(index, page, j - nb + 1 + k, arg);
+			}
 			BloomMergeXLogFinish(index, xlogState);
 			for (k = 0; k < nb; k++)
 				UnlockReleaseBuffer(buffers[k]);
@@ -316,6 +301,59 @@ BloomAllocGroupRegion(Relation index, const BloomShape *shape, uint32 g,
 	}
 	if (needLock)
 		UnlockRelationForExtension(index, ExclusiveLock);
+	return first;
+}
+
+/*
+ * The blocks a stripe's column gets in a page of a new region of group g:
+ * as a build sizes them (BloomGroupPerStripe) for the stripes twice the
+ * table's rows would give the group, since the table may still be
+ * growing, and at least for position maxPos.
+ */
+static int
+BloomNewRegionPerStripe(uint32 g, double heapTuples, int maxPos)
+{
+	return Min(BloomGroupPerStripe(2 * heapTuples / BLOOMIDX_STRIPE_ROWS -
+								   (double) g * BLOOMIDX_GROUP_STRIPES),
+			   BLOOMIDX_SUMMARY_PAGE_BLOCKS / (maxPos + 1));
+}
+
+/*
+ * Allocate the region of summary group g, sized by BloomNewRegionPerStripe
+ * (a table that grows seals its next stripes too, while the region of a
+ * small index stays the size of its stripes' own summaries), and give it a
+ * free slot of the metapage: new pages (BloomExtendRegion), then, in one
+ * metapage record, the slot.  A crash before that record leaves the pages
+ * unlisted, and VACUUM's walk frees them.  Returns false if the metapage
+ * has no free slot.  The caller holds the merge lock, so that no one else
+ * changes the slots.
+ */
+static bool
+BloomAllocGroupRegion(Relation index, const BloomShape *shape, uint32 g,
+					  const uint16 *wide, double heapTuples, int maxPos)
+{
+	int			perStripe = BloomNewRegionPerStripe(g, heapTuples, maxPos);
+	int			npages = BloomGroupRegionPages(wide, shape->nColumns, perStripe);
+	BlockNumber first;
+	GenericXLogState *xlogState;
+	Buffer		metabuf;
+	BloomMetaPage meta;
+	int			freeSlot = -1;
+	int			i;
+
+	/* A free slot, first: none, no region */
+	metabuf = ReadBuffer(index, BLOOMIDX_METAPAGE_BLKNO);
+	LockBuffer(metabuf, BUFFER_LOCK_SHARE);
+	BloomSlicedCheckMeta(index, BufferGetPage(metabuf));
+	meta = BloomPageGetMeta(BufferGetPage(metabuf));
+	for (i = 0; i < BLOOMIDX_GROUP_SLOTS && freeSlot < 0; i++)
+		if (BloomSlicedGroupMeta(meta)->slots[i].groupPlus1 == 0)
+			freeSlot = i;
+	UnlockReleaseBuffer(metabuf);
+	if (freeSlot < 0 || npages == 0)
+		return false;
+
+	first = BloomExtendRegion(index, shape, g, npages, NULL, NULL);
 
 	metabuf = ReadBuffer(index, BLOOMIDX_METAPAGE_BLKNO);
 	LockBuffer(metabuf, BUFFER_LOCK_EXCLUSIVE);
@@ -361,6 +399,51 @@ BloomStripeSealable(const BloomStripePages *pages, int nColumns,
 }
 
 /*
+ * Read the summary of stripe s from its own summary pages (listed in
+ * pages), whole, into summary: BLOOMIDX_SUMMARY_PAGE_BLOCKS blocks a page.
+ */
+static void
+BloomReadOwnSummary(Relation index, uint32 s, const BloomStripePages *pages,
+					uint32 *summary)
+{
+	int			p;
+
+	for (p = 0; p < pages->nSummaryPages; p++)
+	{
+		Buffer		buffer = ReadBuffer(index, pages->summaryPages[p]);
+
+		LockBuffer(buffer, BUFFER_LOCK_SHARE);
+		if (!BloomPageIsSliced(BufferGetPage(buffer), BLOOMIDX_SUMMARY, s))
+			BloomSlicedCorrupted(index, pages->summaryPages[p], "summary page");
+		memcpy(summary + (Size) p * BLOOMIDX_SUMMARY_PAGE_BLOCKS * BLOOMIDX_SUMMARY_BLOCK_WORDS,
+			   BloomSummaryPageBlocks(BufferGetPage(buffer)),
+			   (Size) BLOOMIDX_SUMMARY_PAGE_BLOCKS * BLOOMIDX_SUMMARY_BLOCK_BYTES);
+		UnlockReleaseBuffer(buffer);
+	}
+}
+
+/*
+ * Free the own summary pages of stripe s, sealed now (listed in pages, as
+ * read before it was), each if it still is one of the stripe's: a scan
+ * still reading them finds them freed.
+ */
+static void
+BloomFreeOwnSummary(Relation index, uint32 s, const BloomStripePages *pages)
+{
+	int			p;
+
+	for (p = 0; p < pages->nSummaryPages; p++)
+	{
+		Buffer		buffer = ReadBuffer(index, pages->summaryPages[p]);
+
+		LockBuffer(buffer, BUFFER_LOCK_EXCLUSIVE);
+		if (BloomPageIsSliced(BufferGetPage(buffer), BLOOMIDX_SUMMARY, s))
+			BloomFreePage(index, buffer);
+		UnlockReleaseBuffer(buffer);
+	}
+}
+
+/*
  * Seal full stripe s (stripe page blkno, read into pages) into the region
  * of its group (slot, as in a snapshot taken under the merge lock, which
  * the caller holds): OR its summary's blocks into the region, up to
@@ -390,22 +473,9 @@ BloomSealOneStripe(Relation index, const BloomShape *shape, uint32 s,
 	int			start = 0;
 	int			c,
 				b,
-				p,
 				i;
 
-	/* Its own summary, whole */
-	for (p = 0; p < pages->nSummaryPages; p++)
-	{
-		Buffer		buffer = ReadBuffer(index, pages->summaryPages[p]);
-
-		LockBuffer(buffer, BUFFER_LOCK_SHARE);
-		if (!BloomPageIsSliced(BufferGetPage(buffer), BLOOMIDX_SUMMARY, s))
-			BloomSlicedCorrupted(index, pages->summaryPages[p], "summary page");
-		memcpy(summary + (Size) p * BLOOMIDX_SUMMARY_PAGE_BLOCKS * BLOOMIDX_SUMMARY_BLOCK_WORDS,
-			   BloomSummaryPageBlocks(BufferGetPage(buffer)),
-			   (Size) BLOOMIDX_SUMMARY_PAGE_BLOCKS * BLOOMIDX_SUMMARY_BLOCK_BYTES);
-		UnlockReleaseBuffer(buffer);
-	}
+	BloomReadOwnSummary(index, s, pages, summary);
 
 	/* ORed into the region, each page's share of it */
 	for (c = 0; c < shape->nColumns; start += wide[c], c++)
@@ -481,26 +551,287 @@ BloomSealOneStripe(Relation index, const BloomShape *shape, uint32 s,
 	UnlockReleaseBuffer(stripebuf);
 	UnlockReleaseBuffer(metabuf);
 
-	/* Its own summary pages, which a scan still reading finds freed */
-	for (p = 0; p < pages->nSummaryPages; p++)
-	{
-		Buffer		buffer = ReadBuffer(index, pages->summaryPages[p]);
+	BloomFreeOwnSummary(index, s, pages);
+}
 
+/*
+ * Stripes a region's growth seals in the record that switches the group's
+ * slot to the new region: each takes a page of the record (its stripe
+ * page) besides the metapage.  The group's others are sealed afterwards,
+ * one at a time, as those of a group whose region holds them.
+ */
+#define BLOOM_GROW_SEAL_MAX		(MAX_GENERIC_XLOG_PAGES - 1)
+
+/* What BloomGrowFill copies into the pages of a group's new region */
+typedef struct BloomGrowData
+{
+	const BloomSlicedGroupSlot *old;	/* the region it replaces */
+	int			perStripe;		/* of the new region */
+	const uint16 *wide;			/* the index-wide blocks */
+	int			nColumns;
+	int			nNew;			/* stripes sealed with the growth */
+	int			pos[BLOOM_GROW_SEAL_MAX];	/* their positions */
+	uint32	   *summary[BLOOM_GROW_SEAL_MAX];	/* their own summaries */
+} BloomGrowData;
+
+/*
+ * Fill page j of a group's new region (BloomRegionFill): for each column's
+ * block the page holds, the block of every stripe the old region seals,
+ * read from the old region, where a block sits elsewhere when the number
+ * of blocks a stripe gets a page differs (so blocks are copied one by
+ * one, not pages), and the block of each stripe sealed with the growth,
+ * from its own summary.
+ */
+static void
+BloomGrowFill(Relation index, Page page, int j, void *arg)
+{
+	BloomGrowData *gd = (BloomGrowData *) arg;
+	const BloomSlicedGroupSlot *old = gd->old;
+	uint32	   *dst = BloomSummaryPageBlocks(page);
+	Buffer		oldbuf = InvalidBuffer;
+	BlockNumber oldblk = InvalidBlockNumber;
+	int			start = 0;
+	int			chunk = j;
+	int			c,
+				b,
+				i,
+				bEnd;
+
+	/* Column c, its chunk-th page in the new region */
+	for (c = 0; c < gd->nColumns; start += gd->wide[c], c++)
+	{
+		int			n = BloomGroupRegionPages(&gd->wide[c], 1, gd->perStripe);
+
+		if (chunk < n)
+			break;
+		chunk -= n;
+	}
+	if (c == gd->nColumns)
+		elog(ERROR, "bloomidx index \"%s\": page %d is past a summary group's new region",
+			 RelationGetRelationName(index), j);
+
+	bEnd = Min(gd->wide[c], (chunk + 1) * gd->perStripe);
+	for (b = chunk * gd->perStripe; b < bEnd; b++)
+	{
+		int			at;
+		int			to = b - chunk * gd->perStripe;
+		BlockNumber blkno = BloomGroupBlockPage(old, gd->wide, c, b, 0, &at);
+		uint64		x;
+
+		if (old->sealed != 0 && blkno != oldblk)
+		{
+			if (BufferIsValid(oldbuf))
+				UnlockReleaseBuffer(oldbuf);
+			oldbuf = ReadBuffer(index, blkno);
+			oldblk = blkno;
+			LockBuffer(oldbuf, BUFFER_LOCK_SHARE);
+			if (!BloomPageIsSliced(BufferGetPage(oldbuf), BLOOMIDX_GROUP,
+								   BloomGroupFirstStripe(old)))
+				BloomReportCorruption(index, blkno,
+									  psprintf("Page %u of the region of summary group %u is not a page of the group.",
+											   blkno - old->first, old->groupPlus1 - 1));
+		}
+		for (x = old->sealed; x != 0; x &= x - 1)
+		{
+			int			p = pg_rightmost_one_pos64(x);
+
+			memcpy(dst + (Size) (p * gd->perStripe + to) * BLOOMIDX_SUMMARY_BLOCK_WORDS,
+				   BloomSummaryPageBlocks(BufferGetPage(oldbuf)) +
+				   (Size) (at + p * old->perStripe) * BLOOMIDX_SUMMARY_BLOCK_WORDS,
+				   BLOOMIDX_SUMMARY_BLOCK_BYTES);
+		}
+		for (i = 0; i < gd->nNew; i++)
+		{
+			uint32	   *d = dst + (Size) (gd->pos[i] * gd->perStripe + to) *
+				BLOOMIDX_SUMMARY_BLOCK_WORDS;
+			const uint32 *src = gd->summary[i] + (Size) (start + b) *
+				BLOOMIDX_SUMMARY_BLOCK_WORDS;
+			int			w;
+
+			for (w = 0; w < BLOOMIDX_SUMMARY_BLOCK_WORDS; w++)
+				d[w] |= src[w];
+		}
+	}
+	if (BufferIsValid(oldbuf))
+		UnlockReleaseBuffer(oldbuf);
+}
+
+/*
+ * Grow the region of summary group g (old, its slot in snap, a snapshot
+ * taken under the merge lock, which the caller holds) whose positions do
+ * not reach full stripe s0, sealable, of the group: a new region sized by
+ * BloomNewRegionPerStripe for position s0's and the group's last listed
+ * stripe's, made of new pages (BloomExtendRegion) filled with the blocks
+ * of every stripe the old region seals and those of up to
+ * BLOOM_GROW_SEAL_MAX sealable stripes of the group from s0 on, from their
+ * own summaries; then ONE record switches the group's slot to the new
+ * region (its first page, perStripe, pages and sealed bits, the new
+ * stripes' set) and flags the new stripes' pages GROUPED with no summary
+ * page; then the old region's pages and the new stripes' own summary
+ * pages are freed.  A crash before the switch leaves the new pages
+ * unlisted (VACUUM's walk frees them) and the group as it was; after it,
+ * the old region's pages and the own summary pages are listed nowhere,
+ * and the walk frees those the crash kept.  A scan that copied the old
+ * slot reads the old region, unchanged until it is freed, and starts over
+ * if it finds a page of it freed (BloomGroupStillHeld: the group's slot
+ * has moved).  Returns false if the group cannot grow.  *nsealed counts
+ * the stripes sealed.
+ */
+static bool
+BloomGrowGroupRegion(Relation index, const BloomShape *shape,
+					 const BloomSlicedSnapshot *snap, uint32 s0,
+					 const BloomSlicedGroupSlot *old, const uint16 *wide,
+					 int ownPages, double heapTuples, int *nsealed)
+{
+	uint32		g = s0 / BLOOMIDX_GROUP_STRIPES;
+	uint32		last = Min(snap->nStripes - 1, (g + 1) * BLOOMIDX_GROUP_STRIPES - 1);
+	int			perStripe = BloomNewRegionPerStripe(g, heapTuples,
+													last % BLOOMIDX_GROUP_STRIPES);
+	int			npages = BloomGroupRegionPages(wide, shape->nColumns, perStripe);
+	BloomSlicedGroupSlot oldSlot;
+	BloomStripePages *pages[BLOOM_GROW_SEAL_MAX];
+	uint32		stripes[BLOOM_GROW_SEAL_MAX];
+	BlockNumber stripeBlk[BLOOM_GROW_SEAL_MAX];
+	Buffer		stripebufs[BLOOM_GROW_SEAL_MAX];
+	BloomGrowData gd;
+	GenericXLogState *xlogState;
+	Buffer		metabuf;
+	BloomMetaPage meta;
+	BloomSlicedGroupSlot *slot;
+	BlockNumber none = InvalidBlockNumber;
+	BlockNumber first;
+	uint64		newBits = 0;
+	uint32		s;
+	BlockNumber j;
+	int			i;
+
+	/* The group's slot as it is now (snap's may predate a seal of this VACUUM) */
+	metabuf = ReadBuffer(index, BLOOMIDX_METAPAGE_BLKNO);
+	LockBuffer(metabuf, BUFFER_LOCK_SHARE);
+	BloomSlicedCheckMeta(index, BufferGetPage(metabuf));
+	meta = BloomPageGetMeta(BufferGetPage(metabuf));
+	for (i = 0; i < BLOOMIDX_GROUP_SLOTS; i++)
+		if (BloomSlicedGroupMeta(meta)->slots[i].groupPlus1 == g + 1)
+			break;
+	if (i == BLOOMIDX_GROUP_SLOTS ||
+		BloomSlicedGroupMeta(meta)->slots[i].first != old->first)
+		elog(ERROR, "bloomidx index \"%s\": summary group %u lost its slot during VACUUM",
+			 RelationGetRelationName(index), g);
+	oldSlot = BloomSlicedGroupMeta(meta)->slots[i];
+	UnlockReleaseBuffer(metabuf);
+
+	if (perStripe >= oldSlot.perStripe || npages == 0)
+		return false;
+
+	/* The group's sealable stripes from s0 on, with their own summaries */
+	memset(&gd, 0, sizeof(gd));
+	for (s = s0; s <= last && gd.nNew < BLOOM_GROW_SEAL_MAX; s++)
+	{
+		BlockNumber blkno = BloomSnapStripe(snap, s);
+		int			pos = s % BLOOMIDX_GROUP_STRIPES;
+		BloomStripePages *sp;
+
+		if (BloomStripeRows(snap->mergedRows, s) < BLOOMIDX_STRIPE_ROWS)
+			break;
+		if (blkno == InvalidBlockNumber || ((oldSlot.sealed >> pos) & 1) != 0 ||
+			pos >= BloomGroupPositions(perStripe))
+			continue;
+		sp = palloc(sizeof(BloomStripePages));
+		if (!BloomReadStripe(index, s, blkno, shape->sigBits, sp) ||
+			!BloomStripeSealable(sp, shape->nColumns, wide, ownPages))
+		{
+			pfree(sp);
+			continue;
+		}
+		pages[gd.nNew] = sp;
+		stripes[gd.nNew] = s;
+		stripeBlk[gd.nNew] = blkno;
+		gd.pos[gd.nNew] = pos;
+		gd.summary[gd.nNew] = palloc((Size) ownPages * BLOOMIDX_SUMMARY_PAGE_BLOCKS *
+									 BLOOMIDX_SUMMARY_BLOCK_BYTES);
+		BloomReadOwnSummary(index, s, sp, gd.summary[gd.nNew]);
+		newBits |= UINT64CONST(1) << pos;
+		gd.nNew++;
+	}
+	if (gd.nNew == 0)
+		return false;
+
+	/* The new region, filled */
+	gd.old = &oldSlot;
+	gd.perStripe = perStripe;
+	gd.wide = wide;
+	gd.nColumns = shape->nColumns;
+	first = BloomExtendRegion(index, shape, g, npages, BloomGrowFill, &gd);
+
+	/* The switch: the slot, and the new stripes' pages, in one record */
+	metabuf = ReadBuffer(index, BLOOMIDX_METAPAGE_BLKNO);
+	LockBuffer(metabuf, BUFFER_LOCK_EXCLUSIVE);
+	BloomSlicedCheckMeta(index, BufferGetPage(metabuf));
+	for (i = 0; i < gd.nNew; i++)
+	{
+		stripebufs[i] = ReadBuffer(index, stripeBlk[i]);
+		LockBuffer(stripebufs[i], BUFFER_LOCK_EXCLUSIVE);
+		if (!BloomPageIsSliced(BufferGetPage(stripebufs[i]), BLOOMIDX_STRIPE, stripes[i]))
+			BloomSlicedCorrupted(index, stripeBlk[i], "stripe page");
+	}
+	meta = BloomPageGetMeta(BufferGetPage(metabuf));
+	for (i = 0; i < BLOOMIDX_GROUP_SLOTS; i++)
+		if (BloomSlicedGroupMeta(meta)->slots[i].groupPlus1 == g + 1 &&
+			BloomSlicedGroupMeta(meta)->slots[i].first == oldSlot.first)
+			break;
+	if (i == BLOOMIDX_GROUP_SLOTS)
+		elog(ERROR, "bloomidx index \"%s\": summary group %u lost its slot during VACUUM",
+			 RelationGetRelationName(index), g);
+	xlogState = GenericXLogStart(index);
+	meta = BloomPageGetMeta(GenericXLogRegisterBuffer(xlogState, metabuf, 0));
+	slot = &BloomSlicedGroupMeta(meta)->slots[i];
+	slot->first = first;
+	slot->perStripe = perStripe;
+	slot->npages = npages;
+	slot->sealed = (slot->sealed & oldSlot.sealed) | newBits;
+	for (i = 0; i < gd.nNew; i++)
+	{
+		Page		page = GenericXLogRegisterBuffer(xlogState, stripebufs[i], 0);
+
+		BloomStripeSetSummary(page, shape->sigBits, shape->nColumns, wide, &none, 0);
+		BloomStripeSetFlags(page, BloomStripeGetFlags(page) | BLOOMIDX_STRIPE_SUMMARY_GROUPED);
+	}
+	BloomMergeXLogFinish(index, xlogState);
+	for (i = 0; i < gd.nNew; i++)
+		UnlockReleaseBuffer(stripebufs[i]);
+	UnlockReleaseBuffer(metabuf);
+
+	/* The old region's pages, each if still the group's */
+	for (j = 0; j < oldSlot.npages; j++)
+	{
+		Buffer		buffer;
+
+		CHECK_FOR_INTERRUPTS();
+		buffer = ReadBuffer(index, oldSlot.first + j);
 		LockBuffer(buffer, BUFFER_LOCK_EXCLUSIVE);
-		if (BloomPageIsSliced(BufferGetPage(buffer), BLOOMIDX_SUMMARY, s))
+		if (BloomPageIsSliced(BufferGetPage(buffer), BLOOMIDX_GROUP,
+							  BloomGroupFirstStripe(&oldSlot)))
 			BloomFreePage(index, buffer);
 		UnlockReleaseBuffer(buffer);
 	}
+	for (i = 0; i < gd.nNew; i++)
+	{
+		BloomFreeOwnSummary(index, stripes[i], pages[i]);
+		pfree(gd.summary[i]);
+		pfree(pages[i]);
+	}
+	*nsealed += gd.nNew;
+	return true;
 }
 
 /*
  * Seal the listed full stripes that merges filled into their summary
  * groups' regions (see BloomSealOneStripe), allocating a group's region
- * when it has none: those whose summary is complete and of the index-wide
- * blocks (BLOOMIDX_SUMMARY_MEASURED), at positions their group's region
- * holds, while a slot is free; at most BLOOM_SEAL_MAX of them.  heapTuples:
- * the table's rows, which size a new region.  The caller holds the merge
- * lock.
+ * when it has none, and growing it (BloomGrowGroupRegion) when it does not
+ * reach their positions: those whose summary is complete and of the
+ * index-wide blocks (BLOOMIDX_SUMMARY_MEASURED), while a slot is free; at
+ * most BLOOM_SEAL_MAX of them.  heapTuples: the table's rows, which size a
+ * new region.  The caller holds the merge lock.
  */
 static void
 BloomSealStripes(Relation index, BloomState state, double heapTuples)
@@ -514,6 +845,7 @@ BloomSealStripes(Relation index, BloomState state, double heapTuples)
 	BloomMetaPage meta;
 	bool		measured;
 	bool		noSlot = false;
+	uint32		noGrow = PG_UINT32_MAX;
 	int			ownPages;
 	int			nsealed = 0;
 	uint32		s;
@@ -553,13 +885,25 @@ BloomSealStripes(Relation index, BloomState state, double heapTuples)
 			break;
 		if (blkno == InvalidBlockNumber ||
 			(slot != NULL && (((slot->sealed >> pos) & 1) != 0 ||
-							  pos >= BloomGroupPositions(slot->perStripe))) ||
+							  (pos >= BloomGroupPositions(slot->perStripe) &&
+							   s / BLOOMIDX_GROUP_STRIPES == noGrow))) ||
 			(slot == NULL && noSlot))
 			continue;
 		vacuum_delay_point(false);
 		if (!BloomReadStripe(index, s, blkno, shape->sigBits, pages) ||
 			!BloomStripeSealable(pages, shape->nColumns, wide, ownPages))
 			continue;
+		if (slot != NULL && pos >= BloomGroupPositions(slot->perStripe))
+		{
+			/* Its group's region does not reach it: a larger one */
+			if (!BloomGrowGroupRegion(index, shape, snap, s, slot, wide,
+									  ownPages, heapTuples, &nsealed))
+				noGrow = s / BLOOMIDX_GROUP_STRIPES;
+			BloomFreeSnapshot(snap);
+			snap = palloc(sizeof(BloomSlicedSnapshot));
+			BloomTakeSnapshot(index, snap, true);
+			continue;
+		}
 		if (slot == NULL)
 		{
 			uint32		last = Min(snap->nStripes - 1,
