@@ -432,6 +432,9 @@ extern Relation BloomOpenIndexRelation(Oid relid, LOCKMODE lockmode,
 									   bool mustBeIndex);
 extern int	BloomFormSignatureWords(BloomState state, Datum *values,
 									bool *isnull, uint64 *words);
+extern int	BloomFormSignatureWordsMixed(BloomState state, Datum *values,
+										 bool *isnull, uint64 *words,
+										 uint64 *mixed);
 extern int	BloomFormSignature(BloomState state, Datum *values, bool *isnull,
 							   uint8 *sig);
 

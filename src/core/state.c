@@ -185,6 +185,20 @@ int
 BloomFormSignatureWords(BloomState state, Datum *values, bool *isnull,
 						uint64 *words)
 {
+	return BloomFormSignatureWordsMixed(state, values, isnull, words, NULL);
+}
+
+/*
+ * BloomFormSignatureWords, giving also in mixed (if not NULL) each column's
+ * salted mix of its value's hash, BloomColumnMix(hash, column), which
+ * starts the column's probe sequence (0 for a column of sets): a caller
+ * that needs the column's hash again (a stripe summary's key) takes it
+ * from there rather than calling the type's hash function a second time.
+ */
+int
+BloomFormSignatureWordsMixed(BloomState state, Datum *values, bool *isnull,
+							 uint64 *words, uint64 *mixed)
+{
 	const BloomShape *shape = &state->shape;
 	int			nbits = 0;
 	int			i;
@@ -193,7 +207,12 @@ BloomFormSignatureWords(BloomState state, Datum *values, bool *isnull,
 	{
 		memset(words, 0, sizeof(uint64) * shape->sigWords);
 		for (i = 0; i < shape->nColumns; i++)
+		{
 			BloomValueMask(state, i, values[i], isnull[i], words);
+			if (mixed != NULL)
+				mixed[i] = (shape->setColumns & (1U << i)) != 0 ? 0 :
+					BloomColumnMix(BloomColumnHash(state, i, values, isnull), i);
+		}
 	}
 	else if (shape->sigWords == 1)
 	{
@@ -201,11 +220,13 @@ BloomFormSignatureWords(BloomState state, Datum *values, bool *isnull,
 
 		for (i = 0; i < shape->nColumns; i++)
 		{
+			uint64		x = BloomColumnMix(BloomColumnHash(state, i, values, isnull), i);
 			BloomProbe	probe;
 			int			k;
 
-			BloomProbeInit(&probe, BloomColumnHash(state, i, values, isnull),
-						   i, shape->sigBits);
+			if (mixed != NULL)
+				mixed[i] = x;
+			BloomProbeInitMixed(&probe, x, shape->sigBits);
 			for (k = shape->bitsPerColumn[i]; k > 0; k--)
 				acc |= UINT64CONST(1) << BloomProbeNext(&probe);
 		}
@@ -215,9 +236,21 @@ BloomFormSignatureWords(BloomState state, Datum *values, bool *isnull,
 	{
 		memset(words, 0, sizeof(uint64) * shape->sigWords);
 		for (i = 0; i < shape->nColumns; i++)
-			BloomSetMaskBits(words, shape->sigBits,
-							 BloomColumnHash(state, i, values, isnull),
-							 i, shape->bitsPerColumn[i]);
+		{
+			uint64		x = BloomColumnMix(BloomColumnHash(state, i, values, isnull), i);
+			BloomProbe	probe;
+			int			k;
+
+			if (mixed != NULL)
+				mixed[i] = x;
+			BloomProbeInitMixed(&probe, x, shape->sigBits);
+			for (k = shape->bitsPerColumn[i]; k > 0; k--)
+			{
+				uint64		pos = BloomProbeNext(&probe);
+
+				words[pos >> 6] |= UINT64CONST(1) << (pos & 63);
+			}
+		}
 	}
 
 	for (i = 0; i < shape->sigWords; i++)

@@ -613,13 +613,16 @@ BloomSlicedBuildCallback(Relation index, ItemPointer tid, Datum *values,
 {
 	BloomSlicedBuildState *bs = (BloomSlicedBuildState *) state;
 	uint64		words[BLOOMIDX_SLICED_MAX_LENGTH / 64];
+	uint64		mixed[BLOOMIDX_MAX_COLUMNS];
 	uint32		keys[BLOOMIDX_MAX_COLUMNS];
 	MemoryContext oldCtx;
 
+	/* The summary keys from the hashes the signature took */
 	oldCtx = MemoryContextSwitchTo(bs->tmpCtx);
-	bs->bitsSet += BloomFormSignatureWords(&bs->state, values, isnull, words);
+	bs->bitsSet += BloomFormSignatureWordsMixed(&bs->state, values, isnull, words,
+												bs->nKeys > 0 ? mixed : NULL);
 	if (bs->nKeys > 0)
-		BloomFormSummaryKeys(&bs->state, values, isnull, keys);
+		BloomSummaryKeysFromMixed(&bs->state.shape, mixed, keys);
 	MemoryContextSwitchTo(oldCtx);
 	MemoryContextReset(bs->tmpCtx);
 

@@ -39,8 +39,24 @@ static const uint32 BloomSummarySalt[BLOOMIDX_SUMMARY_BLOCK_WORDS] = {
 uint32
 BloomSummaryKey(uint64 columnHash, int col)
 {
-	return (uint32) (BloomMix64(columnHash + ((uint64) col + 1) *
-								BLOOM_SALT_MULTIPLIER) >> 32);
+	return (uint32) (BloomColumnMix(columnHash, col) >> 32);
+}
+
+/*
+ * The summary keys of one row from its columns' salted mixes, as
+ * BloomFormSignatureWordsMixed gives them with the row's signature (the
+ * key is the mix's high half): what BloomFormSummaryKeys gives, without
+ * hashing the values again.
+ */
+void
+BloomSummaryKeysFromMixed(const BloomShape *shape, const uint64 *mixed,
+						  uint32 *keys)
+{
+	int			i;
+
+	for (i = 0; i < shape->nColumns; i++)
+		keys[i] = (shape->setColumns & (1U << i)) != 0 ? 0 :
+			(uint32) (mixed[i] >> 32);
 }
 
 /*
