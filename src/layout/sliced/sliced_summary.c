@@ -102,16 +102,37 @@ BloomSummaryBlockOf(uint32 key, int nblocks)
 	return (int) (((uint64) x * (uint64) nblocks) >> 32);
 }
 
+/*
+ * Add a key to a column's summary of nblocks blocks: one bit in each word
+ * of its block, the words written out so that each salt is a constant
+ * (a build adds a key per row and column).
+ */
+static inline void
+BloomSummaryAddKey(uint32 *blocks, int nblocks, uint32 key)
+{
+	uint32	   *block = blocks + (Size) BloomSummaryBlockOf(key, nblocks) *
+		BLOOMIDX_SUMMARY_BLOCK_WORDS;
+
+#define BLOOM_SUMMARY_SET(i) \
+	(block[i] |= ((uint32) 1) << ((key * BloomSummarySalt[i]) >> 27))
+	StaticAssertStmt(BLOOMIDX_SUMMARY_BLOCK_WORDS == 8,
+					 "a summary block is not eight words");
+	BLOOM_SUMMARY_SET(0);
+	BLOOM_SUMMARY_SET(1);
+	BLOOM_SUMMARY_SET(2);
+	BLOOM_SUMMARY_SET(3);
+	BLOOM_SUMMARY_SET(4);
+	BLOOM_SUMMARY_SET(5);
+	BLOOM_SUMMARY_SET(6);
+	BLOOM_SUMMARY_SET(7);
+#undef BLOOM_SUMMARY_SET
+}
+
 /* Add a key to a column's summary of nblocks blocks */
 void
 BloomSummaryAdd(uint32 *blocks, int nblocks, uint32 key)
 {
-	uint32	   *block = blocks + (Size) BloomSummaryBlockOf(key, nblocks) *
-		BLOOMIDX_SUMMARY_BLOCK_WORDS;
-	int			i;
-
-	for (i = 0; i < BLOOMIDX_SUMMARY_BLOCK_WORDS; i++)
-		block[i] |= ((uint32) 1) << ((key * BloomSummarySalt[i]) >> 27);
+	BloomSummaryAddKey(blocks, nblocks, key);
 }
 
 /*
@@ -388,7 +409,7 @@ BloomSummaryFill(const uint16 *blocks, int nColumns, const uint32 *keys,
 
 		if (blocks[c] > 0)
 			for (r = 0; r < nrows; r++)
-				BloomSummaryAdd(col, blocks[c], keys[(Size) r * nColumns + c]);
+				BloomSummaryAddKey(col, blocks[c], keys[(Size) r * nColumns + c]);
 		start += blocks[c];
 	}
 }
