@@ -16,7 +16,9 @@
 
 #include "access/relation.h"
 #include "catalog/pg_class.h"
+#include "common/hashfn.h"
 #include "utils/builtins.h"
+#include "utils/fmgroids.h"
 #include "utils/lsyscache.h"
 #include "pgstat.h"
 #include "port/pg_bitutils.h"
@@ -28,6 +30,29 @@
 #include "layout.h"
 #include "page.h"
 #include "signature.h"
+
+/*
+ * How values hashed by the extended hash function hashproc can be hashed
+ * (BloomHashKind): PostgreSQL's integer hashes directly, as they compute
+ * (src/backend/access/hash/hashfunc.c), any other through fmgr.
+ */
+static BloomHashKind
+BloomHashKindOf(Oid hashproc)
+{
+	switch (hashproc)
+	{
+		case F_HASHINT2EXTENDED:
+			return BLOOM_HASH_INT2;
+		case F_HASHINT4EXTENDED:
+			return BLOOM_HASH_INT4;
+		case F_HASHINT8EXTENDED:
+			return BLOOM_HASH_INT8;
+		case F_HASHOIDEXTENDED:
+			return BLOOM_HASH_OID;
+		default:
+			return BLOOM_HASH_FMGR;
+	}
+}
 
 /*
  * Fill in the state of an index of the given shape: hash functions and
@@ -47,6 +72,7 @@ BloomInitState(BloomState state, Relation index, const BloomShape *shape)
 					   index_getprocinfo(index, i + 1, BLOOMIDX_HASH_PROC),
 					   CurrentMemoryContext);
 		state->collations[i] = index->rd_indcollation[i];
+		state->hashKind[i] = BloomHashKindOf(state->hashFn[i].fn_oid);
 	}
 	state->hasSets = BloomInitOptionalProcs(index, shape->nColumns,
 											BLOOMIDX_EXTRACT_PROC,
@@ -166,9 +192,40 @@ BloomReadBufferRecent(Relation index, BlockNumber blkno, BufferAccessStrategy ba
 static inline uint64
 BloomColumnHash(BloomState state, int i, Datum *values, bool *isnull)
 {
+	Datum		value = values[i];
+
 	if (isnull[i])
 		return BLOOM_NULL_HASH;
-	return BloomHashDatum(&state->hashFn[i], state->collations[i], values[i]);
+
+	/*
+	 * The integer hashes as hashint2extended, hashint4extended,
+	 * hashint8extended and hashoidextended compute them (the same hash,
+	 * without the fmgr call: a build hashes every value of every row)
+	 */
+	switch ((BloomHashKind) state->hashKind[i])
+	{
+		case BLOOM_HASH_INT2:
+			return hash_bytes_uint32_extended((uint32) (int32) DatumGetInt16(value),
+											  BLOOM_HASH_SEED);
+		case BLOOM_HASH_INT4:
+			return hash_bytes_uint32_extended((uint32) DatumGetInt32(value),
+											  BLOOM_HASH_SEED);
+		case BLOOM_HASH_INT8:
+			{
+				int64		v = DatumGetInt64(value);
+				uint32		lohalf = (uint32) v;
+				uint32		hihalf = (uint32) (v >> 32);
+
+				lohalf ^= v >= 0 ? hihalf : ~hihalf;
+				return hash_bytes_uint32_extended(lohalf, BLOOM_HASH_SEED);
+			}
+		case BLOOM_HASH_OID:
+			return hash_bytes_uint32_extended((uint32) DatumGetObjectId(value),
+											  BLOOM_HASH_SEED);
+		case BLOOM_HASH_FMGR:
+			break;
+	}
+	return BloomHashDatum(&state->hashFn[i], state->collations[i], value);
 }
 
 /*
