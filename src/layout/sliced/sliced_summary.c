@@ -217,7 +217,7 @@ BloomSummaryCountDistinct(const uint32 *keys, int n, int nColumns, int col,
 {
 	const int	nwords = (1 << BLOOM_COUNT_BITS_LOG2) / 32;
 	uint32	   *bitmap = scratch;
-	int			zero = 0;
+	int			zero;
 	int			i;
 
 	if (n == 0)
@@ -229,8 +229,8 @@ BloomSummaryCountDistinct(const uint32 *keys, int n, int nColumns, int col,
 
 		bitmap[x / 32] |= (uint32) 1 << (x % 32);
 	}
-	for (i = 0; i < nwords; i++)
-		zero += 32 - pg_popcount32(bitmap[i]);
+	zero = nwords * 32 - (int) pg_popcount((const char *) bitmap,
+										   sizeof(uint32) * nwords);
 	if (zero == 0)
 		return n;
 	return (int) Min((double) n,
