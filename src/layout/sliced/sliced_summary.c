@@ -57,6 +57,12 @@ BloomSummaryKeysFromMixed(const BloomShape *shape, const uint64 *mixed,
 {
 	int			i;
 
+	if (shape->setColumns == 0)
+	{
+		for (i = 0; i < shape->nColumns; i++)
+			keys[i] = (uint32) (mixed[i] >> 32);
+		return;
+	}
 	for (i = 0; i < shape->nColumns; i++)
 		keys[i] = (shape->setColumns & (1U << i)) != 0 ? 0 :
 			(uint32) (mixed[i] >> 32);
