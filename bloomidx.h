@@ -202,6 +202,7 @@ typedef struct BloomStateData
 	bool		layoutChecked;	/* the layout's metapage fields were checked
 								 * (BloomGetStateLayout) */
 	Oid			collations[BLOOMIDX_MAX_COLUMNS];
+	uint8		hashKind[BLOOMIDX_MAX_COLUMNS];	/* BloomHashKind of hashFn */
 	BlockNumber knownBlocks;	/* a length the index had (BloomBlocksCovering) */
 	BloomRecentBuffer *recent;	/* by block number modulo a power of two, or
 								 * NULL: see BloomReadBufferRecent */
@@ -209,6 +210,20 @@ typedef struct BloomStateData
 } BloomStateData;
 
 typedef BloomStateData *BloomState;
+
+/*
+ * How a column's values are hashed (BloomStateData.hashKind): through the
+ * hash support function's fmgr call, or, when that function is one of
+ * PostgreSQL's integer hashes, by what it computes, called directly.
+ */
+typedef enum BloomHashKind
+{
+	BLOOM_HASH_FMGR = 0,
+	BLOOM_HASH_INT2,			/* hashint2extended */
+	BLOOM_HASH_INT4,			/* hashint4extended (int4, date) */
+	BLOOM_HASH_INT8,			/* hashint8extended */
+	BLOOM_HASH_OID				/* hashoidextended */
+} BloomHashKind;
 
 /*
  * Where an operator class's extract functions put a value's or a key's
@@ -432,6 +447,9 @@ extern Relation BloomOpenIndexRelation(Oid relid, LOCKMODE lockmode,
 									   bool mustBeIndex);
 extern int	BloomFormSignatureWords(BloomState state, Datum *values,
 									bool *isnull, uint64 *words);
+extern int	BloomFormSignatureWordsMixed(BloomState state, Datum *values,
+										 bool *isnull, uint64 *words,
+										 uint64 *mixed);
 extern int	BloomFormSignature(BloomState state, Datum *values, bool *isnull,
 							   uint8 *sig);
 

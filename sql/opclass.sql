@@ -138,6 +138,20 @@ FROM (VALUES ('s = 7::int4'), ('s = 7::int8'), ('n = 7::int2'), ('n = 7::int8'),
 			 ('f = 1.25::float8'), ('t = (''n7''::name COLLATE "default")'), ('nm = ''n7''::text'),
 			 ('s = 7::int8 AND t = ''n7''::name'), ('n = 40000000000::int8')) AS c(cond);
 
+-- Negative integers, int8 beyond 32 bits and oid: a build hashes these
+-- types' values directly, as their hash functions do, and a query's keys,
+-- hashed through the functions (of the key's type), must find them
+DROP TABLE tt;
+CREATE TABLE tt AS
+	SELECT i, (i % 100 - 50)::int2 AS s, (i % 100 - 50)::int4 AS n,
+		   (i % 100 - 50)::int8 * 10000000000 + i % 3 AS b, (i % 100)::oid AS o
+	FROM generate_series(1, 3000) i;
+CREATE INDEX tt_idx ON tt USING bloomidx (s, n, b, o);
+SELECT cond, (bix_compare(cond)).*
+FROM (VALUES ('s = -7::int2'), ('s = -7::int8'), ('n = -7'), ('n = -7::int8'),
+			 ('b = -69999999999'), ('b = ANY (ARRAY[-69999999999, 10000000002])'),
+			 ('b = 0'), ('o = 7::oid')) AS c(cond);
+
 -- Every operator class passes the validator (those of types that only
 -- later majors have are checked below)
 SELECT opc.opcname, amvalidate(opc.oid)

@@ -104,11 +104,25 @@ typedef struct BloomProbe
 /* Odd multiplier of the probe sequence (an LCG multiplier of good spectrum) */
 #define BLOOM_PROBE_MULTIPLIER	UINT64CONST(0xd1342543de82ef95)
 
+/* The salted mix of (hash, salt) that starts its probe sequence */
+static inline uint64
+BloomColumnMix(uint64 hash, uint32 salt)
+{
+	return BloomMix64(hash + ((uint64) salt + 1) * BLOOM_SALT_MULTIPLIER);
+}
+
+/* Start the probe sequence from BloomColumnMix(hash, salt) */
+static inline void
+BloomProbeInitMixed(BloomProbe *probe, uint64 mixed, uint64 nbits)
+{
+	probe->x = mixed | 1;
+	probe->nbits = nbits;
+}
+
 static inline void
 BloomProbeInit(BloomProbe *probe, uint64 hash, uint32 salt, uint64 nbits)
 {
-	probe->x = BloomMix64(hash + ((uint64) salt + 1) * BLOOM_SALT_MULTIPLIER) | 1;
-	probe->nbits = nbits;
+	BloomProbeInitMixed(probe, BloomColumnMix(hash, salt), nbits);
 }
 
 static inline uint64

@@ -16,7 +16,9 @@
 
 #include "access/relation.h"
 #include "catalog/pg_class.h"
+#include "common/hashfn.h"
 #include "utils/builtins.h"
+#include "utils/fmgroids.h"
 #include "utils/lsyscache.h"
 #include "pgstat.h"
 #include "port/pg_bitutils.h"
@@ -28,6 +30,29 @@
 #include "layout.h"
 #include "page.h"
 #include "signature.h"
+
+/*
+ * How values hashed by the extended hash function hashproc can be hashed
+ * (BloomHashKind): PostgreSQL's integer hashes directly, as they compute
+ * (src/backend/access/hash/hashfunc.c), any other through fmgr.
+ */
+static BloomHashKind
+BloomHashKindOf(Oid hashproc)
+{
+	switch (hashproc)
+	{
+		case F_HASHINT2EXTENDED:
+			return BLOOM_HASH_INT2;
+		case F_HASHINT4EXTENDED:
+			return BLOOM_HASH_INT4;
+		case F_HASHINT8EXTENDED:
+			return BLOOM_HASH_INT8;
+		case F_HASHOIDEXTENDED:
+			return BLOOM_HASH_OID;
+		default:
+			return BLOOM_HASH_FMGR;
+	}
+}
 
 /*
  * Fill in the state of an index of the given shape: hash functions and
@@ -47,6 +72,7 @@ BloomInitState(BloomState state, Relation index, const BloomShape *shape)
 					   index_getprocinfo(index, i + 1, BLOOMIDX_HASH_PROC),
 					   CurrentMemoryContext);
 		state->collations[i] = index->rd_indcollation[i];
+		state->hashKind[i] = BloomHashKindOf(state->hashFn[i].fn_oid);
 	}
 	state->hasSets = BloomInitOptionalProcs(index, shape->nColumns,
 											BLOOMIDX_EXTRACT_PROC,
@@ -166,9 +192,40 @@ BloomReadBufferRecent(Relation index, BlockNumber blkno, BufferAccessStrategy ba
 static inline uint64
 BloomColumnHash(BloomState state, int i, Datum *values, bool *isnull)
 {
+	Datum		value = values[i];
+
 	if (isnull[i])
 		return BLOOM_NULL_HASH;
-	return BloomHashDatum(&state->hashFn[i], state->collations[i], values[i]);
+
+	/*
+	 * The integer hashes as hashint2extended, hashint4extended,
+	 * hashint8extended and hashoidextended compute them (the same hash,
+	 * without the fmgr call: a build hashes every value of every row)
+	 */
+	switch ((BloomHashKind) state->hashKind[i])
+	{
+		case BLOOM_HASH_INT2:
+			return hash_bytes_uint32_extended((uint32) (int32) DatumGetInt16(value),
+											  BLOOM_HASH_SEED);
+		case BLOOM_HASH_INT4:
+			return hash_bytes_uint32_extended((uint32) DatumGetInt32(value),
+											  BLOOM_HASH_SEED);
+		case BLOOM_HASH_INT8:
+			{
+				int64		v = DatumGetInt64(value);
+				uint32		lohalf = (uint32) v;
+				uint32		hihalf = (uint32) (v >> 32);
+
+				lohalf ^= v >= 0 ? hihalf : ~hihalf;
+				return hash_bytes_uint32_extended(lohalf, BLOOM_HASH_SEED);
+			}
+		case BLOOM_HASH_OID:
+			return hash_bytes_uint32_extended((uint32) DatumGetObjectId(value),
+											  BLOOM_HASH_SEED);
+		case BLOOM_HASH_FMGR:
+			break;
+	}
+	return BloomHashDatum(&state->hashFn[i], state->collations[i], value);
 }
 
 /*
@@ -185,6 +242,20 @@ int
 BloomFormSignatureWords(BloomState state, Datum *values, bool *isnull,
 						uint64 *words)
 {
+	return BloomFormSignatureWordsMixed(state, values, isnull, words, NULL);
+}
+
+/*
+ * BloomFormSignatureWords, giving also in mixed (if not NULL) each column's
+ * salted mix of its value's hash, BloomColumnMix(hash, column), which
+ * starts the column's probe sequence (0 for a column of sets): a caller
+ * that needs the column's hash again (a stripe summary's key) takes it
+ * from there rather than calling the type's hash function a second time.
+ */
+int
+BloomFormSignatureWordsMixed(BloomState state, Datum *values, bool *isnull,
+							 uint64 *words, uint64 *mixed)
+{
 	const BloomShape *shape = &state->shape;
 	int			nbits = 0;
 	int			i;
@@ -193,7 +264,12 @@ BloomFormSignatureWords(BloomState state, Datum *values, bool *isnull,
 	{
 		memset(words, 0, sizeof(uint64) * shape->sigWords);
 		for (i = 0; i < shape->nColumns; i++)
+		{
 			BloomValueMask(state, i, values[i], isnull[i], words);
+			if (mixed != NULL)
+				mixed[i] = (shape->setColumns & (1U << i)) != 0 ? 0 :
+					BloomColumnMix(BloomColumnHash(state, i, values, isnull), i);
+		}
 	}
 	else if (shape->sigWords == 1)
 	{
@@ -201,11 +277,13 @@ BloomFormSignatureWords(BloomState state, Datum *values, bool *isnull,
 
 		for (i = 0; i < shape->nColumns; i++)
 		{
+			uint64		x = BloomColumnMix(BloomColumnHash(state, i, values, isnull), i);
 			BloomProbe	probe;
 			int			k;
 
-			BloomProbeInit(&probe, BloomColumnHash(state, i, values, isnull),
-						   i, shape->sigBits);
+			if (mixed != NULL)
+				mixed[i] = x;
+			BloomProbeInitMixed(&probe, x, shape->sigBits);
 			for (k = shape->bitsPerColumn[i]; k > 0; k--)
 				acc |= UINT64CONST(1) << BloomProbeNext(&probe);
 		}
@@ -215,9 +293,21 @@ BloomFormSignatureWords(BloomState state, Datum *values, bool *isnull,
 	{
 		memset(words, 0, sizeof(uint64) * shape->sigWords);
 		for (i = 0; i < shape->nColumns; i++)
-			BloomSetMaskBits(words, shape->sigBits,
-							 BloomColumnHash(state, i, values, isnull),
-							 i, shape->bitsPerColumn[i]);
+		{
+			uint64		x = BloomColumnMix(BloomColumnHash(state, i, values, isnull), i);
+			BloomProbe	probe;
+			int			k;
+
+			if (mixed != NULL)
+				mixed[i] = x;
+			BloomProbeInitMixed(&probe, x, shape->sigBits);
+			for (k = shape->bitsPerColumn[i]; k > 0; k--)
+			{
+				uint64		pos = BloomProbeNext(&probe);
+
+				words[pos >> 6] |= UINT64CONST(1) << (pos & 63);
+			}
+		}
 	}
 
 	for (i = 0; i < shape->sigWords; i++)

@@ -433,6 +433,8 @@ extern void BloomSummaryFill(const uint16 *blocks, int nColumns,
 extern int	BloomSummaryColumnStart(const uint16 *blocks, int col);
 
 extern uint32 BloomSummaryKey(uint64 columnHash, int col);
+extern void BloomSummaryKeysFromMixed(const BloomShape *shape,
+									  const uint64 *mixed, uint32 *keys);
 extern void BloomFormSummaryKeys(BloomState state, Datum *values, bool *isnull,
 								 uint32 *keys);
 extern void BloomSummaryAdd(uint32 *blocks, int nblocks, uint32 key);

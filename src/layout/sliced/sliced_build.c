@@ -592,7 +592,7 @@ BloomSlicedAddRow(BloomSlicedBuildState *bs, const uint64 *words,
 {
 	int			sigWords = bs->state.shape.sigWords;
 
-	if (bs->nKeys > 0)
+	if (bs->nKeys > 0 && keys != bs->keys + (Size) bs->nrows * bs->nKeys)
 		memcpy(bs->keys + (Size) bs->nrows * bs->nKeys, keys,
 			   sizeof(uint32) * bs->nKeys);
 	memcpy(bs->block + bs->nblock * sigWords, words, sizeof(uint64) * sigWords);
@@ -613,13 +613,22 @@ BloomSlicedBuildCallback(Relation index, ItemPointer tid, Datum *values,
 {
 	BloomSlicedBuildState *bs = (BloomSlicedBuildState *) state;
 	uint64		words[BLOOMIDX_SLICED_MAX_LENGTH / 64];
-	uint32		keys[BLOOMIDX_MAX_COLUMNS];
+	uint64		mixed[BLOOMIDX_MAX_COLUMNS];
+	uint32	   *keys = NULL;
 	MemoryContext oldCtx;
 
+	/*
+	 * The summary keys from the hashes the signature took, straight into
+	 * the stripe's keys
+	 */
 	oldCtx = MemoryContextSwitchTo(bs->tmpCtx);
-	bs->bitsSet += BloomFormSignatureWords(&bs->state, values, isnull, words);
+	bs->bitsSet += BloomFormSignatureWordsMixed(&bs->state, values, isnull, words,
+												bs->nKeys > 0 ? mixed : NULL);
 	if (bs->nKeys > 0)
-		BloomFormSummaryKeys(&bs->state, values, isnull, keys);
+	{
+		keys = bs->keys + (Size) bs->nrows * bs->nKeys;
+		BloomSummaryKeysFromMixed(&bs->state.shape, mixed, keys);
+	}
 	MemoryContextSwitchTo(oldCtx);
 	MemoryContextReset(bs->tmpCtx);
 

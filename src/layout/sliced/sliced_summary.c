@@ -15,6 +15,9 @@
 #include "postgres.h"
 
 #include <math.h>
+#ifdef __SSE2__
+#include <emmintrin.h>
+#endif
 
 #include "miscadmin.h"
 #include "port/pg_bitutils.h"
@@ -39,8 +42,30 @@ static const uint32 BloomSummarySalt[BLOOMIDX_SUMMARY_BLOCK_WORDS] = {
 uint32
 BloomSummaryKey(uint64 columnHash, int col)
 {
-	return (uint32) (BloomMix64(columnHash + ((uint64) col + 1) *
-								BLOOM_SALT_MULTIPLIER) >> 32);
+	return (uint32) (BloomColumnMix(columnHash, col) >> 32);
+}
+
+/*
+ * The summary keys of one row from its columns' salted mixes, as
+ * BloomFormSignatureWordsMixed gives them with the row's signature (the
+ * key is the mix's high half): what BloomFormSummaryKeys gives, without
+ * hashing the values again.
+ */
+void
+BloomSummaryKeysFromMixed(const BloomShape *shape, const uint64 *mixed,
+						  uint32 *keys)
+{
+	int			i;
+
+	if (shape->setColumns == 0)
+	{
+		for (i = 0; i < shape->nColumns; i++)
+			keys[i] = (uint32) (mixed[i] >> 32);
+		return;
+	}
+	for (i = 0; i < shape->nColumns; i++)
+		keys[i] = (shape->setColumns & (1U << i)) != 0 ? 0 :
+			(uint32) (mixed[i] >> 32);
 }
 
 /*
@@ -86,16 +111,79 @@ BloomSummaryBlockOf(uint32 key, int nblocks)
 	return (int) (((uint64) x * (uint64) nblocks) >> 32);
 }
 
+#ifdef __SSE2__
+/*
+ * The bits four words of a block get from a key broadcast in k, their
+ * salts in the even and odd lanes of even and odd: the products' low 32
+ * bits (two 32 x 32 -> 64-bit multiplies), shifted right by 27 to n, then
+ * 1 << n as the float 2^n (exponent n + 127) truncated back to an integer:
+ * exact for n up to 30, and 2^31, out of range, gives 0x80000000, which is
+ * 1 << 31.
+ */
+static inline __m128i
+BloomSummaryBits4(__m128i k, __m128i even, __m128i odd)
+{
+	__m128i		pe = _mm_mul_epu32(k, even);
+	__m128i		po = _mm_mul_epu32(k, odd);
+	__m128i		p = _mm_unpacklo_epi32(_mm_shuffle_epi32(pe, _MM_SHUFFLE(0, 0, 2, 0)),
+									   _mm_shuffle_epi32(po, _MM_SHUFFLE(0, 0, 2, 0)));
+	__m128i		n = _mm_srli_epi32(p, 27);
+
+	return _mm_cvttps_epi32(_mm_castsi128_ps(_mm_slli_epi32(_mm_add_epi32(n, _mm_set1_epi32(127)),
+														23)));
+}
+#endif
+
+/*
+ * Add a key to a column's summary of nblocks blocks: one bit in each word
+ * of its block (a build adds a key per row and column): with SSE2, four
+ * words at a time; else the words written out, each salt a constant.
+ */
+static inline void
+BloomSummaryAddKey(uint32 *blocks, int nblocks, uint32 key)
+{
+	uint32	   *block = blocks + (Size) BloomSummaryBlockOf(key, nblocks) *
+		BLOOMIDX_SUMMARY_BLOCK_WORDS;
+
+	StaticAssertStmt(BLOOMIDX_SUMMARY_BLOCK_WORDS == 8,
+					 "a summary block is not eight words");
+#ifdef __SSE2__
+	{
+		__m128i		k = _mm_set1_epi32((int) key);
+		__m128i    *half = (__m128i *) block;
+
+#define BLOOM_SUMMARY_SALTS(a, b) \
+	_mm_set_epi32(0, (int) BloomSummarySalt[b], 0, (int) BloomSummarySalt[a])
+		_mm_storeu_si128(half,
+						 _mm_or_si128(_mm_loadu_si128(half),
+									  BloomSummaryBits4(k, BLOOM_SUMMARY_SALTS(0, 2),
+														BLOOM_SUMMARY_SALTS(1, 3))));
+		_mm_storeu_si128(half + 1,
+						 _mm_or_si128(_mm_loadu_si128(half + 1),
+									  BloomSummaryBits4(k, BLOOM_SUMMARY_SALTS(4, 6),
+														BLOOM_SUMMARY_SALTS(5, 7))));
+#undef BLOOM_SUMMARY_SALTS
+	}
+#else
+#define BLOOM_SUMMARY_SET(i) \
+	(block[i] |= ((uint32) 1) << ((key * BloomSummarySalt[i]) >> 27))
+	BLOOM_SUMMARY_SET(0);
+	BLOOM_SUMMARY_SET(1);
+	BLOOM_SUMMARY_SET(2);
+	BLOOM_SUMMARY_SET(3);
+	BLOOM_SUMMARY_SET(4);
+	BLOOM_SUMMARY_SET(5);
+	BLOOM_SUMMARY_SET(6);
+	BLOOM_SUMMARY_SET(7);
+#undef BLOOM_SUMMARY_SET
+#endif
+}
+
 /* Add a key to a column's summary of nblocks blocks */
 void
 BloomSummaryAdd(uint32 *blocks, int nblocks, uint32 key)
 {
-	uint32	   *block = blocks + (Size) BloomSummaryBlockOf(key, nblocks) *
-		BLOOMIDX_SUMMARY_BLOCK_WORDS;
-	int			i;
-
-	for (i = 0; i < BLOOMIDX_SUMMARY_BLOCK_WORDS; i++)
-		block[i] |= ((uint32) 1) << ((key * BloomSummarySalt[i]) >> 27);
+	BloomSummaryAddKey(blocks, nblocks, key);
 }
 
 /*
@@ -180,7 +268,7 @@ BloomSummaryCountDistinct(const uint32 *keys, int n, int nColumns, int col,
 {
 	const int	nwords = (1 << BLOOM_COUNT_BITS_LOG2) / 32;
 	uint32	   *bitmap = scratch;
-	int			zero = 0;
+	int			zero;
 	int			i;
 
 	if (n == 0)
@@ -192,8 +280,8 @@ BloomSummaryCountDistinct(const uint32 *keys, int n, int nColumns, int col,
 
 		bitmap[x / 32] |= (uint32) 1 << (x % 32);
 	}
-	for (i = 0; i < nwords; i++)
-		zero += 32 - pg_popcount32(bitmap[i]);
+	zero = nwords * 32 - (int) pg_popcount((const char *) bitmap,
+										   sizeof(uint32) * nwords);
 	if (zero == 0)
 		return n;
 	return (int) Min((double) n,
@@ -372,7 +460,7 @@ BloomSummaryFill(const uint16 *blocks, int nColumns, const uint32 *keys,
 
 		if (blocks[c] > 0)
 			for (r = 0; r < nrows; r++)
-				BloomSummaryAdd(col, blocks[c], keys[(Size) r * nColumns + c]);
+				BloomSummaryAddKey(col, blocks[c], keys[(Size) r * nColumns + c]);
 		start += blocks[c];
 	}
 }

@@ -315,26 +315,41 @@ BloomTooManyRows(Relation index)
 }
 
 /*
+ * One step of BloomTranspose64: swap the j x j blocks off the diagonal of
+ * every 2j x 2j block, the bits m selects.  Inlined with j and m constant
+ * (a build transposes 64 rows for every 64 bits of their signatures).
+ */
+static inline void
+BloomTransposeStep(uint64 a[64], int j, uint64 m)
+{
+	int			base,
+				k;
+
+	for (base = 0; base < 64; base += 2 * j)
+	{
+		for (k = base; k < base + j; k++)
+		{
+			uint64		t = ((a[k] >> j) ^ a[k + j]) & m;
+
+			a[k + j] ^= t;
+			a[k] ^= t << j;
+		}
+	}
+}
+
+/*
  * Transpose a 64 x 64 bit matrix: bit j of a[i] becomes bit i of a[j]
  * (Hacker's Delight, 7-3).
  */
 void
 BloomTranspose64(uint64 a[64])
 {
-	uint64		m = UINT64CONST(0x00000000FFFFFFFF);
-	int			j,
-				k;
-
-	for (j = 32; j != 0; j >>= 1, m ^= m << j)
-	{
-		for (k = 0; k < 64; k = ((k | j) + 1) & ~j)
-		{
-			uint64		t = ((a[k] >> j) ^ a[k | j]) & m;
-
-			a[k | j] ^= t;
-			a[k] ^= t << j;
-		}
-	}
+	BloomTransposeStep(a, 32, UINT64CONST(0x00000000FFFFFFFF));
+	BloomTransposeStep(a, 16, UINT64CONST(0x0000FFFF0000FFFF));
+	BloomTransposeStep(a, 8, UINT64CONST(0x00FF00FF00FF00FF));
+	BloomTransposeStep(a, 4, UINT64CONST(0x0F0F0F0F0F0F0F0F));
+	BloomTransposeStep(a, 2, UINT64CONST(0x3333333333333333));
+	BloomTransposeStep(a, 1, UINT64CONST(0x5555555555555555));
 }
 
 /*
