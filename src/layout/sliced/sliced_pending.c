@@ -84,6 +84,27 @@ BloomPendingHasRoom(Relation index, BloomState state, Page page,
 }
 
 /*
+ * Mark in a record what adding rows [first, first + n) to a pending page
+ * changed: their slots and TIDs, pd_lower and pd_upper, and the count in
+ * the special space (see BloomPageAddTuple).
+ */
+static void
+BloomPendingMarkAdded(BloomDeltaXLog x, Page page, int slotBytes, int first,
+					  int n)
+{
+	if (n <= 0)
+		return;
+	BloomDeltaXLogMark(x, page, &((PageHeader) page)->pd_lower,
+					   sizeof(LocationIndex) * 2);
+	BloomDeltaXLogMark(x, page, BloomPageGetSignature(page, slotBytes, first),
+					   (Size) slotBytes * n);
+	BloomDeltaXLogMark(x, page, BloomPageGetTid(page, slotBytes, first + n - 1),
+					   sizeof(ItemPointerData) * n);
+	BloomDeltaXLogMark(x, page, BloomPageGetOpaque(page),
+					   sizeof(BloomPageOpaqueData));
+}
+
+/*
  * Add a row, its slot formed, to the last pending page if it has room,
  * WAL-logged.
  */
@@ -97,15 +118,17 @@ BloomPendingTryPage(Relation index, BloomState state, BlockNumber blkno,
 	LockBuffer(buffer, BUFFER_LOCK_EXCLUSIVE);
 	if (BloomPendingHasRoom(index, state, BufferGetPage(buffer), blkno, keyless))
 	{
-		GenericXLogState *xlogState;
+		BloomDeltaXLog x;
 		Page		page;
 
 		BloomCheckDataPageBounds(index, BufferGetPage(buffer), blkno,
 								 BloomSlicedSlotBytes(state));
-		xlogState = GenericXLogStart(index);
-		page = GenericXLogRegisterBuffer(xlogState, buffer, 0);
+		x = BloomDeltaXLogStart(index);
+		page = BloomDeltaXLogRegister(x, buffer);
 		done = BloomPageAddTuple(page, BloomSlicedSlotBytes(state), slot, tid);
-		GenericXLogFinish(xlogState);
+		BloomPendingMarkAdded(x, page, BloomSlicedSlotBytes(state),
+							  BloomPageGetNTuples(page) - 1, 1);
+		BloomDeltaXLogFinish(x);
 	}
 	UnlockReleaseBuffer(buffer);
 	return done;
@@ -221,15 +244,16 @@ BloomPendingAddRows(Relation index, BloomState state, const uint64 *words,
 		Buffer		metabuf = BloomReadBufferRecent(index, BLOOMIDX_METAPAGE_BLKNO,
 													NULL);
 		BloomMetaPage meta;
-		GenericXLogState *xlogState;
+		GenericXLogState *xlogState = NULL;
+		BloomDeltaXLog x = NULL;
 		Buffer		buffer;
 		Page		page;
+		int			first = 0;
 
 		CHECK_FOR_INTERRUPTS();
 		LockBuffer(metabuf, BUFFER_LOCK_EXCLUSIVE);
 		BloomSlicedCheckMeta(index, BufferGetPage(metabuf));
 		meta = BloomPageGetMeta(BufferGetPage(metabuf));
-		xlogState = GenericXLogStart(index);
 
 		/* The last pending page first, if it has room; else a new one */
 		buffer = InvalidBuffer;
@@ -244,7 +268,10 @@ BloomPendingAddRows(Relation index, BloomState state, const uint64 *words,
 			{
 				BloomCheckDataPageBounds(index, BufferGetPage(buffer), last,
 										 slotBytes);
-				page = GenericXLogRegisterBuffer(xlogState, buffer, 0);
+				/* Rows added to a page: a record of the bytes they take */
+				x = BloomDeltaXLogStart(index);
+				page = BloomDeltaXLogRegister(x, buffer);
+				first = BloomPageGetNTuples(page);
 			}
 			else
 			{
@@ -254,12 +281,12 @@ BloomPendingAddRows(Relation index, BloomState state, const uint64 *words,
 		}
 		if (!BufferIsValid(buffer) && BloomSlicedMeta(meta)->nPending >= BLOOMIDX_PENDING_SIZE)
 		{
-			GenericXLogAbort(xlogState);
 			UnlockReleaseBuffer(metabuf);
 			break;
 		}
 		if (!BufferIsValid(buffer))
 		{
+			xlogState = GenericXLogStart(index);
 			meta = BloomPageGetMeta(GenericXLogRegisterBuffer(xlogState, metabuf, 0));
 			buffer = BloomNewBuffer(index);
 			page = GenericXLogRegisterBuffer(xlogState, buffer, GENERIC_XLOG_FULL_IMAGE);
@@ -281,7 +308,14 @@ BloomPendingAddRows(Relation index, BloomState state, const uint64 *words,
 								   (ItemPointer) &tids[done]))
 				break;
 		}
-		GenericXLogFinish(xlogState);
+		if (x != NULL)
+		{
+			BloomPendingMarkAdded(x, page, slotBytes, first,
+								  BloomPageGetNTuples(page) - first);
+			BloomDeltaXLogFinish(x);
+		}
+		else
+			GenericXLogFinish(xlogState);
 		UnlockReleaseBuffer(buffer);
 		UnlockReleaseBuffer(metabuf);
 	}
