@@ -68,6 +68,7 @@
 typedef struct BloomDeltaPage
 {
 	Buffer		buffer;
+	bool		full;			/* logged whole (BloomDeltaXLogRegisterNew) */
 	uint64		changed[BLCKSZ / DELTA_BYTES_PER_WORD]; /* bytes marked */
 } BloomDeltaPage;
 
@@ -143,6 +144,7 @@ BloomDeltaXLogRegister(BloomDeltaXLog x, Buffer buffer)
 		if (BufferIsInvalid(p->buffer))
 		{
 			p->buffer = buffer;
+			p->full = false;
 			memset(p->changed, 0, sizeof(p->changed));
 			memcpy(x->images[i].data, BufferGetPage(buffer), BLCKSZ);
 			return (Page) x->images[i].data;
@@ -151,6 +153,19 @@ BloomDeltaXLogRegister(BloomDeltaXLog x, Buffer buffer)
 	elog(ERROR, "maximum number %d of generic xlog buffers is exceeded",
 		 MAX_GENERIC_XLOG_PAGES);
 	return NULL;				/* keep compiler quiet */
+}
+
+/*
+ * Register a buffer whose page the caller initializes (a new page): it is
+ * logged whole, as GENERIC_XLOG_FULL_IMAGE does, and needs no marks.
+ */
+Page
+BloomDeltaXLogRegisterNew(BloomDeltaXLog x, Buffer buffer)
+{
+	Page		image = BloomDeltaXLogRegister(x, buffer);
+
+	x->pages[((char *) image - x->images[0].data) / BLCKSZ].full = true;
+	return image;
 }
 
 /* The page of the record whose image holds [ptr, ptr + len) */
@@ -334,7 +349,7 @@ BloomDeltaXLogFinish(BloomDeltaXLog x)
 #ifdef BLOOMIDX_CHECK_DELTA_WAL
 	for (i = 0; i < MAX_GENERIC_XLOG_PAGES; i++)
 	{
-		if (BufferIsValid(x->pages[i].buffer))
+		if (BufferIsValid(x->pages[i].buffer) && !x->pages[i].full)
 			BloomDeltaCheck(&x->pages[i], x->images[i].data,
 							BufferGetPage(x->pages[i].buffer));
 	}
@@ -363,6 +378,16 @@ BloomDeltaXLogFinish(BloomDeltaXLog x)
 			/* As GenericXLogFinish does: the image, hole and all */
 			memcpy(page, image, BLCKSZ);
 			MarkBufferDirty(p->buffer);
+			continue;
+		}
+		if (p->full)
+		{
+			/* As GenericXLogFinish does with GENERIC_XLOG_FULL_IMAGE */
+			memcpy(page, image, lower);
+			memset(page + lower, 0, upper - lower);
+			memcpy(page + upper, image + upper, BLCKSZ - upper);
+			MarkBufferDirty(p->buffer);
+			XLogRegisterBuffer(i, p->buffer, REGBUF_FORCE_IMAGE | REGBUF_STANDARD);
 			continue;
 		}
 

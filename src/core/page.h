@@ -528,6 +528,7 @@ typedef struct BloomDeltaXLogData BloomDeltaXLogData;
 typedef BloomDeltaXLogData *BloomDeltaXLog;
 extern BloomDeltaXLog BloomDeltaXLogStart(Relation index);
 extern Page BloomDeltaXLogRegister(BloomDeltaXLog x, Buffer buffer);
+extern Page BloomDeltaXLogRegisterNew(BloomDeltaXLog x, Buffer buffer);
 extern void BloomDeltaXLogMark(BloomDeltaXLog x, Page image, const void *ptr,
 							   Size len);
 extern void BloomDeltaXLogMarkChanged(BloomDeltaXLog x, Page image,

@@ -84,6 +84,25 @@ BloomPendingHasRoom(Relation index, BloomState state, Page page,
 }
 
 /*
+ * Mark in a record what listing a new pending page changed in the
+ * metapage's image: the list's last entry and length, and the fill
+ * statistics.
+ */
+static void
+BloomPendingMarkListed(BloomDeltaXLog x, Page metaImage, BloomMetaPage meta)
+{
+	BloomSlicedMetaData *sm = BloomSlicedMeta(meta);
+
+	BloomDeltaXLogMarkChanged(x, metaImage, &sm->pendingPages[sm->nPending - 1],
+							  sizeof(BlockNumber));
+	BloomDeltaXLogMarkChanged(x, metaImage, &sm->nPending, sizeof(sm->nPending));
+	BloomDeltaXLogMarkChanged(x, metaImage, &meta->statTuples,
+							  sizeof(meta->statTuples));
+	BloomDeltaXLogMarkChanged(x, metaImage, &meta->statBitsSet,
+							  sizeof(meta->statBitsSet));
+}
+
+/*
  * Mark in a record what adding rows [first, first + n) to a pending page
  * changed: their slots and TIDs, pd_lower and pd_upper, and the count in
  * the special space (see BloomPageAddTuple).
@@ -152,7 +171,8 @@ BloomPendingAdd(Relation index, BloomState state, const uint8 *slot,
 		BloomMetaPage meta;
 		BlockNumber last = InvalidBlockNumber;
 		int			npending;
-		GenericXLogState *xlogState;
+		BloomDeltaXLog xlogState;
+		Page		metaImage;
 		Buffer		buffer;
 		Page		page;
 
@@ -196,10 +216,11 @@ BloomPendingAdd(Relation index, BloomState state, const uint8 *slot,
 			continue;
 		}
 
-		xlogState = GenericXLogStart(index);
-		meta = BloomPageGetMeta(GenericXLogRegisterBuffer(xlogState, metabuf, 0));
+		xlogState = BloomDeltaXLogStart(index);
+		metaImage = BloomDeltaXLogRegister(xlogState, metabuf);
+		meta = BloomPageGetMeta(metaImage);
 		buffer = BloomNewBuffer(index);
-		page = GenericXLogRegisterBuffer(xlogState, buffer, GENERIC_XLOG_FULL_IMAGE);
+		page = BloomDeltaXLogRegisterNew(xlogState, buffer);
 		BloomPendingInitPage(state, page, keyless);
 		if (!BloomPageAddTuple(page, BloomSlicedSlotBytes(state), slot, tid))
 			elog(ERROR, "could not add a tuple to an empty bloomidx page");
@@ -207,7 +228,8 @@ BloomPendingAdd(Relation index, BloomState state, const uint8 *slot,
 		meta->statTuples++;
 		meta->statBitsSet += nbitsSet;
 		npending = BloomSlicedMeta(meta)->nPending;
-		GenericXLogFinish(xlogState);
+		BloomPendingMarkListed(xlogState, metaImage, meta);
+		BloomDeltaXLogFinish(xlogState);
 		UnlockReleaseBuffer(buffer);
 		UnlockReleaseBuffer(metabuf);
 		return true;
@@ -244,7 +266,7 @@ BloomPendingAddRows(Relation index, BloomState state, const uint64 *words,
 		Buffer		metabuf = BloomReadBufferRecent(index, BLOOMIDX_METAPAGE_BLKNO,
 													NULL);
 		BloomMetaPage meta;
-		GenericXLogState *xlogState = NULL;
+		BloomDeltaXLog xlogState = NULL;
 		BloomDeltaXLog x = NULL;
 		Buffer		buffer;
 		Page		page;
@@ -286,10 +308,13 @@ BloomPendingAddRows(Relation index, BloomState state, const uint64 *words,
 		}
 		if (!BufferIsValid(buffer))
 		{
-			xlogState = GenericXLogStart(index);
-			meta = BloomPageGetMeta(GenericXLogRegisterBuffer(xlogState, metabuf, 0));
+			Page		metaImage;
+
+			xlogState = BloomDeltaXLogStart(index);
+			metaImage = BloomDeltaXLogRegister(xlogState, metabuf);
+			meta = BloomPageGetMeta(metaImage);
 			buffer = BloomNewBuffer(index);
-			page = GenericXLogRegisterBuffer(xlogState, buffer, GENERIC_XLOG_FULL_IMAGE);
+			page = BloomDeltaXLogRegisterNew(xlogState, buffer);
 			BloomPendingInitPage(state, page, keyless);
 			BloomSlicedMeta(meta)->pendingPages[BloomSlicedMeta(meta)->nPending++] = BufferGetBlockNumber(buffer);
 			if (inserted)
@@ -298,6 +323,7 @@ BloomPendingAddRows(Relation index, BloomState state, const uint64 *words,
 				meta->statBitsSet += BloomCountWordBits(words + (Size) done * shape->sigWords,
 														shape->sigWords);
 			}
+			BloomPendingMarkListed(xlogState, metaImage, meta);
 			started++;
 		}
 		for (; done < n; done++)
@@ -315,7 +341,7 @@ BloomPendingAddRows(Relation index, BloomState state, const uint64 *words,
 			BloomDeltaXLogFinish(x);
 		}
 		else
-			GenericXLogFinish(xlogState);
+			BloomDeltaXLogFinish(xlogState);
 		UnlockReleaseBuffer(buffer);
 		UnlockReleaseBuffer(metabuf);
 	}
