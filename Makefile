@@ -5,7 +5,8 @@ MODULE_big = bloomidx
 # Every object, named: a stray .c under src/ is not linked, and
 # scripts/check-structure.sh fails if one is left out.
 OBJS = bloomidx.o \
-	src/core/datapage.o src/core/fpmodel.o src/core/layout.o src/core/page.o \
+	src/core/datapage.o src/core/deltawal.o src/core/fpmodel.o \
+	src/core/layout.o src/core/page.o \
 	src/core/pagecheck.o src/core/signature.o src/core/state.o \
 	src/layout/row/row.o src/layout/row/row_build.o src/layout/row/row_check.o \
 	src/layout/row/row_insert.o src/layout/row/row_scan.o \

@@ -456,14 +456,16 @@ fi
 # same source with -DBLOOMIDX_SMALL_LIMITS (see src/core/page.h), installed into
 # a second private PostgreSQL with a cluster of its own.  The build also has
 # the throwaway third layout (-DBLOOMIDX_TEST_LAYOUT, src/layout/test/),
-# which limits/sql/test_layout.sql runs the differential queries on.
+# which limits/sql/test_layout.sql runs the differential queries on, and
+# checks every WAL record that marks its changes (-DBLOOMIDX_CHECK_DELTA_WAL,
+# src/core/deltawal.c) against the pages it changed.
 
 # build_limits: make && make install of the small-limits build (without
 # the JIT's bitcode, which the main build already compiles).
 # shellcheck disable=SC2317 # called through bx_run_job
 build_limits() {
     bx_as_pg make -C "$LIMITS_SRC" --no-print-directory PG_CONFIG="$BX_PG_CONFIG" with_llvm=no \
-        PG_CFLAGS="-DBLOOMIDX_SMALL_LIMITS -DBLOOMIDX_TEST_LAYOUT ${PG_CFLAGS:-}" -j"$(nproc)" &&
+        PG_CFLAGS="-DBLOOMIDX_SMALL_LIMITS -DBLOOMIDX_TEST_LAYOUT -DBLOOMIDX_CHECK_DELTA_WAL ${PG_CFLAGS:-}" -j"$(nproc)" &&
         bx_as_pg make -C "$LIMITS_SRC" --no-print-directory PG_CONFIG="$BX_PG_CONFIG" with_llvm=no install
 }
 

@@ -523,6 +523,19 @@ extern GenericXLogState *BloomPageRemoveDead(Relation index, Buffer buffer,
 											 void *callback_state,
 											 IndexBulkDeleteResult *stats);
 
+/* deltawal.c: generic WAL records of the bytes the caller marks changed */
+typedef struct BloomDeltaXLogData BloomDeltaXLogData;
+typedef BloomDeltaXLogData *BloomDeltaXLog;
+extern BloomDeltaXLog BloomDeltaXLogStart(Relation index);
+extern Page BloomDeltaXLogRegister(BloomDeltaXLog x, Buffer buffer);
+extern Page BloomDeltaXLogRegisterNew(BloomDeltaXLog x, Buffer buffer);
+extern void BloomDeltaXLogMark(BloomDeltaXLog x, Page image, const void *ptr,
+							   Size len);
+extern void BloomDeltaXLogMarkChanged(BloomDeltaXLog x, Page image,
+									  const void *ptr, Size len);
+extern void BloomDeltaXLogMarkBytes(BloomDeltaXLog x, Page image,
+									const void *ptr, uint32 mask);
+extern XLogRecPtr BloomDeltaXLogFinish(BloomDeltaXLog x);
 
 /* pagecheck.c */
 pg_noreturn extern void BloomReportCorruption(Relation index, BlockNumber blkno,

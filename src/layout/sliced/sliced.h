@@ -438,6 +438,7 @@ extern void BloomSummaryKeysFromMixed(const BloomShape *shape,
 extern void BloomFormSummaryKeys(BloomState state, Datum *values, bool *isnull,
 								 uint32 *keys);
 extern void BloomSummaryAdd(uint32 *blocks, int nblocks, uint32 key);
+extern uint32 BloomSummaryAddToBlock(uint32 *block, uint32 key);
 extern int	BloomSummaryBlockFor(uint32 key, int nblocks);
 extern bool BloomSummaryTestBlock(const uint32 *block, uint32 key);
 extern int	BloomSummaryBlocksFor(double ndistinct, int bitsPerKey);

@@ -84,6 +84,46 @@ BloomPendingHasRoom(Relation index, BloomState state, Page page,
 }
 
 /*
+ * Mark in a record what listing a new pending page changed in the
+ * metapage's image: the list's last entry and length, and the fill
+ * statistics.
+ */
+static void
+BloomPendingMarkListed(BloomDeltaXLog x, Page metaImage, BloomMetaPage meta)
+{
+	BloomSlicedMetaData *sm = BloomSlicedMeta(meta);
+
+	BloomDeltaXLogMarkChanged(x, metaImage, &sm->pendingPages[sm->nPending - 1],
+							  sizeof(BlockNumber));
+	BloomDeltaXLogMarkChanged(x, metaImage, &sm->nPending, sizeof(sm->nPending));
+	BloomDeltaXLogMarkChanged(x, metaImage, &meta->statTuples,
+							  sizeof(meta->statTuples));
+	BloomDeltaXLogMarkChanged(x, metaImage, &meta->statBitsSet,
+							  sizeof(meta->statBitsSet));
+}
+
+/*
+ * Mark in a record what adding rows [first, first + n) to a pending page
+ * changed: their slots and TIDs, pd_lower and pd_upper, and the count in
+ * the special space (see BloomPageAddTuple).
+ */
+static void
+BloomPendingMarkAdded(BloomDeltaXLog x, Page page, int slotBytes, int first,
+					  int n)
+{
+	if (n <= 0)
+		return;
+	BloomDeltaXLogMark(x, page, &((PageHeader) page)->pd_lower,
+					   sizeof(LocationIndex) * 2);
+	BloomDeltaXLogMark(x, page, BloomPageGetSignature(page, slotBytes, first),
+					   (Size) slotBytes * n);
+	BloomDeltaXLogMark(x, page, BloomPageGetTid(page, slotBytes, first + n - 1),
+					   sizeof(ItemPointerData) * n);
+	BloomDeltaXLogMark(x, page, BloomPageGetOpaque(page),
+					   sizeof(BloomPageOpaqueData));
+}
+
+/*
  * Add a row, its slot formed, to the last pending page if it has room,
  * WAL-logged.
  */
@@ -97,15 +137,17 @@ BloomPendingTryPage(Relation index, BloomState state, BlockNumber blkno,
 	LockBuffer(buffer, BUFFER_LOCK_EXCLUSIVE);
 	if (BloomPendingHasRoom(index, state, BufferGetPage(buffer), blkno, keyless))
 	{
-		GenericXLogState *xlogState;
+		BloomDeltaXLog x;
 		Page		page;
 
 		BloomCheckDataPageBounds(index, BufferGetPage(buffer), blkno,
 								 BloomSlicedSlotBytes(state));
-		xlogState = GenericXLogStart(index);
-		page = GenericXLogRegisterBuffer(xlogState, buffer, 0);
+		x = BloomDeltaXLogStart(index);
+		page = BloomDeltaXLogRegister(x, buffer);
 		done = BloomPageAddTuple(page, BloomSlicedSlotBytes(state), slot, tid);
-		GenericXLogFinish(xlogState);
+		BloomPendingMarkAdded(x, page, BloomSlicedSlotBytes(state),
+							  BloomPageGetNTuples(page) - 1, 1);
+		BloomDeltaXLogFinish(x);
 	}
 	UnlockReleaseBuffer(buffer);
 	return done;
@@ -129,7 +171,8 @@ BloomPendingAdd(Relation index, BloomState state, const uint8 *slot,
 		BloomMetaPage meta;
 		BlockNumber last = InvalidBlockNumber;
 		int			npending;
-		GenericXLogState *xlogState;
+		BloomDeltaXLog xlogState;
+		Page		metaImage;
 		Buffer		buffer;
 		Page		page;
 
@@ -173,10 +216,11 @@ BloomPendingAdd(Relation index, BloomState state, const uint8 *slot,
 			continue;
 		}
 
-		xlogState = GenericXLogStart(index);
-		meta = BloomPageGetMeta(GenericXLogRegisterBuffer(xlogState, metabuf, 0));
+		xlogState = BloomDeltaXLogStart(index);
+		metaImage = BloomDeltaXLogRegister(xlogState, metabuf);
+		meta = BloomPageGetMeta(metaImage);
 		buffer = BloomNewBuffer(index);
-		page = GenericXLogRegisterBuffer(xlogState, buffer, GENERIC_XLOG_FULL_IMAGE);
+		page = BloomDeltaXLogRegisterNew(xlogState, buffer);
 		BloomPendingInitPage(state, page, keyless);
 		if (!BloomPageAddTuple(page, BloomSlicedSlotBytes(state), slot, tid))
 			elog(ERROR, "could not add a tuple to an empty bloomidx page");
@@ -184,7 +228,8 @@ BloomPendingAdd(Relation index, BloomState state, const uint8 *slot,
 		meta->statTuples++;
 		meta->statBitsSet += nbitsSet;
 		npending = BloomSlicedMeta(meta)->nPending;
-		GenericXLogFinish(xlogState);
+		BloomPendingMarkListed(xlogState, metaImage, meta);
+		BloomDeltaXLogFinish(xlogState);
 		UnlockReleaseBuffer(buffer);
 		UnlockReleaseBuffer(metabuf);
 		return true;
@@ -221,15 +266,16 @@ BloomPendingAddRows(Relation index, BloomState state, const uint64 *words,
 		Buffer		metabuf = BloomReadBufferRecent(index, BLOOMIDX_METAPAGE_BLKNO,
 													NULL);
 		BloomMetaPage meta;
-		GenericXLogState *xlogState;
+		BloomDeltaXLog xlogState = NULL;
+		BloomDeltaXLog x = NULL;
 		Buffer		buffer;
 		Page		page;
+		int			first = 0;
 
 		CHECK_FOR_INTERRUPTS();
 		LockBuffer(metabuf, BUFFER_LOCK_EXCLUSIVE);
 		BloomSlicedCheckMeta(index, BufferGetPage(metabuf));
 		meta = BloomPageGetMeta(BufferGetPage(metabuf));
-		xlogState = GenericXLogStart(index);
 
 		/* The last pending page first, if it has room; else a new one */
 		buffer = InvalidBuffer;
@@ -244,7 +290,10 @@ BloomPendingAddRows(Relation index, BloomState state, const uint64 *words,
 			{
 				BloomCheckDataPageBounds(index, BufferGetPage(buffer), last,
 										 slotBytes);
-				page = GenericXLogRegisterBuffer(xlogState, buffer, 0);
+				/* Rows added to a page: a record of the bytes they take */
+				x = BloomDeltaXLogStart(index);
+				page = BloomDeltaXLogRegister(x, buffer);
+				first = BloomPageGetNTuples(page);
 			}
 			else
 			{
@@ -254,15 +303,18 @@ BloomPendingAddRows(Relation index, BloomState state, const uint64 *words,
 		}
 		if (!BufferIsValid(buffer) && BloomSlicedMeta(meta)->nPending >= BLOOMIDX_PENDING_SIZE)
 		{
-			GenericXLogAbort(xlogState);
 			UnlockReleaseBuffer(metabuf);
 			break;
 		}
 		if (!BufferIsValid(buffer))
 		{
-			meta = BloomPageGetMeta(GenericXLogRegisterBuffer(xlogState, metabuf, 0));
+			Page		metaImage;
+
+			xlogState = BloomDeltaXLogStart(index);
+			metaImage = BloomDeltaXLogRegister(xlogState, metabuf);
+			meta = BloomPageGetMeta(metaImage);
 			buffer = BloomNewBuffer(index);
-			page = GenericXLogRegisterBuffer(xlogState, buffer, GENERIC_XLOG_FULL_IMAGE);
+			page = BloomDeltaXLogRegisterNew(xlogState, buffer);
 			BloomPendingInitPage(state, page, keyless);
 			BloomSlicedMeta(meta)->pendingPages[BloomSlicedMeta(meta)->nPending++] = BufferGetBlockNumber(buffer);
 			if (inserted)
@@ -271,6 +323,7 @@ BloomPendingAddRows(Relation index, BloomState state, const uint64 *words,
 				meta->statBitsSet += BloomCountWordBits(words + (Size) done * shape->sigWords,
 														shape->sigWords);
 			}
+			BloomPendingMarkListed(xlogState, metaImage, meta);
 			started++;
 		}
 		for (; done < n; done++)
@@ -281,7 +334,14 @@ BloomPendingAddRows(Relation index, BloomState state, const uint64 *words,
 								   (ItemPointer) &tids[done]))
 				break;
 		}
-		GenericXLogFinish(xlogState);
+		if (x != NULL)
+		{
+			BloomPendingMarkAdded(x, page, slotBytes, first,
+								  BloomPageGetNTuples(page) - first);
+			BloomDeltaXLogFinish(x);
+		}
+		else
+			BloomDeltaXLogFinish(xlogState);
 		UnlockReleaseBuffer(buffer);
 		UnlockReleaseBuffer(metabuf);
 	}

@@ -47,6 +47,8 @@ static int	bloomDebugMergeStopAfter = 0;
 /* WAL records the running merge has written (BloomMergeRecordsReset) */
 static int	bloomMergeRecords = 0;
 
+static void BloomMergeRecordWritten(Relation index);
+
 /*
  * Module load: define bloomidx.debug_merge_stop_after.
  */
@@ -81,6 +83,26 @@ void
 BloomMergeXLogFinish(Relation index, GenericXLogState *xlogState)
 {
 	GenericXLogFinish(xlogState);
+	BloomMergeRecordWritten(index);
+}
+
+/*
+ * BloomMergeXLogFinish for a record of marked changes (deltawal.c).
+ */
+static void
+BloomMergeDeltaFinish(Relation index, BloomDeltaXLog x)
+{
+	BloomDeltaXLogFinish(x);
+	BloomMergeRecordWritten(index);
+}
+
+/*
+ * A WAL record of a merge is written: with bloomidx.debug_merge_stop_after
+ * set, stop the merge after that many.
+ */
+static void
+BloomMergeRecordWritten(Relation index)
+{
 	if (bloomDebugMergeStopAfter > 0 &&
 		++bloomMergeRecords >= bloomDebugMergeStopAfter)
 		ereport(ERROR,
@@ -325,50 +347,113 @@ BloomWriteStripeSummary(Relation index, BloomState state, Buffer stripebuf,
 		return;
 	}
 
-	/* The keys, a summary page at a time */
-	for (p = 0; p < pages->nSummaryPages; p++)
+	/*
+	 * The keys, a summary page at a time: each row's key of each column
+	 * goes to one block (g, counted over the stripe's summary), so sort the
+	 * (block, key) pairs by page first, counting them a page.
+	 */
 	{
-		Buffer		buffer;
-		Page		page = NULL;
-		int			lo = p * BLOOMIDX_SUMMARY_PAGE_BLOCKS;
+		int			npages = pages->nSummaryPages;
+		int			nentries = 0;
+		int		   *pageStart = palloc0(sizeof(int) * (npages + 1));
+		uint32	   *entries = palloc(sizeof(uint32) * 2 * Max(1, n * shape->nColumns));
+		uint32	   *sorted = palloc(sizeof(uint32) * 2 * Max(1, n * shape->nColumns));
 		int			start = 0;
 		int			c,
-					r;
+					r,
+					e;
 
-		CHECK_FOR_INTERRUPTS();
-		buffer = ReadBuffer(index, pages->summaryPages[p]);
-		LockBuffer(buffer, BUFFER_LOCK_EXCLUSIVE);
-		if (!BloomPageIsSliced(BufferGetPage(buffer), BLOOMIDX_SUMMARY, s))
-			BloomSlicedCorrupted(index, pages->summaryPages[p], "summary page");
-		xlogState = GenericXLogStart(index);
-		page = GenericXLogRegisterBuffer(xlogState, buffer, 0);
 		for (c = 0; c < shape->nColumns; c++)
 		{
 			int			nb = pages->summaryBlocks[c];
 
-			if (nb > 0 && start < lo + BLOOMIDX_SUMMARY_PAGE_BLOCKS && start + nb > lo)
+			if (nb > 0)
 			{
 				for (r = first; r < first + n; r++)
 				{
 					uint32		key = batch->keys[(Size) r * shape->nColumns + c];
 					int			g = start + BloomSummaryBlockFor(key, nb);
 
-					if (g >= lo && g < lo + BLOOMIDX_SUMMARY_PAGE_BLOCKS)
-					{
-						uint32	   *block = BloomSummaryPageBlocks(page) +
-							(Size) (g - lo) * BLOOMIDX_SUMMARY_BLOCK_WORDS;
-
-						/* BloomSummaryAdd on a single block */
-						BloomSummaryAdd(block, 1, key);
-					}
+					if (g / BLOOMIDX_SUMMARY_PAGE_BLOCKS >= npages)
+						continue;
+					entries[2 * nentries] = (uint32) g;
+					entries[2 * nentries + 1] = key;
+					nentries++;
+					pageStart[g / BLOOMIDX_SUMMARY_PAGE_BLOCKS + 1]++;
 				}
 			}
 			start += nb;
 		}
-		BloomMergeXLogFinish(index, xlogState);
-		UnlockReleaseBuffer(buffer);
+		for (p = 0; p < npages; p++)
+			pageStart[p + 1] += pageStart[p];
+		{
+			int		   *fill = palloc(sizeof(int) * Max(1, npages));
+
+			memcpy(fill, pageStart, sizeof(int) * npages);
+			for (e = 0; e < nentries; e++)
+			{
+				int			at = fill[entries[2 * e] / BLOOMIDX_SUMMARY_PAGE_BLOCKS]++;
+
+				sorted[2 * at] = entries[2 * e];
+				sorted[2 * at + 1] = entries[2 * e + 1];
+			}
+			pfree(fill);
+		}
+
+		for (p = 0; p < npages; p++)
+		{
+			Buffer		buffer;
+			Page		page;
+			BloomDeltaXLog x;
+			int			lo = p * BLOOMIDX_SUMMARY_PAGE_BLOCKS;
+
+			CHECK_FOR_INTERRUPTS();
+			buffer = ReadBuffer(index, pages->summaryPages[p]);
+			LockBuffer(buffer, BUFFER_LOCK_EXCLUSIVE);
+			if (!BloomPageIsSliced(BufferGetPage(buffer), BLOOMIDX_SUMMARY, s))
+				BloomSlicedCorrupted(index, pages->summaryPages[p], "summary page");
+			x = BloomDeltaXLogStart(index);
+			page = BloomDeltaXLogRegister(x, buffer);
+			for (e = pageStart[p]; e < pageStart[p + 1]; e++)
+			{
+				uint32	   *block = BloomSummaryPageBlocks(page) +
+					(Size) (sorted[2 * e] - lo) * BLOOMIDX_SUMMARY_BLOCK_WORDS;
+
+				uint32		changed = BloomSummaryAddToBlock(block, sorted[2 * e + 1]);
+
+				if (changed != 0)
+					BloomDeltaXLogMarkBytes(x, page, block, changed);
+			}
+			BloomMergeDeltaFinish(index, x);
+			UnlockReleaseBuffer(buffer);
+		}
+		pfree(pageStart);
+		pfree(entries);
+		pfree(sorted);
 	}
 	pfree(pages);
+}
+
+/*
+ * The end of the words of a slice page that have bits set, from word from
+ * on (from if none): past the rows a merge writes, only a merge that a
+ * crash cut short leaves bits, and a build's partial stripe uses its
+ * whole pages with those words zero.
+ */
+static int
+BloomSliceBitsEnd(Page page, int from)
+{
+	const uint64 *slice = BloomPageGetSlice(page);
+	int			used = (((PageHeader) page)->pd_lower -
+						(int) MAXALIGN(SizeOfPageHeaderData)) / (int) sizeof(uint64);
+	int			w;
+
+	for (w = Min(used, BLOOMIDX_STRIPE_WORDS); w > from; w--)
+	{
+		if (slice[w - 1] != 0)
+			break;
+	}
+	return Max(w, from);
 }
 
 /*
@@ -386,7 +471,7 @@ BloomWriteStripe(Relation index, BloomState state, Buffer stripebuf, uint32 s,
 	int			w0 = r0 / 64;
 	int			w1 = (r0 + n - 1) / 64;
 	int			nw = w1 - w0 + 1;
-	GenericXLogState *xlogState = NULL;
+	BloomDeltaXLog xlog = NULL;
 	Buffer		group[MAX_GENERIC_XLOG_PAGES];
 	int			ngroup = 0;
 	int			wr,
@@ -436,6 +521,7 @@ BloomWriteStripe(Relation index, BloomState state, Buffer stripebuf, uint32 s,
 		Buffer		buffer;
 		Page		page;
 		int			w;
+		int			end;
 		bool		any = false;
 
 		CHECK_FOR_INTERRUPTS();
@@ -466,22 +552,28 @@ BloomWriteStripe(Relation index, BloomState state, Buffer stripebuf, uint32 s,
 			UnlockReleaseBuffer(buffer);
 			continue;
 		}
-		if (xlogState == NULL)
-			xlogState = GenericXLogStart(index);
-		page = GenericXLogRegisterBuffer(xlogState, buffer, 0);
+		if (xlog == NULL)
+			xlog = BloomDeltaXLogStart(index);
+		page = BloomDeltaXLogRegister(xlog, buffer);
+		end = Max(w0 + nw, BloomSliceBitsEnd(page, w0 + nw));
 		BloomSliceWriteRows(page, r0, src, nw);
+		/* Its pd_lower, and its words from r0's to the last it changed */
+		BloomDeltaXLogMarkChanged(xlog, page, &((PageHeader) page)->pd_lower,
+								  sizeof(LocationIndex));
+		BloomDeltaXLogMarkChanged(xlog, page, BloomPageGetSlice(page) + w0,
+								  sizeof(uint64) * (end - w0));
 		group[ngroup++] = buffer;
 		if (ngroup == MAX_GENERIC_XLOG_PAGES)
 		{
-			BloomMergeXLogFinish(index, xlogState);
-			xlogState = NULL;
+			BloomMergeDeltaFinish(index, xlog);
+			xlog = NULL;
 			while (ngroup > 0)
 				UnlockReleaseBuffer(group[--ngroup]);
 		}
 	}
-	if (xlogState != NULL)
+	if (xlog != NULL)
 	{
-		BloomMergeXLogFinish(index, xlogState);
+		BloomMergeDeltaFinish(index, xlog);
 		while (ngroup > 0)
 			UnlockReleaseBuffer(group[--ngroup]);
 	}

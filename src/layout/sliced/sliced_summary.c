@@ -187,6 +187,38 @@ BloomSummaryAdd(uint32 *blocks, int nblocks, uint32 key)
 }
 
 /*
+ * Add a key to one block (the one BloomSummaryBlockFor gave); returns the
+ * bytes of the block it changed, bit j for byte j in memory (0 if the
+ * block held its bits).
+ */
+uint32
+BloomSummaryAddToBlock(uint32 *block, uint32 key)
+{
+	uint32		changed = 0;
+	int			i;
+
+	for (i = 0; i < BLOOMIDX_SUMMARY_BLOCK_WORDS; i++)
+	{
+		int			b = (key * BloomSummarySalt[i]) >> 27;
+		uint32		bit = ((uint32) 1) << b;
+
+		if ((block[i] & bit) == 0)
+		{
+			/* The byte of the word that holds the bit, in memory order */
+#ifdef WORDS_BIGENDIAN
+			int			byte = 3 - b / 8;
+#else
+			int			byte = b / 8;
+#endif
+
+			block[i] |= bit;
+			changed |= ((uint32) 1) << (4 * i + byte);
+		}
+	}
+	return changed;
+}
+
+/*
  * The block of a column's summary of nblocks blocks that a key tests, for
  * a scan that reads only that block's page (BloomSummaryTestBlock).
  */
