@@ -444,6 +444,25 @@ BloomFreeOwnSummary(Relation index, uint32 s, const BloomStripePages *pages)
 }
 
 /*
+ * The slot of metapage meta that holds summary group g's region starting
+ * at page first: the slot a caller holding the merge lock read before
+ * must still be there (only the merge lock's holder changes slots).
+ */
+static int
+BloomGroupSlotOf(Relation index, BloomMetaPage meta, uint32 g, BlockNumber first)
+{
+	int			i;
+
+	for (i = 0; i < BLOOMIDX_GROUP_SLOTS; i++)
+		if (BloomSlicedGroupMeta(meta)->slots[i].groupPlus1 == g + 1 &&
+			BloomSlicedGroupMeta(meta)->slots[i].first == first)
+			return i;
+	elog(ERROR, "bloomidx index \"%s\": summary group %u lost its slot during VACUUM",
+		 RelationGetRelationName(index), g);
+	return -1;					/* keep compiler quiet */
+}
+
+/*
  * Seal full stripe s (stripe page blkno, read into pages) into the region
  * of its group (slot, as in a snapshot taken under the merge lock, which
  * the caller holds): OR its summary's blocks into the region, up to
@@ -534,13 +553,7 @@ BloomSealOneStripe(Relation index, const BloomShape *shape, uint32 s,
 	if (!BloomPageIsSliced(BufferGetPage(stripebuf), BLOOMIDX_STRIPE, s))
 		BloomSlicedCorrupted(index, blkno, "stripe page");
 	meta = BloomPageGetMeta(BufferGetPage(metabuf));
-	for (i = 0; i < BLOOMIDX_GROUP_SLOTS; i++)
-		if (BloomSlicedGroupMeta(meta)->slots[i].groupPlus1 == g + 1 &&
-			BloomSlicedGroupMeta(meta)->slots[i].first == slot->first)
-			break;
-	if (i == BLOOMIDX_GROUP_SLOTS)
-		elog(ERROR, "bloomidx index \"%s\": summary group %u lost its slot during VACUUM",
-			 RelationGetRelationName(index), g);
+	i = BloomGroupSlotOf(index, meta, g, slot->first);
 	xlogState = GenericXLogStart(index);
 	meta = BloomPageGetMeta(GenericXLogRegisterBuffer(xlogState, metabuf, 0));
 	BloomSlicedGroupMeta(meta)->slots[i].sealed |= UINT64CONST(1) << pos;
@@ -710,13 +723,7 @@ BloomGrowGroupRegion(Relation index, const BloomShape *shape,
 	LockBuffer(metabuf, BUFFER_LOCK_SHARE);
 	BloomSlicedCheckMeta(index, BufferGetPage(metabuf));
 	meta = BloomPageGetMeta(BufferGetPage(metabuf));
-	for (i = 0; i < BLOOMIDX_GROUP_SLOTS; i++)
-		if (BloomSlicedGroupMeta(meta)->slots[i].groupPlus1 == g + 1)
-			break;
-	if (i == BLOOMIDX_GROUP_SLOTS ||
-		BloomSlicedGroupMeta(meta)->slots[i].first != old->first)
-		elog(ERROR, "bloomidx index \"%s\": summary group %u lost its slot during VACUUM",
-			 RelationGetRelationName(index), g);
+	i = BloomGroupSlotOf(index, meta, g, old->first);
 	oldSlot = BloomSlicedGroupMeta(meta)->slots[i];
 	UnlockReleaseBuffer(metabuf);
 
@@ -775,13 +782,7 @@ BloomGrowGroupRegion(Relation index, const BloomShape *shape,
 			BloomSlicedCorrupted(index, stripeBlk[i], "stripe page");
 	}
 	meta = BloomPageGetMeta(BufferGetPage(metabuf));
-	for (i = 0; i < BLOOMIDX_GROUP_SLOTS; i++)
-		if (BloomSlicedGroupMeta(meta)->slots[i].groupPlus1 == g + 1 &&
-			BloomSlicedGroupMeta(meta)->slots[i].first == oldSlot.first)
-			break;
-	if (i == BLOOMIDX_GROUP_SLOTS)
-		elog(ERROR, "bloomidx index \"%s\": summary group %u lost its slot during VACUUM",
-			 RelationGetRelationName(index), g);
+	i = BloomGroupSlotOf(index, meta, g, oldSlot.first);
 	xlogState = GenericXLogStart(index);
 	meta = BloomPageGetMeta(GenericXLogRegisterBuffer(xlogState, metabuf, 0));
 	slot = &BloomSlicedGroupMeta(meta)->slots[i];
