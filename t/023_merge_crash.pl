@@ -21,9 +21,13 @@
 use strict;
 use warnings;
 
+use FindBin;
+use lib $FindBin::RealBin;
+
 use PostgreSQL::Test::Cluster;
 use PostgreSQL::Test::Utils;
 use Test::More;
+use BloomidxTest;
 
 my $rounds = $ENV{BX_MERGE_CRASHES} // ($ENV{BX_FULL} ? 100 : 24);
 
@@ -56,17 +60,7 @@ my @conditions = ('a = 7', 'b = 13 AND c = 5', 'a = ANY (ARRAY[1, 2, 999])', 'c 
 sub answers_agree
 {
 	my ($node, $label) = @_;
-	for my $cond (@conditions)
-	{
-		my $q = "SELECT count(*), coalesce(sum(id), 0) FROM mc WHERE $cond";
-		my $by_index = $node->safe_psql('postgres',
-			"SET enable_seqscan = off; SET enable_indexscan = off; $q");
-		my $by_seqscan = $node->safe_psql('postgres',
-			"SET enable_bitmapscan = off; SET enable_indexscan = off; $q");
-		return "$label: $cond gives $by_index through the index, $by_seqscan by a seq scan"
-		  if $by_index ne $by_seqscan;
-	}
-	return '';
+	return bx_disagreement($node, 'mc', \@conditions, $label);
 }
 
 my $next_id = 70001;

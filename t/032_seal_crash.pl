@@ -17,9 +17,13 @@
 use strict;
 use warnings;
 
+use FindBin;
+use lib $FindBin::RealBin;
+
 use PostgreSQL::Test::Cluster;
 use PostgreSQL::Test::Utils;
 use Test::More;
+use BloomidxTest;
 
 my $rounds = $ENV{BX_SEAL_CRASHES} // ($ENV{BX_FULL} ? 24 : 12);
 
@@ -64,17 +68,25 @@ my @conditions = ('a = 7', 'b = 13 AND a = 5', 'a = ANY (ARRAY[1, 2, 999, 5000])
 sub answers_agree
 {
 	my ($t) = @_;
-	for my $cond (@conditions)
-	{
-		my $q = "SELECT count(*), coalesce(sum(id), 0) FROM $t WHERE $cond";
-		my $by_index = $node->safe_psql('postgres',
-			"SET enable_seqscan = off; SET enable_indexscan = off; $q");
-		my $by_seqscan = $node->safe_psql('postgres',
-			"SET enable_bitmapscan = off; SET enable_indexscan = off; $q");
-		return "$t: $cond gives $by_index through the index, $by_seqscan by a seq scan"
-		  if $by_index ne $by_seqscan;
-	}
-	return '';
+	return bx_disagreement($node, $t, \@conditions, $t);
+}
+
+# VACUUM table t stopped after k WAL records, then an immediate stop and a
+# restart: whether the stop came at k, and '' if bloomidx_check (with
+# heapallindexed) passes and the answers are a seq scan's, else what failed
+sub crash_vacuum
+{
+	my ($t, $k) = @_;
+	my ($ret, $out, $err) = $node->psql('postgres',
+		"SET bloomidx.debug_merge_stop_after = $k; VACUUM $t");
+	my $stopped_here = $err =~ /stopped after $k WAL records/ ? 1 : 0;
+	$node->stop('immediate');
+	$node->start;
+
+	my ($cret, $cout, $cerr) = $node->psql('postgres',
+		"SELECT bloomidx_check('${t}_bx', heapallindexed => true)");
+	return ($stopped_here,
+		$cret != 0 ? "after the crash: $cerr" : answers_agree($t));
 }
 
 my ($stopped, $failures) = (0, 0);
@@ -89,19 +101,12 @@ for my $k (1 .. $rounds)
 	});
 	my $before = hits($t, 'a = 5000');
 
-	my ($ret, $out, $err) = $node->psql('postgres',
-		"SET bloomidx.debug_merge_stop_after = $k; VACUUM $t");
-	$stopped++ if $err =~ /stopped after $k WAL records/;
-	$node->stop('immediate');
-	$node->start;
-
-	my ($cret, $cout, $cerr) = $node->psql('postgres',
-		"SELECT bloomidx_check('${t}_bx', heapallindexed => true)");
-	my $problem = $cret != 0 ? "after the crash: $cerr" : answers_agree($t);
+	my ($stopped_here, $problem) = crash_vacuum($t, $k);
+	$stopped += $stopped_here;
 	if ($problem eq '')
 	{
 		$node->safe_psql('postgres', "VACUUM $t");
-		($cret, $cout, $cerr) = $node->psql('postgres',
+		my ($cret, $cout, $cerr) = $node->psql('postgres',
 			"SELECT bloomidx_check('${t}_bx', heapallindexed => true)");
 		my $after = hits($t, 'a = 5000');
 		$problem =
@@ -177,23 +182,15 @@ for my $k (1 .. 40)
 {
 	my $t = "gr_$k";
 	grow_table($t);
-	my ($ret, $out, $err) = $node->psql('postgres',
-		"SET bloomidx.debug_merge_stop_after = $k; VACUUM $t");
-	my $stopped_here = $err =~ /stopped after $k WAL records/;
+	my ($stopped_here, $problem) = crash_vacuum($t, $k);
 	$grow_rounds++;
-	$node->stop('immediate');
-	$node->start;
-
-	my ($cret, $cout, $cerr) = $node->psql('postgres',
-		"SELECT bloomidx_check('${t}_bx', heapallindexed => true)");
-	my $problem = $cret != 0 ? "after the crash: $cerr" : answers_agree($t);
 	if ($problem eq '')
 	{
 		# The table's rows as the first VACUUM counted them, which the
 		# crash may have lost (they size the new region)
 		$node->safe_psql('postgres', "ANALYZE $t");
 		$node->safe_psql('postgres', "VACUUM $t");
-		($cret, $cout, $cerr) = $node->psql('postgres',
+		my ($cret, $cout, $cerr) = $node->psql('postgres',
 			"SELECT bloomidx_check('${t}_bx', heapallindexed => true)");
 		my $after = hits($t, 'a = 5000');
 		my $gp = group_pages("${t}_bx");

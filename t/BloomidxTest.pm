@@ -39,7 +39,7 @@ use Test::More;
 
 our @EXPORT = qw(bx_schema_sql bx_insert_sql bx_fill_sql bx_conditions bx_answers
   bx_answers_sql bx_parse_answers
-  bx_check_answers bx_compare_nodes bx_patched bx_write_image bx_corruption_case
+  bx_check_answers bx_compare_nodes bx_disagreement bx_patched bx_write_image bx_corruption_case
   bx_filter_key bx_filter_variants_sql);
 
 # The conditions every check runs, on table columns i, t, u, n, b, d
@@ -269,6 +269,25 @@ sub bx_compare_nodes
 			"$label: same answer on both nodes for $answers1->[$k][0]");
 	}
 	return;
+}
+
+# '' if each condition of @$conds on $table of $node gives through a
+# bitmap scan the count and sum of ids a seq scan gives; else what differs
+# (for the crash tests, which go on after a difference to count them)
+sub bx_disagreement
+{
+	my ($node, $table, $conds, $label) = @_;
+	for my $cond (@$conds)
+	{
+		my $q = "SELECT count(*), coalesce(sum(id), 0) FROM $table WHERE $cond";
+		my $by_index = $node->safe_psql('postgres',
+			"SET enable_seqscan = off; SET enable_indexscan = off; $q");
+		my $by_seqscan = $node->safe_psql('postgres',
+			"SET enable_bitmapscan = off; SET enable_indexscan = off; $q");
+		return "$label: $cond gives $by_index through the index, $by_seqscan by a seq scan"
+		  if $by_index ne $by_seqscan;
+	}
+	return '';
 }
 
 # A copy of index file image $image with block $blkno's bytes at $offset
