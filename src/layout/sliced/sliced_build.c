@@ -93,6 +93,8 @@ typedef struct BloomSlicedBuildState
 	BloomBuildGroups *groups;	/* localGroups, or the shared ones */
 	BloomBuildGroups localGroups;
 	double		expectedStripes;	/* full stripes the table should give */
+	BlockNumber heapBlocks;		/* the table's, when expectedStripes is to be
+								 * measured (serial build, no statistics) */
 
 	/* In a parallel build: full stripes go to the shared list */
 	BloomSlicedShared *shared;
@@ -457,7 +459,26 @@ BloomSlicedFlushStripe(BloomSlicedBuildState *bs)
 	BloomStripeSetTidPages(stripeImage.data, t, 0, firstRows);
 	BloomStripeSetLive(stripeImage.data, bs->nrows);
 	if (bs->nKeys > 0)
+	{
+		/*
+		 * A table without statistics (never vacuumed or analyzed, as right
+		 * after a load) has its rows estimated from its columns' typical
+		 * widths, which can be far off: before the first stripe's region
+		 * is sized, measure its rows a block instead, from the blocks its
+		 * rows came from (a serial scan's, which may start mid-table).
+		 */
+		if (s == 0 && bs->heapBlocks > 0 && bs->nrows > 0)
+		{
+			BlockNumber firstBlk = ItemPointerGetBlockNumber(&bs->tids[0]);
+			BlockNumber lastBlk = ItemPointerGetBlockNumber(&bs->tids[bs->nrows - 1]);
+			double		spanned = (double) ((lastBlk + bs->heapBlocks - firstBlk) %
+											bs->heapBlocks) + 1;
+
+			bs->expectedStripes = (double) bs->heapBlocks * bs->nrows / spanned /
+				BLOOMIDX_STRIPE_ROWS;
+		}
 		BloomSlicedFlushSummary(bs, stripeImage.data, s);
+	}
 
 	blkno = BloomBuildWritePage(bs->index, stripeImage.data, parallel);
 	if (parallel)
@@ -792,6 +813,8 @@ BloomSlicedBuildComplete(Relation heap, Relation index, IndexInfo *indexInfo,
 	int			npending = 0;
 
 	bs->expectedStripes = BloomBuildExpectedStripes(heap);
+	if (shared == NULL && heap->rd_rel->reltuples < 0)
+		bs->heapBlocks = RelationGetNumberOfBlocks(heap);
 	if (shared != NULL)
 		memcpy(bs->groups, &shared->groups, sizeof(BloomBuildGroups));
 	if (shared == NULL)

@@ -305,18 +305,36 @@ BloomExtendRegion(Relation index, const BloomShape *shape, uint32 g, int npages,
 }
 
 /*
- * The blocks a stripe's column gets in a page of a new region of group g:
- * as a build sizes them (BloomGroupPerStripe) for the stripes twice the
- * table's rows would give the group, since the table may still be
- * growing, and at least for position maxPos.
+ * The blocks a stripe's column gets in a page of a new region of group g,
+ * as a build sizes them (BloomGroupPerStripe) for stripes positions of
+ * the group, and at least for position maxPos.
  */
 static int
-BloomNewRegionPerStripe(uint32 g, double heapTuples, int maxPos)
+BloomNewRegionPerStripe(double stripes, int maxPos)
 {
-	return Min(BloomGroupPerStripe(2 * heapTuples / BLOOMIDX_STRIPE_ROWS -
-								   (double) g * BLOOMIDX_GROUP_STRIPES),
+	return Min(BloomGroupPerStripe(stripes),
 			   BLOOMIDX_SUMMARY_PAGE_BLOCKS / (maxPos + 1));
 }
+
+/*
+ * Positions a group's first region is sized for: the stripes twice the
+ * table's rows would give group g, since a table whose full stripes merges
+ * filled (one loaded after CREATE INDEX) may still be growing.
+ */
+#define BloomFirstRegionStripes(g, heapTuples) \
+	(2 * (heapTuples) / BLOOMIDX_STRIPE_ROWS - (double) (g) * BLOOMIDX_GROUP_STRIPES)
+
+/*
+ * Positions a group's region grows to: a quarter more than the stripes
+ * the table's rows give group g, or than its positions in use (up to
+ * maxPos), whichever is more.  Not twice: under churn stripe numbers
+ * advance while the table keeps its size, so growth repeats, and each
+ * growth frees the region it replaces (a region twice the table's needs
+ * would leave the index a third larger than a fresh build).
+ */
+#define BloomGrownRegionStripes(g, heapTuples, maxPos) \
+	(1.25 * Max((heapTuples) / BLOOMIDX_STRIPE_ROWS - \
+				(double) (g) * BLOOMIDX_GROUP_STRIPES, (double) (maxPos) + 1))
 
 /*
  * Allocate the region of summary group g, sized by BloomNewRegionPerStripe
@@ -332,7 +350,8 @@ static bool
 BloomAllocGroupRegion(Relation index, const BloomShape *shape, uint32 g,
 					  const uint16 *wide, double heapTuples, int maxPos)
 {
-	int			perStripe = BloomNewRegionPerStripe(g, heapTuples, maxPos);
+	int			perStripe = BloomNewRegionPerStripe(BloomFirstRegionStripes(g, heapTuples),
+													maxPos);
 	int			npages = BloomGroupRegionPages(wide, shape->nColumns, perStripe);
 	BlockNumber first;
 	GenericXLogState *xlogState;
@@ -698,7 +717,8 @@ BloomGrowGroupRegion(Relation index, const BloomShape *shape,
 {
 	uint32		g = s0 / BLOOMIDX_GROUP_STRIPES;
 	uint32		last = Min(snap->nStripes - 1, (g + 1) * BLOOMIDX_GROUP_STRIPES - 1);
-	int			perStripe = BloomNewRegionPerStripe(g, heapTuples,
+	int			perStripe = BloomNewRegionPerStripe(BloomGrownRegionStripes(g, heapTuples,
+																		  last % BLOOMIDX_GROUP_STRIPES),
 													last % BLOOMIDX_GROUP_STRIPES);
 	int			npages = BloomGroupRegionPages(wide, shape->nColumns, perStripe);
 	BloomSlicedGroupSlot oldSlot;
