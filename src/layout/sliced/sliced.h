@@ -483,6 +483,7 @@ pg_noreturn extern void BloomSlicedCorrupted(Relation index, BlockNumber blkno,
 								 const char *what);
 extern void BloomTakeSnapshot(Relation index, BloomSlicedSnapshot *snap,
 							  bool stripes);
+extern bool BloomGroupStillHeld(Relation index, uint32 g, BlockNumber first);
 extern void BloomFreeSnapshot(BloomSlicedSnapshot *snap);
 extern BlockNumber *BloomSlicedLiveRowPages(const BloomMetaPageData *meta,
 											int *npages);

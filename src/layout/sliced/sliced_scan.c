@@ -510,11 +510,12 @@ BloomStripeCandidates(Relation index, const BloomShape *shape, BloomScanOpaque s
 }
 
 /*
- * Is group g's region still at first, as in the snapshot a scan took?  A
- * page of it that is not a page of the group is corruption if so, else
- * the region was freed under the scan.
+ * Is group g's region still at first, as in the snapshot a scan (or
+ * bloomidx_check) took?  A page of it that is not a page of the group is
+ * corruption if so, else the region was freed under the reader by a
+ * VACUUM that moved or dropped it.
  */
-static bool
+bool
 BloomGroupStillHeld(Relation index, uint32 g, BlockNumber first)
 {
 	BloomSlicedSnapshot *snap = palloc(sizeof(BloomSlicedSnapshot));

@@ -743,10 +743,19 @@ BloomSummaryCheckSealed(BloomSummaryCheckData *sc, Relation heap,
 	LockBuffer(buffer, BUFFER_LOCK_SHARE);
 	page = BufferGetPage(buffer);
 	if (!BloomPageIsSliced(page, BLOOMIDX_GROUP, BloomGroupFirstStripe(&cs->slot)))
+	{
+		/*
+		 * A VACUUM that moved the region since the check read the slot
+		 * (asked with no page locked: VACUUM locks the metapage first)
+		 */
+		UnlockReleaseBuffer(buffer);
+		if (!BloomGroupStillHeld(sc->index, cs->slot.groupPlus1 - 1, cs->slot.first))
+			return;
 		BloomReportCorruption(sc->index, blkno,
 							  psprintf("Page %u of the region of summary group %u is not a page of the group.",
 									   blkno - cs->slot.first,
 									   cs->slot.groupPlus1 - 1));
+	}
 	maybe = BloomSummaryTestBlock(BloomSummaryPageBlocks(page) +
 								  (Size) at * BLOOMIDX_SUMMARY_BLOCK_WORDS,
 								  sc->keys[c]);
