@@ -509,26 +509,6 @@ BloomStripeCandidates(Relation index, const BloomShape *shape, BloomScanOpaque s
 	return result;
 }
 
-/*
- * Is group g's region still at first, as in the snapshot a scan (or
- * bloomidx_check) took?  A page of it that is not a page of the group is
- * corruption if so, else the region was freed under the reader by a
- * VACUUM that moved or dropped it.
- */
-bool
-BloomGroupStillHeld(Relation index, uint32 g, BlockNumber first)
-{
-	BloomSlicedSnapshot *snap = palloc(sizeof(BloomSlicedSnapshot));
-	const BloomSlicedGroupSlot *slot;
-	bool		held;
-
-	BloomTakeSnapshot(index, snap, false);
-	slot = BloomSnapGroup(snap, g * BLOOMIDX_GROUP_STRIPES);
-	held = slot != NULL && slot->first == first;
-	BloomFreeSnapshot(snap);
-	return held;
-}
-
 /* Does a summary key of the scan test a column the groups' regions hold? */
 static inline bool
 BloomGroupKeyTested(const BloomSlicedSnapshot *snap, const BloomKeyHashes *kh)

@@ -134,6 +134,26 @@ BloomFreeSnapshot(BloomSlicedSnapshot *snap)
 }
 
 /*
+ * Is group g's region still at first, as in the snapshot a scan (or
+ * bloomidx_check) took?  A page of it that is not a page of the group is
+ * corruption if so, else the region was freed under the reader by a
+ * VACUUM that moved or dropped it.
+ */
+bool
+BloomGroupStillHeld(Relation index, uint32 g, BlockNumber first)
+{
+	BloomSlicedSnapshot *snap = palloc(sizeof(BloomSlicedSnapshot));
+	const BloomSlicedGroupSlot *slot;
+	bool		held;
+
+	BloomTakeSnapshot(index, snap, false);
+	slot = BloomSnapGroup(snap, g * BLOOMIDX_GROUP_STRIPES);
+	held = slot != NULL && slot->first == first;
+	BloomFreeSnapshot(snap);
+	return held;
+}
+
+/*
  * Is stripe s still listed, at stripe page blkno?  A page of a stripe
  * that is not what it should be is corruption if so, else a page freed
  * (and maybe reused) since the caller listed the stripe.
