@@ -119,6 +119,14 @@ typedef struct BloomShape
 	uint32		measuredColumns;
 
 	/*
+	 * With measured columns, how much more a row loads its signature, for
+	 * the false-positive rate, than the mean row of the sample does: rows
+	 * of sets of spread sizes fail more often than rows of the mean size
+	 * would (BloomSizeMeasuredElements); 0 where not recorded (taken as 1).
+	 */
+	float4		loadFactor;
+
+	/*
 	 * Not on disk: the bits a typical query of each column tests (k, or k
 	 * times queryElements for a column of sets; BloomShapeSetQueryBits),
 	 * and while a shape is derived, the bits a typical row sets (0: the
@@ -273,7 +281,10 @@ typedef struct BloomColumnElements
 /*
  * The elements per value of an index's columns of sets in a sample of its
  * table (BloomMeasureElements): the mean over the non-NULL values of each
- * column sampled (0 if none has an element), and what the sample read
+ * column sampled (0 if none has an element), what the sample read, and
+ * each sampled row's elements in each column measured (0 for NULL), the
+ * first BLOOM_SAMPLE_MAX_COUNTS rows, for sizing the signature from how
+ * the rows' sizes spread (BloomSizeMeasuredElements)
  */
 typedef struct BloomElementsSample
 {
@@ -281,6 +292,9 @@ typedef struct BloomElementsSample
 	int64		values[BLOOMIDX_MAX_COLUMNS];	/* non-NULL values sampled */
 	int64		rows;			/* index rows sampled */
 	BlockNumber blocks;			/* table blocks read */
+	uint32	   *counts[BLOOMIDX_MAX_COLUMNS];	/* [nCounts], NULL if not
+												 * measured */
+	int			nCounts;		/* rows in counts[] */
 } BloomElementsSample;
 
 /* Masks of a query key, within work_mem (elements.c) */
@@ -354,6 +368,10 @@ extern char *bloomidx_buildphasename(int64 phasenum);
 extern void BloomMeasureElements(Relation heap, Relation index,
 								 struct IndexInfo *indexInfo, uint32 columns,
 								 BloomElementsSample *sample);
+extern void BloomSizeMeasuredElements(Relation index,
+									  const BloomElementsSample *sample,
+									  BloomColumnElements *ce,
+									  double *loadFactor);
 
 /* Sub-phases of a build in pg_stat_progress_create_index (amphasename) */
 #define BLOOMIDX_PHASE_SCAN			2	/* scanning the table */
@@ -391,6 +409,7 @@ extern void bloomidx_costestimate(PlannerInfo *root, IndexPath *path,
 								  double *indexCorrelation,
 								  double *indexPages);
 extern double BloomIndexFill(Relation index, const BloomShape *shape);
+extern double BloomShapeEffectiveFill(const BloomShape *shape, double fill);
 extern double BloomClauseFpr(const BloomShape *shape, double fill, int col,
 							 double nvalues);
 extern double BloomEqualityFpr(const BloomShape *shape, double fill, int ncols,

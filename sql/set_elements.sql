@@ -2,7 +2,8 @@
 -- The elements option of a set operator class, left out: the build
 -- measures the mean elements per value of the column from a sample of the
 -- table (the whole table when it is small, as here) and sizes the
--- signature as if it had been given.  The tables are small enough to be
+-- signature as if it had been given, or longer where the values' sizes
+-- spread (the last part).  The tables are small enough to be
 -- read whole, so the measured mean is the exact mean, computed below in
 -- SQL: a string's trigrams are its words' lengths plus one each.
 --
@@ -103,12 +104,15 @@ UPDATE se_short SET p = format('usr/lib/x86_64-linux-gnu/library%s/plugins/modul
 SELECT bloomidx_check('se_short_idx', true);
 SELECT se_same('se_short', 'p LIKE ''%module123.%''') AS outgrown_still_exact;
 
--- REINDEX measures again: the shape of the new mean, given, and nothing
--- to say
+-- REINDEX measures again: at least the shape of the new mean, given (the
+-- paths' lengths spread a little), and nothing to say
 REINDEX INDEX se_short_idx;
 SELECT round(avg(se_trgms(p)))::int AS m3 FROM se_short \gset
-SELECT se_shape('se_short_idx') = se_shape_with('se_short', 'p',
-	:m3) AS remeasured;
+CREATE INDEX se_short_m3 ON se_short USING bloomidx (p text_trgm_ops (elements = :m3));
+SELECT r.signature_bits >= g.signature_bits AS remeasured,
+	r.signature_bits < 2 * g.signature_bits AS not_far_from_mean
+FROM bloomidx_stats('se_short_idx') r, bloomidx_stats('se_short_m3') g;
+DROP INDEX se_short_m3;
 SELECT bloomidx_check('se_short_idx', true);
 SELECT se_same('se_short', 'p LIKE ''%module123.%''') AS reindexed_exact;
 
@@ -155,8 +159,8 @@ SELECT se_same('se_short', '(p || ''/'' || p || ''/'' || p) LIKE ''%module77.so/
 DROP INDEX se_expr;
 
 -- A partial index measures the rows it holds: short names in the odd
--- rows, long paths in the even ones
-UPDATE se_short SET p = 'n' || id % 13 WHERE id % 2 = 1;
+-- rows (four trigrams each), long paths in the even ones
+UPDATE se_short SET p = 'n' || 10 + id % 13 WHERE id % 2 = 1;
 CREATE INDEX se_partial ON se_short USING bloomidx (p text_trgm_ops) WHERE id % 2 = 1;
 SELECT round(avg(se_trgms(p)))::int AS m6 FROM se_short WHERE id % 2 = 1 \gset
 SELECT round(avg(se_trgms(p)))::int AS m7 FROM se_short \gset
@@ -200,5 +204,61 @@ SELECT se_shape('se_docs_idx') = se_shape_with('se_docs', 'p', :m8) AS docs_as_g
 	se_shape('se_docs_idx') LIKE '%row' AS docs_row_layout;
 SELECT se_same('se_docs', 'p LIKE ''%word7123 %''') AS docs_exact;
 
-DROP TABLE se_long, se_short, se_empty, se_arr, se_unlogged, se_docs;
-DROP FUNCTION se_trgms(text), se_shape(regclass), se_shape_with(text, text, int, text), se_same(text, text);
+-- Sets of spread sizes: nine arrays in ten of 2 elements, one of 40 (5.8
+-- on average).  A signature sized for 6 elements fills in the large
+-- arrays, which then pass nearly every query: the build sizes it for the
+-- mean false-positive rate over the rows, longer, and records how much
+-- more the rows load it than their mean fill says, for the estimates.
+CREATE TABLE se_spread (id int, a int[]);
+INSERT INTO se_spread
+SELECT i, ARRAY(SELECT i * 1000 + g FROM generate_series(1, CASE WHEN i % 10 = 0 THEN 40 ELSE 2 END) g)
+FROM generate_series(1, 20000) i;
+SELECT round(avg(cardinality(a)), 1) AS spread_mean FROM se_spread;
+
+-- Rows an absent element's query rechecks, over 20 such queries
+CREATE FUNCTION se_rechecks() RETURNS bigint LANGUAGE plpgsql AS $$
+DECLARE
+	plan json;
+	total bigint := 0;
+BEGIN
+	SET LOCAL enable_seqscan = off;
+	SET LOCAL enable_indexscan = off;
+	FOR i IN 1..20 LOOP
+		EXECUTE format('EXPLAIN (ANALYZE, COSTS OFF, TIMING OFF, SUMMARY OFF, FORMAT JSON) SELECT * FROM se_spread WHERE a @> ARRAY[%s]', -i)
+			INTO plan;
+		total := total + (plan->0->'Plan'->>'Rows Removed by Index Recheck')::bigint;
+	END LOOP;
+	RETURN total;
+END $$;
+
+CREATE INDEX se_spread_mean ON se_spread USING bloomidx (a array_elem_ops (elements = 6));
+SELECT signature_bits AS mean_bits FROM bloomidx_stats('se_spread_mean') \gset
+SELECT se_rechecks() AS mean_rechecks \gset
+SELECT :mean_rechecks > 20 * 20000 / 20 AS mean_sized_fails_often;
+DROP INDEX se_spread_mean;
+
+CREATE INDEX se_spread_idx ON se_spread USING bloomidx (a array_elem_ops);
+SELECT se_rechecks() AS rechecks \gset
+SELECT signature_bits > :mean_bits AS longer_than_mean,
+	:rechecks * 20 < :mean_rechecks AS fails_far_less,
+	:rechecks < 20 * 20000 * 0.002 AS near_the_target
+FROM bloomidx_stats('se_spread_idx');
+
+-- The estimate knows: its false-positive rows are those rechecked, within
+-- a factor of 4 (the rows of the mean fill alone would say 0.3 a query)
+SELECT false_positive_rows * 20 BETWEEN :rechecks / 4.0 AND :rechecks * 4.0 AS estimate_near
+FROM bloomidx_estimate('se_spread_idx', '{a}');
+SELECT se_same('se_spread', 'a @> ARRAY[17002]') AS spread_exact,
+	se_same('se_spread', 'a @> ARRAY[20040]') AS spread_large_exact;
+SELECT bloomidx_check('se_spread_idx', true);
+
+-- The large arrays grow to 160 elements: a build would now size the
+-- column for more than twice as many, and bloomidx_check says so
+UPDATE se_spread SET a = a || ARRAY(SELECT -id * 1000 - g FROM generate_series(1, 120) g)
+WHERE id % 10 = 0;
+SELECT bloomidx_check('se_spread_idx', true);
+REINDEX INDEX se_spread_idx;
+SELECT bloomidx_check('se_spread_idx', true);
+
+DROP TABLE se_long, se_short, se_empty, se_arr, se_unlogged, se_docs, se_spread;
+DROP FUNCTION se_trgms(text), se_shape(regclass), se_shape_with(text, text, int, text), se_same(text, text), se_rechecks();

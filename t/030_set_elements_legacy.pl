@@ -62,7 +62,7 @@ $node->stop;
 my $pristine = slurp_file($file);
 
 # The counts: 32 uint32 elements, 32 uint16 query elements, the measured
-# columns and a spare uint32, the 200 bytes before the summary groups'
+# columns and the load factor (a float4), the 200 bytes before the summary groups'
 # range, which starts 5,528 bytes into the metapage's contents (after the
 # 24-byte page header; src/core/page.h) and is the last the metapage
 # covers (zero here: no stripe, no group)
@@ -122,7 +122,14 @@ my @cases = (
 	  qr/Column 2 records 71 elements and 0 query elements, not both 0 or between 1 and/ ],
 	[ 'a measured equality column',
 	  bx_patched($pristine, $blcksz, 0, $base + 6 * 32, pack('L', 3)),
-	  qr/Measured columns 0x00000003 and spare 0 are not within the columns of sets 0x00000002 and 0/ ]);
+	  qr/Measured columns 0x00000003 are not within the columns of sets 0x00000002\./ ],
+	[ 'a load factor below 1',
+	  bx_patched($pristine, $blcksz, 0, $base + 6 * 32 + 4, pack('f', 0.5)),
+	  qr/Load factor 0\.5 is not 0, or between 1 and 1000 with a measured column \(measured columns 0x00000002\)\./ ],
+	[ 'a load factor without a measured column',
+	  bx_patched(bx_patched($pristine, $blcksz, 0, $base + 6 * 32, pack('L', 0)),
+		$blcksz, 0, $base + 6 * 32 + 4, pack('f', 2)),
+	  qr/Load factor 2 is not 0, or between 1 and 1000 with a measured column \(measured columns 0x00000000\)\./ ]);
 foreach my $case (@cases)
 {
 	my ($name, $image, $expected) = @$case;

@@ -234,19 +234,23 @@ BloomParallelBuild(Relation heap, Relation index, IndexInfo *indexInfo,
 
 /*
  * How the columns of an index being built count for its shape: as its
- * options say, and for a column of sets that leaves elements out, the mean
- * elements per value of a sample of the table (am_sample.c), rounded, as
- * if given; the operator class's default where the sample has no element
+ * options say, and for a column of sets that leaves elements out, the
+ * elements per value of a sample of the table (am_sample.c): the mean,
+ * rounded, as if given, or more where the values' sizes spread
+ * (BloomSizeMeasuredElements, which also says how much more the rows load
+ * their signatures than the mean: *loadFactor, 0 without a measured
+ * column); the operator class's default where the sample has no element
  * (an empty table, NULLs or empty sets only).
  */
 static void
 BloomBuildColumnElements(Relation heap, Relation index, IndexInfo *indexInfo,
-						 BloomColumnElements *ce)
+						 BloomColumnElements *ce, double *loadFactor)
 {
 	BloomElementsSample sample;
 	uint32		measure;
 	int			i;
 
+	*loadFactor = 0;
 	BloomGetColumnElements(index, RelationGetNumberOfAttributes(index), ce);
 	measure = ce->setColumns & ~ce->givenColumns;
 	if (measure == 0)
@@ -259,12 +263,18 @@ BloomBuildColumnElements(Relation heap, Relation index, IndexInfo *indexInfo,
 		ce->elements[i] = Min(Max(rint(sample.mean[i]), 1),
 							  BLOOMIDX_MAX_SET_ELEMENTS);
 		ce->measuredColumns |= 1U << i;
-		ereport(DEBUG1,
-				(errmsg_internal("bloomidx index \"%s\": column %d has %.2f elements per value in " INT64_FORMAT " values of " INT64_FORMAT " rows from %u blocks, sized for %d",
-								 RelationGetRelationName(index), i + 1,
-								 sample.mean[i], sample.values[i], sample.rows,
-								 sample.blocks, (int) ce->elements[i])));
 	}
+	if (ce->measuredColumns == 0)
+		return;
+	BloomSizeMeasuredElements(index, &sample, ce, loadFactor);
+	for (i = 0; i < RelationGetNumberOfAttributes(index); i++)
+		if (ce->measuredColumns & (1U << i))
+			ereport(DEBUG1,
+					(errmsg_internal("bloomidx index \"%s\": column %d has %.2f elements per value in " INT64_FORMAT " values of " INT64_FORMAT " rows from %u blocks, sized for %d (load factor %.2f)",
+									 RelationGetRelationName(index), i + 1,
+									 sample.mean[i], sample.values[i],
+									 sample.rows, sample.blocks,
+									 (int) ce->elements[i], *loadFactor)));
 }
 
 /*
@@ -276,6 +286,7 @@ bloomidx_build(Relation heap, Relation index, IndexInfo *indexInfo)
 	IndexBuildResult *result;
 	BloomShape	shape;
 	BloomColumnElements ce;
+	double		loadFactor;
 	BloomBuildCounts counts;
 	Buffer		metabuf;
 	BloomMetaPage meta;
@@ -289,8 +300,9 @@ bloomidx_build(Relation heap, Relation index, IndexInfo *indexInfo)
 			 RelationGetRelationName(index));
 
 	BloomTrgmCheckBuild(index);
-	BloomBuildColumnElements(heap, index, indexInfo, &ce);
+	BloomBuildColumnElements(heap, index, indexInfo, &ce, &loadFactor);
 	BloomResolveOptions(index, BLOOMIDX_DEFAULT_LAYOUT, &ce, &shape);
+	shape.loadFactor = (float4) loadFactor;
 	BloomReportOptions(index, &shape);
 
 	/* The metapage is block 0 */
@@ -375,6 +387,7 @@ bloomidx_buildempty(Relation index)
 	BloomShape	shape;
 	BloomColumnElements ce;
 	Buffer		metabuf;
+	float4		builtLoad = 0;
 
 	BloomTrgmCheckBuild(index);
 
@@ -392,11 +405,13 @@ bloomidx_buildempty(Relation index)
 		BloomMetaGetShape(BloomPageGetMeta(BufferGetPage(metabuf)), &built);
 		UnlockReleaseBuffer(metabuf);
 		BloomGetBuiltColumnElements(index, &built, &ce);
+		builtLoad = built.loadFactor;
 	}
 	else
 		BloomGetColumnElements(index, RelationGetNumberOfAttributes(index),
 							   &ce);
 	BloomResolveOptions(index, BLOOMIDX_DEFAULT_LAYOUT, &ce, &shape);
+	shape.loadFactor = builtLoad;
 
 	/*
 	 * Through shared buffers, as GIN does: a checkpoint writes the init

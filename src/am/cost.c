@@ -139,11 +139,26 @@ BloomIndexFill(Relation index, const BloomShape *shape)
 	UnlockReleaseBuffer(buffer);
 
 	if (tuples > 0)
-		return (double) bitsSet / ((double) tuples * shape->sigBits);
+		return BloomShapeEffectiveFill(shape, (double) bitsSet /
+									   ((double) tuples * shape->sigBits));
 
 	for (i = 0; i < shape->nColumns; i++)
 		totalBits += shape->bitsPerColumn[i];
 	return BloomExpectedFill(shape->sigBits, 1, totalBits);
+}
+
+/*
+ * The fill at which a typical row fails a query as often as the index's
+ * rows do, from the fill measured over them: more than it where the rows'
+ * sets spread in size (an index whose elements were measured records how
+ * much more, BloomShape.loadFactor, the load being -log(1 - fill)).
+ */
+double
+BloomShapeEffectiveFill(const BloomShape *shape, double fill)
+{
+	if (shape->loadFactor <= 1 || fill <= 0 || fill >= 1)
+		return fill;
+	return -expm1(shape->loadFactor * log1p(-fill));
 }
 
 /*

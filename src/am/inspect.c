@@ -476,8 +476,9 @@ BloomStatsSummaries(Relation index, const BloomLayoutRoutine *layout,
  * one, no columns on the stripe summaries (BloomStatsSummaries).
  *
  * The false-positive rates are those of an equality on the first 1, 2 and
- * 3 columns at the fill measured over the live tuples (NULL where the index
- * has fewer columns).  With no live tuple, the fill is NULL and the rates
+ * 3 columns at the fill measured over the live tuples, taken as far as the
+ * spread of the rows' sets of measured columns goes (BloomShapeEffectiveFill;
+ * NULL where the index has fewer columns).  With no live tuple, the fill is NULL and the rates
  * are those the planner assumes (BloomIndexFill).
  */
 Datum
@@ -545,7 +546,7 @@ bloomidx_stats(PG_FUNCTION_ARGS)
 
 	BloomShapeFillQueryElements(walk.index, &walk.shape);
 	if (!nulls[8])
-		fill = DatumGetFloat8(values[8]);
+		fill = BloomShapeEffectiveFill(&walk.shape, DatumGetFloat8(values[8]));
 	else
 		fill = BloomIndexFill(walk.index, &walk.shape);
 	for (i = 0; i < 3; i++)
@@ -703,20 +704,25 @@ BloomCheckOptionsMatch(Relation index, const BloomShape *built)
 #define BLOOM_ELEMENTS_DRIFT	2.0
 
 /*
- * Say which columns of sets have data that has outgrown the shape: whose
- * mean elements per value in a sample of the table (am_sample.c) is more
- * than BLOOM_ELEMENTS_DRIFT times, or less than 1 / BLOOM_ELEMENTS_DRIFT
- * of, the elements the index was sized for (recorded in the metapage, or
- * for an index built before they were, its options').  Too few elements
- * for the data fill the signatures and raise the false-positive rate; too
- * many make the index longer than it needs to be.
+ * Say which columns of sets have data that has outgrown the shape.  A
+ * column whose elements were given: its mean elements per value in a
+ * sample of the table (am_sample.c) is more than BLOOM_ELEMENTS_DRIFT
+ * times, or less than 1 / BLOOM_ELEMENTS_DRIFT of, the elements given
+ * (recorded in the metapage, or for an index built before they were, its
+ * options').  A column whose elements were measured: the elements a build
+ * would now size it for, from the sample's mean and spread
+ * (BloomSizeMeasuredElements), are that far from those it was sized for.
+ * Too few elements for the data fill the signatures and raise the
+ * false-positive rate; too many make the index longer than it needs to be.
  */
 static void
 BloomCheckElementsFit(Relation heap, Relation index, const BloomShape *built)
 {
 	BloomColumnElements ce;
+	BloomColumnElements now;
 	BloomElementsSample sample;
 	IndexInfo  *indexInfo;
+	double		loadFactor;
 	int			i;
 
 	if (built->setColumns == 0)
@@ -728,28 +734,53 @@ BloomCheckElementsFit(Relation heap, Relation index, const BloomShape *built)
 	indexInfo->ii_Concurrent = true;
 	BloomMeasureElements(heap, index, indexInfo, built->setColumns, &sample);
 
+	/* What a build would size the measured columns for now */
+	now = ce;
+	for (i = 0; i < built->nColumns; i++)
+		if ((built->measuredColumns & (1U << i)) && sample.mean[i] > 0)
+		{
+			now.elements[i] = Min(Max(rint(sample.mean[i]), 1),
+								  BLOOMIDX_MAX_SET_ELEMENTS);
+			now.measuredColumns |= 1U << i;
+		}
+	BloomSizeMeasuredElements(index, &sample, &now, &loadFactor);
+
 	for (i = 0; i < built->nColumns; i++)
 	{
 		double		sized = built->elements[i] > 0 ?
 			built->elements[i] : ce.elements[i];
 		bool		given = (ce.givenColumns & (1U << i)) != 0;
+		bool		measured = (now.measuredColumns & (1U << i)) != 0;
+		double		fit = measured ? now.elements[i] : sample.mean[i];
 
 		if ((built->setColumns & (1U << i)) == 0 || sample.mean[i] <= 0 ||
-			(sample.mean[i] <= sized * BLOOM_ELEMENTS_DRIFT &&
-			 sample.mean[i] >= sized / BLOOM_ELEMENTS_DRIFT))
+			(fit <= sized * BLOOM_ELEMENTS_DRIFT &&
+			 fit >= sized / BLOOM_ELEMENTS_DRIFT))
 			continue;
-		ereport(NOTICE,
-				(errmsg("column %d of index \"%s\" has %.1f elements per value, but the index was sized for %d",
-						i + 1, RelationGetRelationName(index),
-						sample.mean[i], (int) sized),
-				 errdetail_plural("Measured in a sample of " INT64_FORMAT " value of table \"%s\".",
-								  "Measured in a sample of " INT64_FORMAT " values of table \"%s\".",
-								  sample.values[i], sample.values[i],
-								  RelationGetRelationName(heap)),
-				 given ?
-				 errhint("Create the index again with elements = %d for the operator class, or without elements to have it measured.",
-						 (int) Max(rint(sample.mean[i]), 1)) :
-				 errhint("REINDEX the index to size it for the data it has now.")));
+		if (measured)
+			ereport(NOTICE,
+					(errmsg("column %d of index \"%s\" would now be sized for %d elements per value, but was sized for %d",
+							i + 1, RelationGetRelationName(index),
+							(int) now.elements[i], (int) sized),
+					 errdetail_plural("Its values have %.1f elements on average, measured in a sample of " INT64_FORMAT " value of table \"%s\".",
+									  "Its values have %.1f elements on average, measured in a sample of " INT64_FORMAT " values of table \"%s\".",
+									  sample.values[i], sample.mean[i],
+									  sample.values[i],
+									  RelationGetRelationName(heap)),
+					 errhint("REINDEX the index to size it for the data it has now.")));
+		else
+			ereport(NOTICE,
+					(errmsg("column %d of index \"%s\" has %.1f elements per value, but the index was sized for %d",
+							i + 1, RelationGetRelationName(index),
+							sample.mean[i], (int) sized),
+					 errdetail_plural("Measured in a sample of " INT64_FORMAT " value of table \"%s\".",
+									  "Measured in a sample of " INT64_FORMAT " values of table \"%s\".",
+									  sample.values[i], sample.values[i],
+									  RelationGetRelationName(heap)),
+					 given ?
+					 errhint("Create the index again with elements = %d for the operator class, or without elements to have it measured.",
+							 (int) Max(rint(sample.mean[i]), 1)) :
+					 errhint("REINDEX the index to size it for the data it has now.")));
 	}
 }
 

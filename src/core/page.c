@@ -144,6 +144,7 @@ BloomInitMetaPage(Page page, const BloomShape *shape)
 			meta->setQueryElements[i] = shape->queryElements[i];
 		}
 	meta->measuredColumns = shape->measuredColumns & shape->setColumns;
+	meta->loadFactor = meta->measuredColumns != 0 ? shape->loadFactor : 0;
 	((PageHeader) page)->pd_lower += sizeof(BloomMetaPageData);
 }
 
@@ -173,6 +174,7 @@ BloomMetaGetShape(BloomMetaPage meta, BloomShape *shape)
 		}
 	}
 	shape->measuredColumns = meta->measuredColumns & shape->setColumns;
+	shape->loadFactor = meta->loadFactor;
 	shape->targetFpr = meta->targetFpr;
 	shape->layout = meta->layout;
 	shape->legacyFold = meta->version == BLOOMIDX_FORMAT_SETS;

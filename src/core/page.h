@@ -280,6 +280,9 @@ typedef struct BloomStripeSummaryData
 #define BLOOMIDX_META_AREA_V4_SIZE	TYPEALIGN(8, 8 + 2 * BLOOMIDX_MAX_COLUMNS)
 #define BLOOMIDX_META_AREA_SIZE \
 	(BLOOMIDX_META_AREA_V1_SIZE + BLOOMIDX_META_AREA_V4_SIZE)
+/* Largest load factor a metapage records (BloomShape.loadFactor) */
+#define BLOOMIDX_MAX_LOAD_FACTOR	1000
+
 /* Bytes of the summary groups' range, past the element counts */
 #define BLOOMIDX_META_GROUP_AREA_SIZE	2600
 
@@ -315,12 +318,15 @@ typedef struct BloomMetaPageData
 	 * BLOOMIDX_META_V3_SIZE, and reads zeros here): the elements a value
 	 * has and a query tests that the shape was sized for, per column (0:
 	 * not recorded, or a column of equality), and the columns whose
-	 * elements were measured from the table at build rather than given.
+	 * elements were measured from the table at build rather than given,
+	 * and with those, how much more the rows load a signature than their
+	 * mean fill says (BloomShape.loadFactor; 0 where not recorded, always
+	 * without a measured column).
 	 */
 	uint32		setElements[BLOOMIDX_MAX_COLUMNS];
 	uint16		setQueryElements[BLOOMIDX_MAX_COLUMNS];
 	uint32		measuredColumns;
-	uint32		sizingSpare;	/* zero */
+	float4		loadFactor;
 
 	/*
 	 * The sliced layout's summary groups (sliced.h), past everything

@@ -139,9 +139,15 @@ BloomMetaElementsProblem(Page page)
 							BLOOMIDX_MAX_SET_ELEMENTS,
 							BLOOMIDX_MAX_QUERY_ELEMENTS);
 	}
-	if ((meta->measuredColumns & ~setColumns) != 0 || meta->sizingSpare != 0)
-		return psprintf("Measured columns 0x%08X and spare %u are not within the columns of sets 0x%08X and 0.",
-						meta->measuredColumns, meta->sizingSpare, setColumns);
+	if ((meta->measuredColumns & ~setColumns) != 0)
+		return psprintf("Measured columns 0x%08X are not within the columns of sets 0x%08X.",
+						meta->measuredColumns, setColumns);
+	if (!(meta->loadFactor == 0 ||
+		  (meta->measuredColumns != 0 && meta->loadFactor >= 1 &&
+		   meta->loadFactor <= BLOOMIDX_MAX_LOAD_FACTOR)))
+		return psprintf("Load factor %g is not 0, or between 1 and %d with a measured column (measured columns 0x%08X).",
+						(double) meta->loadFactor, BLOOMIDX_MAX_LOAD_FACTOR,
+						meta->measuredColumns);
 	return NULL;
 }
 
