@@ -356,6 +356,9 @@ extern bytea *bloomidx_options(Datum reloptions, bool validate);
 extern void BloomResolveOptions(Relation index, int unsetLayout,
 								const BloomColumnElements *ce,
 								BloomShape *shape);
+extern void BloomResolveSignature(Relation index, int unsetLayout,
+								  const BloomColumnElements *ce,
+								  BloomShape *shape);
 extern void BloomReportOptions(Relation index, const BloomShape *shape);
 
 /* am_build.c */

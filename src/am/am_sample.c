@@ -285,7 +285,7 @@ BloomScaledShape(Relation index, const BloomElementsSample *sample,
 
 			ce->elements[i] = Min(Max(n, 1), BLOOMIDX_MAX_SET_ELEMENTS);
 		}
-	BloomResolveOptions(index, BLOOMIDX_DEFAULT_LAYOUT, ce, shape);
+	BloomResolveSignature(index, BLOOMIDX_DEFAULT_LAYOUT, ce, shape);
 	return baseLayout < 0 || shape->layout == baseLayout;
 }
 
@@ -352,6 +352,9 @@ BloomSizeMeasuredElements(Relation index, const BloomElementsSample *sample,
 		return;
 	loads = palloc(sizeof(double) * sample->nCounts);
 
+	/* The options checked, as the build checks them */
+	BloomResolveOptions(index, BLOOMIDX_DEFAULT_LAYOUT, &base, &shape);
+
 	/* The smallest scale whose shape fits the sample, or leaves the layout */
 	BloomScaledShape(index, sample, &base, -1, 1.0, &tried, &shape);
 	baseLayout = shape.layout;
@@ -373,7 +376,7 @@ BloomSizeMeasuredElements(Relation index, const BloomElementsSample *sample,
 			chosen = lo;
 		else
 		{
-			for (step = 0; step < 12; step++)
+			for (step = 0; step < 8; step++)
 			{
 				double		mid = (lo + hi) / 2;
 				bool		allowed;

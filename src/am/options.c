@@ -221,12 +221,7 @@ BloomResolveOptions(Relation index, int unsetLayout,
 	}
 	BloomCheckOptions(opts);
 
-	BloomResolveShape(opts, n, opts->layout != 0 ? opts->layout : unsetLayout,
-					  ce, shape);
-	layout = BloomGetLayout(shape);
-	if (shape->sigBits > layout->maxSigBits && layout->fallback &&
-		(layout = BloomLayoutForLength(shape->sigBits)) != NULL)
-		BloomResolveShape(opts, n, layout->id, ce, shape);
+	BloomResolveSignature(index, unsetLayout, ce, shape);
 
 	/* Summaries, on by default where the layout keeps them */
 	layout = BloomGetLayout(shape);
@@ -238,6 +233,34 @@ BloomResolveOptions(Relation index, int unsetLayout,
 				 errhint("Remove summaries, or give a shorter signature so that the index gets a layout that keeps them.")));
 	shape->summaries = layout->summaries &&
 		opts->summaries != BLOOMIDX_SUMMARIES_OFF;
+}
+
+/*
+ * The signature's shape and layout that the options and ce give, as
+ * BloomResolveOptions resolves them, without the summaries (which it then
+ * decides, refusing summaries = on where the layout has none): for trying
+ * shapes (BloomSizeMeasuredElements) without that error.
+ */
+void
+BloomResolveSignature(Relation index, int unsetLayout,
+					  const BloomColumnElements *ce, BloomShape *shape)
+{
+	BloomOptions defaults;
+	BloomOptions *opts = (BloomOptions *) index->rd_options;
+	int			n = RelationGetNumberOfAttributes(index);
+	const BloomLayoutRoutine *layout;
+
+	if (opts == NULL)
+	{
+		memset(&defaults, 0, sizeof(defaults));
+		opts = &defaults;
+	}
+	BloomResolveShape(opts, n, opts->layout != 0 ? opts->layout : unsetLayout,
+					  ce, shape);
+	layout = BloomGetLayout(shape);
+	if (shape->sigBits > layout->maxSigBits && layout->fallback &&
+		(layout = BloomLayoutForLength(shape->sigBits)) != NULL)
+		BloomResolveShape(opts, n, layout->id, ce, shape);
 }
 
 /*
