@@ -474,5 +474,7 @@ extern int	BloomFormSignatureWordsMixed(BloomState state, Datum *values,
 										 uint64 *mixed);
 extern int	BloomFormSignature(BloomState state, Datum *values, bool *isnull,
 							   uint8 *sig);
+extern int	BloomFormSignatureMixed(BloomState state, Datum *values,
+									bool *isnull, uint8 *sig, uint64 *mixed);
 
 #endif							/* BLOOMIDX_H */

@@ -28,11 +28,20 @@ bloomidx_insert(Relation index, Datum *values, bool *isnull,
 {
 	BloomState	state = BloomGetState(index);
 	uint8		sig[BLOOMIDX_MAX_LENGTH / 8];
+	uint64		mixed[BLOOMIDX_MAX_COLUMNS];
+	bool		keyed = state->shape.summaries && !state->hasSets;
 	int			nbitsSet;
 
-	/* Hashing may allocate; the executor resets this context per row */
-	nbitsSet = BloomFormSignature(state, values, isnull, sig);
+	/*
+	 * Hashing may allocate; the executor resets this context per row.  An
+	 * index that keys its rows (stripe summaries) takes the keys from the
+	 * mixes the signature computed; with columns of sets, those would cost
+	 * an equality column's hash again, so the layout hashes for the keys.
+	 */
+	nbitsSet = BloomFormSignatureMixed(state, values, isnull, sig,
+									   keyed ? mixed : NULL);
 	BloomGetStateLayout(index, state)->insert(index, state, sig, nbitsSet,
+											  keyed ? mixed : NULL,
 											  values, isnull, ht_ctid);
 	return false;
 }

@@ -246,11 +246,13 @@ typedef struct BloomLayoutRoutine
 	/*
 	 * aminsert: a row's signature, with nbitsSet bits set, and the row's
 	 * values, for what a layout keeps of them besides (the sliced layout's
-	 * keys, in format 4)
+	 * keys, in format 4), with mixed each column's salted mix as the
+	 * signature took it (BloomFormSignatureMixed), or NULL: the keys come
+	 * from there without hashing the values again
 	 */
 	void		(*insert) (Relation index, BloomState state, const uint8 *sig,
-						   int nbitsSet, Datum *values, bool *isnull,
-						   ItemPointer tid);
+						   int nbitsSet, const uint64 *mixed, Datum *values,
+						   bool *isnull, ItemPointer tid);
 
 	/* amgetbitmap, for a query that may match */
 	int64		(*getbitmap) (Relation index, BloomState state,

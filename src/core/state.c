@@ -322,8 +322,20 @@ BloomFormSignatureWordsMixed(BloomState state, Datum *values, bool *isnull,
 int
 BloomFormSignature(BloomState state, Datum *values, bool *isnull, uint8 *sig)
 {
+	return BloomFormSignatureMixed(state, values, isnull, sig, NULL);
+}
+
+/*
+ * BloomFormSignature, giving also in mixed (if not NULL) each column's
+ * salted mix, as BloomFormSignatureWordsMixed does.
+ */
+int
+BloomFormSignatureMixed(BloomState state, Datum *values, bool *isnull,
+						uint8 *sig, uint64 *mixed)
+{
 	uint64		words[BLOOMIDX_MAX_LENGTH / 64];
-	int			nbits = BloomFormSignatureWords(state, values, isnull, words);
+	int			nbits = BloomFormSignatureWordsMixed(state, values, isnull,
+													 words, mixed);
 
 	BloomStoreWords(sig, words, state->shape.sigBytes);
 	return nbits;

@@ -88,8 +88,8 @@ extern void BloomRowBuildFinish(Relation heap, Relation index,
 
 /* row_insert.c */
 extern void BloomRowInsert(Relation index, BloomState state, const uint8 *sig,
-						   int nbitsSet, Datum *values, bool *isnull,
-						   ItemPointer tid);
+						   int nbitsSet, const uint64 *mixed, Datum *values,
+						   bool *isnull, ItemPointer ht_ctid);
 
 /* row_scan.c */
 extern int64 BloomRowGetBitmap(Relation index, BloomState state,

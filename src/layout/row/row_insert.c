@@ -128,11 +128,12 @@ BloomFindFreeSlot(Relation index, BloomState state)
 
 /*
  * Insert the signature of one heap row, with nbitsSet bits set (the row's
- * values are not kept).
+ * values and mixes are not kept).
  */
 void
 BloomRowInsert(Relation index, BloomState state, const uint8 *sig,
-			   int nbitsSet, Datum *values, bool *isnull, ItemPointer ht_ctid)
+			   int nbitsSet, const uint64 *mixed, Datum *values, bool *isnull,
+			   ItemPointer ht_ctid)
 {
 	Buffer		metabuf;
 	BloomMetaPage meta;

@@ -598,8 +598,8 @@ extern void BloomPendingInsert(Relation index, BloomState state, const uint8 *sl
 extern void BloomBatchInit(void);
 extern void BloomBatchFlush(Relation index);
 extern void BloomBatchAdd(Relation index, BloomState state, const uint8 *sig,
-						  int nbitsSet, Datum *values, bool *isnull,
-						  ItemPointer tid);
+						  int nbitsSet, const uint64 *mixed, Datum *values,
+						  bool *isnull, ItemPointer tid);
 extern int64 BloomSlicedMergeLocked(Relation index, BloomMergeMode mode);
 extern int64 BloomSlicedMerge(Relation index, bool wait, BloomMergeMode mode);
 extern int64 BloomSlicedMergeAll(Relation index, bool wait);

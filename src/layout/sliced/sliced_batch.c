@@ -232,6 +232,20 @@ BloomBatchFlush(Relation index)
 }
 
 /*
+ * The summary keys of a row: from the mixes its signature took where the
+ * caller gives them, else from its values
+ */
+static inline void
+BloomBatchKeys(BloomState state, const uint64 *mixed, Datum *values,
+			   bool *isnull, uint32 *keys)
+{
+	if (mixed != NULL)
+		BloomSummaryKeysFromMixed(&state->shape, mixed, keys);
+	else
+		BloomFormSummaryKeys(state, values, isnull, keys);
+}
+
+/*
  * Insert a row into a sliced index (the layout's insert routine): gather it,
  * with its keys if the index's pending pages carry them (computed from its
  * values), with the other rows its statement inserts, and write the
@@ -242,7 +256,8 @@ BloomBatchFlush(Relation index)
  */
 void
 BloomBatchAdd(Relation index, BloomState state, const uint8 *sig,
-			  int nbitsSet, Datum *values, bool *isnull, ItemPointer tid)
+			  int nbitsSet, const uint64 *mixed, Datum *values, bool *isnull,
+			  ItemPointer tid)
 {
 	const BloomShape *shape = &state->shape;
 	int			nkeys = BloomSlicedPendingHasKeys(state) ? shape->nColumns : 0;
@@ -261,7 +276,7 @@ BloomBatchAdd(Relation index, BloomState state, const uint8 *sig,
 		memcpy(slot, sig, shape->sigBytes);
 		if (nkeys > 0)
 		{
-			BloomFormSummaryKeys(state, values, isnull, keys);
+			BloomBatchKeys(state, mixed, values, isnull, keys);
 			BloomPendingSetKeys(state, slot, keys);
 		}
 		BloomPendingInsert(index, state, slot, nbitsSet, tid);
@@ -320,8 +335,8 @@ BloomBatchAdd(Relation index, BloomState state, const uint8 *sig,
 	for (i = 0; i < shape->sigBytes; i++)
 		words[i / 8] |= (uint64) sig[i] << (8 * (i % 8));
 	if (nkeys > 0)
-		BloomFormSummaryKeys(state, values, isnull,
-							 batch->keys + (Size) batch->nrows * nkeys);
+		BloomBatchKeys(state, mixed, values, isnull,
+					   batch->keys + (Size) batch->nrows * nkeys);
 	batch->tids[batch->nrows] = *tid;
 	batch->subids[batch->nrows] = GetCurrentSubTransactionId();
 	if (++batch->nrows == batch->maxrows)

@@ -104,7 +104,8 @@ BloomTestBuildFinish(Relation heap, Relation index, IndexInfo *indexInfo,
 
 static void
 BloomTestInsert(Relation index, BloomState state, const uint8 *sig,
-				int nbitsSet, Datum *values, bool *isnull, ItemPointer tid)
+				int nbitsSet, const uint64 *mixed, Datum *values, bool *isnull,
+				ItemPointer tid)
 {
 }
 
