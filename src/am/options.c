@@ -163,6 +163,19 @@ static void BloomResolveShape(const BloomOptions *opts, int n, int layout,
 							  BloomShape *shape);
 
 /*
+ * The index's options, or all of them left out (zeros, in *defaults) for
+ * an index created without a WITH clause
+ */
+static BloomOptions *
+BloomIndexOptions(Relation index, BloomOptions *defaults)
+{
+	if (index->rd_options != NULL)
+		return (BloomOptions *) index->rd_options;
+	memset(defaults, 0, sizeof(BloomOptions));
+	return defaults;
+}
+
+/*
  * Turn an index's options into the shape of its signatures.
  *
  * A given length and colN mean what they mean to contrib/bloom: length is
@@ -203,7 +216,7 @@ BloomResolveOptions(Relation index, int unsetLayout,
 					const BloomColumnElements *ce, BloomShape *shape)
 {
 	BloomOptions defaults;
-	BloomOptions *opts = (BloomOptions *) index->rd_options;
+	BloomOptions *opts = BloomIndexOptions(index, &defaults);
 	int			n = RelationGetNumberOfAttributes(index);
 	const BloomLayoutRoutine *layout;
 
@@ -214,11 +227,6 @@ BloomResolveOptions(Relation index, int unsetLayout,
 						BLOOMIDX_MAX_COLUMNS, n),
 				 errhint("Split the columns over several indexes.")));
 
-	if (opts == NULL)
-	{
-		memset(&defaults, 0, sizeof(defaults));
-		opts = &defaults;
-	}
 	BloomCheckOptions(opts);
 
 	BloomResolveSignature(index, unsetLayout, ce, shape);
@@ -246,15 +254,10 @@ BloomResolveSignature(Relation index, int unsetLayout,
 					  const BloomColumnElements *ce, BloomShape *shape)
 {
 	BloomOptions defaults;
-	BloomOptions *opts = (BloomOptions *) index->rd_options;
+	BloomOptions *opts = BloomIndexOptions(index, &defaults);
 	int			n = RelationGetNumberOfAttributes(index);
 	const BloomLayoutRoutine *layout;
 
-	if (opts == NULL)
-	{
-		memset(&defaults, 0, sizeof(defaults));
-		opts = &defaults;
-	}
 	BloomResolveShape(opts, n, opts->layout != 0 ? opts->layout : unsetLayout,
 					  ce, shape);
 	layout = BloomGetLayout(shape);
