@@ -358,7 +358,7 @@ extern void BloomResolveOptions(Relation index, int unsetLayout,
 								BloomShape *shape);
 extern void BloomResolveSignature(Relation index, int unsetLayout,
 								  const BloomColumnElements *ce,
-								  BloomShape *shape);
+								  bool approximate, BloomShape *shape);
 extern void BloomReportOptions(Relation index, const BloomShape *shape);
 
 /* am_build.c */

@@ -236,8 +236,12 @@ BloomCompareLoads(const void *a, const void *b)
 }
 
 /*
- * The mean over the sampled rows (loads, sorted) of the false-positive
- * rate of a typical query of column col, and of their fill
+ * The mean over the sampled rows (loads, sorted) of the textbook
+ * false-positive rate of a typical query of column col (fill to the
+ * power of the bits it tests), and of their fill.  The model the estimates
+ * use (BloomEqualityFpr) is evaluated once a shape, at the typical row:
+ * the sample's rate is the model's there times the ratio of the textbook
+ * rates, which is what the spread adds.
  */
 static double
 BloomSampleFpr(const BloomShape *shape, const double *loads, int n, int col,
@@ -254,8 +258,7 @@ BloomSampleFpr(const BloomShape *shape, const double *loads, int n, int col,
 
 		while (same < n && loads[same] == loads[r])
 			same++;
-		if (fill > 0)
-			sum += (same - r) * BloomEqualityFpr(shape, fill, 1, &col);
+		sum += (same - r) * BloomFalsePositiveRate(fill, shape->queryBits[col]);
 		fillSum += (same - r) * fill;
 		r = same;
 	}
@@ -266,13 +269,15 @@ BloomSampleFpr(const BloomShape *shape, const double *loads, int n, int col,
 
 /*
  * The elements of the measured columns at scale times their means (the
- * means rounded at scale 1), and the shape they give; false if that shape
- * is another layout's than base's (a signature the layout cannot take).
+ * means rounded at scale 1), and the shape they give (approximate: see
+ * BloomResolveSignature); false if that shape is another layout's than
+ * base's (a signature the layout cannot take).
  */
 static bool
 BloomScaledShape(Relation index, const BloomElementsSample *sample,
 				 const BloomColumnElements *base, int baseLayout,
-				 double scale, BloomColumnElements *ce, BloomShape *shape)
+				 double scale, bool approximate, BloomColumnElements *ce,
+				 BloomShape *shape)
 {
 	int			i;
 
@@ -285,7 +290,7 @@ BloomScaledShape(Relation index, const BloomElementsSample *sample,
 
 			ce->elements[i] = Min(Max(n, 1), BLOOMIDX_MAX_SET_ELEMENTS);
 		}
-	BloomResolveSignature(index, BLOOMIDX_DEFAULT_LAYOUT, ce, shape);
+	BloomResolveSignature(index, BLOOMIDX_DEFAULT_LAYOUT, ce, approximate, shape);
 	return baseLayout < 0 || shape->layout == baseLayout;
 }
 
@@ -306,13 +311,17 @@ BloomSampleFits(const BloomShape *shape, const BloomColumnElements *ce,
 	qsort(loads, sample->nCounts, sizeof(double), BloomCompareLoads);
 	for (i = 0; i < shape->nColumns; i++)
 	{
-		double		target;
+		double		model;
+		double		textbook;
+		double		mean;
 
 		if ((ce->measuredColumns & (1U << i)) == 0)
 			continue;
-		target = Max(shape->targetFpr,
-					 BloomEqualityFpr(shape, typical, 1, &i));
-		if (BloomSampleFpr(shape, loads, sample->nCounts, i, NULL) > target)
+		model = BloomEqualityFpr(shape, typical, 1, &i);
+		textbook = BloomFalsePositiveRate(typical, shape->queryBits[i]);
+		mean = BloomSampleFpr(shape, loads, sample->nCounts, i, NULL);
+		if (textbook <= 0 ? mean > 0 :
+			model * mean / textbook > Max(shape->targetFpr, model))
 			return false;
 	}
 	return true;
@@ -328,9 +337,9 @@ BloomSampleFits(const BloomShape *shape, const BloomColumnElements *ce,
  *
  * *loadFactor is how much more the rows load the signature than the mean
  * row does, for the false-positive rate: the load, over the load of the
- * rows' mean fill, at which the model's rate is the sampled rows' mean
- * rate (the largest over the measured columns; 1 or more).  The estimates
- * take the measured fill that far (BloomShapeEffectiveFill).
+ * rows' mean fill, whose fill gives the sampled rows' mean (textbook) rate
+ * (the largest over the measured columns; 1 or more).  The estimates take
+ * the measured fill that far (BloomShapeEffectiveFill).
  */
 void
 BloomSizeMeasuredElements(Relation index, const BloomElementsSample *sample,
@@ -355,8 +364,12 @@ BloomSizeMeasuredElements(Relation index, const BloomElementsSample *sample,
 	/* The options checked, as the build checks them */
 	BloomResolveOptions(index, BLOOMIDX_DEFAULT_LAYOUT, &base, &shape);
 
-	/* The smallest scale whose shape fits the sample, or leaves the layout */
-	BloomScaledShape(index, sample, &base, -1, 1.0, &tried, &shape);
+	/*
+	 * The smallest scale whose shape fits the sample, or leaves the layout:
+	 * the means' own shape exactly (uniform sizes keep it), larger ones
+	 * approximately
+	 */
+	BloomScaledShape(index, sample, &base, -1, 1.0, false, &tried, &shape);
 	baseLayout = shape.layout;
 	chosen = 1.0;
 	if (!BloomSampleFits(&shape, &tried, sample, loads))
@@ -366,7 +379,7 @@ BloomSizeMeasuredElements(Relation index, const BloomElementsSample *sample,
 		for (hi = 2.0; hi <= 64.0; hi *= 2)
 		{
 			CHECK_FOR_INTERRUPTS();
-			if (!BloomScaledShape(index, sample, &base, baseLayout, hi,
+			if (!BloomScaledShape(index, sample, &base, baseLayout, hi, true,
 								  &tried, &shape) ||
 				(fits = BloomSampleFits(&shape, &tried, sample, loads)))
 				break;
@@ -383,7 +396,7 @@ BloomSizeMeasuredElements(Relation index, const BloomElementsSample *sample,
 
 				CHECK_FOR_INTERRUPTS();
 				allowed = BloomScaledShape(index, sample, &base, baseLayout,
-										   mid, &tried, &shape);
+										   mid, true, &tried, &shape);
 				if (!allowed ||
 					BloomSampleFits(&shape, &tried, sample, loads))
 				{
@@ -396,38 +409,29 @@ BloomSizeMeasuredElements(Relation index, const BloomElementsSample *sample,
 			chosen = fits ? hi : lo;
 		}
 	}
-	BloomScaledShape(index, sample, &base, -1, chosen, ce, &shape);
+	BloomScaledShape(index, sample, &base, -1, chosen, false, ce, &shape);
 
-	/* How much more than its mean fill the sample loads that shape */
+	/*
+	 * How much more than its mean fill the sample loads that shape: the
+	 * fill whose textbook rate is the rows' mean rate, as a load, over the
+	 * load of the mean fill
+	 */
 	BloomSampleLoads(&shape, ce, sample, loads);
 	qsort(loads, sample->nCounts, sizeof(double), BloomCompareLoads);
 	for (i = 0; i < shape.nColumns; i++)
 	{
 		double		meanFill;
 		double		rate;
-		double		meanLoad;
-		double		a = 0;
-		double		b;
+		double		fill;
 
-		if ((ce->measuredColumns & (1U << i)) == 0)
+		if ((ce->measuredColumns & (1U << i)) == 0 ||
+			shape.queryBits[i] <= 0)
 			continue;
 		rate = BloomSampleFpr(&shape, loads, sample->nCounts, i, &meanFill);
-		if (meanFill <= 0 || meanFill >= 1)
+		if (meanFill <= 0 || meanFill >= 1 || rate <= 0)
 			continue;
-		meanLoad = -shape.sigBits * log1p(-meanFill);
-		b = Max(loads[sample->nCounts - 1], meanLoad);
-		for (step = 0; step < 40; step++)
-		{
-			double		mid = (a + b) / 2;
-
-			if (BloomEqualityFpr(&shape,
-								 BloomExpectedFill(shape.sigBits, 1, mid),
-								 1, &i) < rate)
-				a = mid;
-			else
-				b = mid;
-		}
-		*loadFactor = Max(*loadFactor, b / meanLoad);
+		fill = Min(pow(rate, 1.0 / shape.queryBits[i]), 1 - 1e-9);
+		*loadFactor = Max(*loadFactor, log1p(-fill) / log1p(-meanFill));
 	}
 	*loadFactor = Min(*loadFactor, BLOOMIDX_MAX_LOAD_FACTOR);
 	pfree(loads);

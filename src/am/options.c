@@ -159,7 +159,7 @@ bloomidx_options(Datum reloptions, bool validate)
 }
 
 static void BloomResolveShape(const BloomOptions *opts, int n, int layout,
-							  const BloomColumnElements *ce,
+							  const BloomColumnElements *ce, bool approximate,
 							  BloomShape *shape);
 
 /*
@@ -229,7 +229,7 @@ BloomResolveOptions(Relation index, int unsetLayout,
 
 	BloomCheckOptions(opts);
 
-	BloomResolveSignature(index, unsetLayout, ce, shape);
+	BloomResolveSignature(index, unsetLayout, ce, false, shape);
 
 	/* Summaries, on by default where the layout keeps them */
 	layout = BloomGetLayout(shape);
@@ -247,11 +247,15 @@ BloomResolveOptions(Relation index, int unsetLayout,
  * The signature's shape and layout that the options and ce give, as
  * BloomResolveOptions resolves them, without the summaries (which it then
  * decides, refusing summaries = on where the layout has none): for trying
- * shapes (BloomSizeMeasuredElements) without that error.
+ * shapes (BloomSizeMeasuredElements) without that error.  approximate:
+ * a derived length is the textbook one, m, rather than the layout's
+ * (which evaluates the false-positive model at length after length), for
+ * trying many shapes cheaply.
  */
 void
 BloomResolveSignature(Relation index, int unsetLayout,
-					  const BloomColumnElements *ce, BloomShape *shape)
+					  const BloomColumnElements *ce, bool approximate,
+					  BloomShape *shape)
 {
 	BloomOptions defaults;
 	BloomOptions *opts = BloomIndexOptions(index, &defaults);
@@ -259,11 +263,11 @@ BloomResolveSignature(Relation index, int unsetLayout,
 	const BloomLayoutRoutine *layout;
 
 	BloomResolveShape(opts, n, opts->layout != 0 ? opts->layout : unsetLayout,
-					  ce, shape);
+					  ce, approximate, shape);
 	layout = BloomGetLayout(shape);
 	if (shape->sigBits > layout->maxSigBits && layout->fallback &&
 		(layout = BloomLayoutForLength(shape->sigBits)) != NULL)
-		BloomResolveShape(opts, n, layout->id, ce, shape);
+		BloomResolveShape(opts, n, layout->id, ce, approximate, shape);
 }
 
 /*
@@ -279,7 +283,8 @@ BloomResolveSignature(Relation index, int unsetLayout,
  */
 static void
 BloomResolveShape(const BloomOptions *opts, int n, int layout,
-				  const BloomColumnElements *ce, BloomShape *shape)
+				  const BloomColumnElements *ce, bool approximate,
+				  BloomShape *shape)
 {
 	const BloomLayoutRoutine *routine = BloomLayoutById(layout);
 	double		fpr;
@@ -341,7 +346,10 @@ BloomResolveShape(const BloomOptions *opts, int n, int layout,
 		else
 			m = totalBits / M_LN2;
 		m = Min(m, BLOOMIDX_MAX_LENGTH);
-		shape->sigBits = routine->derivedlength(m,
+		if (approximate)
+			shape->sigBits = Max(BLOOMIDX_MIN_LENGTH, (int) ceil(m));
+		else
+			shape->sigBits = routine->derivedlength(m,
 												opts->falsePositiveRate != 0 ||
 												!anyColumn ? fpr : 0,
 												shape);

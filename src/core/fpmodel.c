@@ -75,7 +75,7 @@
 #define BLOOM_PROBE_SAMPLES		65536
 #define BLOOM_PROBE_MIN_SAMPLES	4096
 #define BLOOM_PROBE_WORK		(1 << 22)
-#define BLOOM_PROBE_CACHE_SIZE	16
+#define BLOOM_PROBE_CACHE_SIZE	64
 
 /*
  * Clauses whose selectivity is at least this are split into the rows that
