@@ -373,7 +373,7 @@ extern void BloomMeasureElements(Relation heap, Relation index,
 								 BloomElementsSample *sample);
 extern void BloomSizeMeasuredElements(Relation index,
 									  const BloomElementsSample *sample,
-									  BloomColumnElements *ce,
+									  uint32 measure, BloomColumnElements *ce,
 									  double *loadFactor);
 
 /* Sub-phases of a build in pg_stat_progress_create_index (amphasename) */

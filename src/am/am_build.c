@@ -256,17 +256,9 @@ BloomBuildColumnElements(Relation heap, Relation index, IndexInfo *indexInfo,
 	if (measure == 0)
 		return;
 	BloomMeasureElements(heap, index, indexInfo, measure, &sample);
-	for (i = 0; i < RelationGetNumberOfAttributes(index); i++)
-	{
-		if ((measure & (1U << i)) == 0 || sample.mean[i] <= 0)
-			continue;
-		ce->elements[i] = Min(Max(rint(sample.mean[i]), 1),
-							  BLOOMIDX_MAX_SET_ELEMENTS);
-		ce->measuredColumns |= 1U << i;
-	}
+	BloomSizeMeasuredElements(index, &sample, measure, ce, loadFactor);
 	if (ce->measuredColumns == 0)
-		return;
-	BloomSizeMeasuredElements(index, &sample, ce, loadFactor);
+		*loadFactor = 0;
 	for (i = 0; i < RelationGetNumberOfAttributes(index); i++)
 		if (ce->measuredColumns & (1U << i))
 			ereport(DEBUG1,

@@ -200,7 +200,17 @@ BloomMeasureElements(Relation heap, Relation index, IndexInfo *indexInfo,
  * lets 3.6% of the rows through, a hundred times the target.
  */
 
-/* The bits each sampled row sets in a signature of this shape */
+/* qsort's comparison of two loads */
+static int
+BloomCompareLoads(const void *a, const void *b)
+{
+	double		x = *(const double *) a;
+	double		y = *(const double *) b;
+
+	return x < y ? -1 : x > y ? 1 : 0;
+}
+
+/* The bits each sampled row sets in a signature of this shape, sorted */
 static void
 BloomSampleLoads(const BloomShape *shape, const BloomColumnElements *ce,
 				 const BloomElementsSample *sample, double *loads)
@@ -224,15 +234,7 @@ BloomSampleLoads(const BloomShape *shape, const BloomColumnElements *ce,
 				loads[r] += (double) shape->bitsPerColumn[i] *
 					sample->counts[i][r];
 	}
-}
-
-static int
-BloomCompareLoads(const void *a, const void *b)
-{
-	double		x = *(const double *) a;
-	double		y = *(const double *) b;
-
-	return x < y ? -1 : x > y ? 1 : 0;
+	qsort(loads, sample->nCounts, sizeof(double), BloomCompareLoads);
 }
 
 /*
@@ -268,16 +270,13 @@ BloomSampleFpr(const BloomShape *shape, const double *loads, int n, int col,
 }
 
 /*
- * The elements of the measured columns at scale times their means (the
- * means rounded at scale 1), and the shape they give (approximate: see
- * BloomResolveSignature); false if that shape is another layout's than
- * base's (a signature the layout cannot take).
+ * The elements of the measured columns of base at scale times their means
+ * (the means rounded at scale 1), in ce
  */
-static bool
-BloomScaledShape(Relation index, const BloomElementsSample *sample,
-				 const BloomColumnElements *base, int baseLayout,
-				 double scale, bool approximate, BloomColumnElements *ce,
-				 BloomShape *shape)
+static void
+BloomScaledElements(const BloomElementsSample *sample,
+					const BloomColumnElements *base, double scale,
+					BloomColumnElements *ce)
 {
 	int			i;
 
@@ -290,8 +289,22 @@ BloomScaledShape(Relation index, const BloomElementsSample *sample,
 
 			ce->elements[i] = Min(Max(n, 1), BLOOMIDX_MAX_SET_ELEMENTS);
 		}
-	BloomResolveSignature(index, BLOOMIDX_DEFAULT_LAYOUT, ce, approximate, shape);
-	return baseLayout < 0 || shape->layout == baseLayout;
+}
+
+/*
+ * The elements at scale (BloomScaledElements) and the shape they give,
+ * approximately (see BloomResolveSignature), for a trial; false if that
+ * shape is another layout's than baseLayout (a signature the layout
+ * cannot take).
+ */
+static bool
+BloomTrialShape(Relation index, const BloomElementsSample *sample,
+				const BloomColumnElements *base, int baseLayout,
+				double scale, BloomColumnElements *ce, BloomShape *shape)
+{
+	BloomScaledElements(sample, base, scale, ce);
+	BloomResolveSignature(index, BLOOMIDX_DEFAULT_LAYOUT, ce, true, shape);
+	return shape->layout == baseLayout;
 }
 
 /*
@@ -308,7 +321,6 @@ BloomSampleFits(const BloomShape *shape, const BloomColumnElements *ce,
 	int			i;
 
 	BloomSampleLoads(shape, ce, sample, loads);
-	qsort(loads, sample->nCounts, sizeof(double), BloomCompareLoads);
 	for (i = 0; i < shape->nColumns; i++)
 	{
 		double		model;
@@ -328,8 +340,9 @@ BloomSampleFits(const BloomShape *shape, const BloomColumnElements *ce,
 }
 
 /*
- * Size the measured columns of ce (elements ce->measuredColumns, from
- * sample's means) for how the sampled rows' elements spread: the fewest
+ * Measure the columns of ce named in measure (bit i: column i) that the
+ * sample found elements in (their bits of ce->measuredColumns set), and
+ * size them for how the sampled rows' elements spread: the fewest
  * elements, at a common multiple of each column's mean, whose shape gives
  * the sampled rows a mean false-positive rate within the one it was sized
  * for, short of a signature too long for the layout the means give (there
@@ -343,9 +356,10 @@ BloomSampleFits(const BloomShape *shape, const BloomColumnElements *ce,
  */
 void
 BloomSizeMeasuredElements(Relation index, const BloomElementsSample *sample,
-						  BloomColumnElements *ce, double *loadFactor)
+						  uint32 measure, BloomColumnElements *ce,
+						  double *loadFactor)
 {
-	BloomColumnElements base = *ce;
+	BloomColumnElements base;
 	BloomColumnElements tried;
 	BloomShape	shape;
 	double	   *loads;
@@ -357,19 +371,23 @@ BloomSizeMeasuredElements(Relation index, const BloomElementsSample *sample,
 	int			i;
 
 	*loadFactor = 1.0;
-	if (base.measuredColumns == 0 || sample->nCounts == 0)
+	if (sample->nCounts == 0)
 		return;
+	for (i = 0; i < BLOOMIDX_MAX_COLUMNS; i++)
+		if ((measure & (1U << i)) && sample->mean[i] > 0)
+			ce->measuredColumns |= 1U << i;
+	if (ce->measuredColumns == 0)
+		return;
+	base = *ce;
 	loads = palloc(sizeof(double) * sample->nCounts);
-
-	/* The options checked, as the build checks them */
-	BloomResolveOptions(index, BLOOMIDX_DEFAULT_LAYOUT, &base, &shape);
 
 	/*
 	 * The smallest scale whose shape fits the sample, or leaves the layout:
-	 * the means' own shape exactly (uniform sizes keep it), larger ones
-	 * approximately
+	 * the means' own shape exactly, its options checked as the build checks
+	 * them (uniform sizes keep it), larger ones approximately
 	 */
-	BloomScaledShape(index, sample, &base, -1, 1.0, false, &tried, &shape);
+	BloomScaledElements(sample, &base, 1.0, &tried);
+	BloomResolveOptions(index, BLOOMIDX_DEFAULT_LAYOUT, &tried, &shape);
 	baseLayout = shape.layout;
 	chosen = 1.0;
 	if (!BloomSampleFits(&shape, &tried, sample, loads))
@@ -379,8 +397,8 @@ BloomSizeMeasuredElements(Relation index, const BloomElementsSample *sample,
 		for (hi = 2.0; hi <= 64.0; hi *= 2)
 		{
 			CHECK_FOR_INTERRUPTS();
-			if (!BloomScaledShape(index, sample, &base, baseLayout, hi, true,
-								  &tried, &shape) ||
+			if (!BloomTrialShape(index, sample, &base, baseLayout, hi,
+								 &tried, &shape) ||
 				(fits = BloomSampleFits(&shape, &tried, sample, loads)))
 				break;
 			lo = hi;
@@ -395,8 +413,8 @@ BloomSizeMeasuredElements(Relation index, const BloomElementsSample *sample,
 				bool		allowed;
 
 				CHECK_FOR_INTERRUPTS();
-				allowed = BloomScaledShape(index, sample, &base, baseLayout,
-										   mid, true, &tried, &shape);
+				allowed = BloomTrialShape(index, sample, &base, baseLayout,
+										  mid, &tried, &shape);
 				if (!allowed ||
 					BloomSampleFits(&shape, &tried, sample, loads))
 				{
@@ -408,8 +426,13 @@ BloomSizeMeasuredElements(Relation index, const BloomElementsSample *sample,
 			}
 			chosen = fits ? hi : lo;
 		}
+
+		/* The chosen scale's shape, exactly */
+		BloomScaledElements(sample, &base, chosen, &tried);
+		BloomResolveSignature(index, BLOOMIDX_DEFAULT_LAYOUT, &tried, false,
+							  &shape);
 	}
-	BloomScaledShape(index, sample, &base, -1, chosen, false, ce, &shape);
+	*ce = tried;
 
 	/*
 	 * How much more than its mean fill the sample loads that shape: the
@@ -417,7 +440,6 @@ BloomSizeMeasuredElements(Relation index, const BloomElementsSample *sample,
 	 * load of the mean fill
 	 */
 	BloomSampleLoads(&shape, ce, sample, loads);
-	qsort(loads, sample->nCounts, sizeof(double), BloomCompareLoads);
 	for (i = 0; i < shape.nColumns; i++)
 	{
 		double		meanFill;

@@ -736,14 +736,8 @@ BloomCheckElementsFit(Relation heap, Relation index, const BloomShape *built)
 
 	/* What a build would size the measured columns for now */
 	now = ce;
-	for (i = 0; i < built->nColumns; i++)
-		if ((built->measuredColumns & (1U << i)) && sample.mean[i] > 0)
-		{
-			now.elements[i] = Min(Max(rint(sample.mean[i]), 1),
-								  BLOOMIDX_MAX_SET_ELEMENTS);
-			now.measuredColumns |= 1U << i;
-		}
-	BloomSizeMeasuredElements(index, &sample, &now, &loadFactor);
+	BloomSizeMeasuredElements(index, &sample, built->measuredColumns, &now,
+							  &loadFactor);
 
 	for (i = 0; i < built->nColumns; i++)
 	{

@@ -37,27 +37,6 @@ BloomSlicedColumnBits(double fpr)
 	return Max(1, (int) rint(log(1.0 / fpr) / log(1.0 / BLOOMIDX_SLICED_FILL)));
 }
 
-/* Lengths BloomSlicedDerivedLength tries one by one before it gallops */
-#define BLOOM_SLICED_LINEAR_STEPS	8
-
-/*
- * Whether a signature of bits bits, whose typical row sets totalBits,
- * gives a typical query of column col a modelled rate of at most fpr
- */
-static bool
-BloomSlicedLengthMeets(const BloomShape *shape, int bits, int totalBits,
-					   int col, double fpr)
-{
-	BloomModelShape model;
-
-	model.sigBits = bits;
-	model.sigWords = (bits + 63) / 64;
-	model.nColumns = shape->nColumns;
-	model.bitsPerColumn = shape->queryBits;
-	return BloomModelEqualityFpr(&model, BloomExpectedFill(bits, 1, totalBits),
-								 1, &col) <= fpr;
-}
-
 /*
  * The length of a derived shape, from m bits.  A sliced scan reads only
  * the slices it tests, so a longer signature costs it space but no time:
@@ -73,9 +52,6 @@ BloomSlicedDerivedLength(double m, double fpr, const BloomShape *shape)
 	int			bits;
 	int			fewest = 0;
 	int			totalBits = 0;
-	int			lo;
-	int			hi;
-	int			step;
 	int			i;
 
 	bits = Max(BLOOMIDX_MIN_LENGTH, (int) ceil(m));
@@ -87,41 +63,19 @@ BloomSlicedDerivedLength(double m, double fpr, const BloomShape *shape)
 	}
 	if (shape->rowBits > 0)
 		totalBits = (int) ceil(shape->rowBits);
-	if (fpr <= 0 || bits >= BLOOMIDX_SLICED_MAX_LENGTH)
-		return bits;
-
-	/*
-	 * The first few lengths one by one (an equality's shape takes one or
-	 * two); past them, lengths twice as far each time, then a bisection
-	 * back to the shortest that meets the rate, which takes the same
-	 * length as the steps one by one would (the rate falls as the length
-	 * grows) with a few evaluations of the model instead of dozens: the
-	 * build tries many shapes when it sizes measured elements
-	 * (BloomSizeMeasuredElements).
-	 */
-	for (step = 0; step < BLOOM_SLICED_LINEAR_STEPS; step++, bits++)
-		if (bits >= BLOOMIDX_SLICED_MAX_LENGTH ||
-			BloomSlicedLengthMeets(shape, bits, totalBits, fewest, fpr))
-			return bits;
-	lo = bits - 1;				/* known not to meet the rate */
-	for (step = 1;; step *= 2)
+	for (; fpr > 0 && bits < BLOOMIDX_SLICED_MAX_LENGTH; bits++)
 	{
-		hi = Min(lo + step, BLOOMIDX_SLICED_MAX_LENGTH);
-		if (hi >= BLOOMIDX_SLICED_MAX_LENGTH ||
-			BloomSlicedLengthMeets(shape, hi, totalBits, fewest, fpr))
+		BloomModelShape model;
+
+		model.sigBits = bits;
+		model.sigWords = (bits + 63) / 64;
+		model.nColumns = shape->nColumns;
+		model.bitsPerColumn = shape->queryBits;
+		if (BloomModelEqualityFpr(&model, BloomExpectedFill(bits, 1, totalBits),
+								  1, &fewest) <= fpr)
 			break;
-		lo = hi;
 	}
-	while (hi - lo > 1)
-	{
-		int			mid = lo + (hi - lo) / 2;
-
-		if (BloomSlicedLengthMeets(shape, mid, totalBits, fewest, fpr))
-			hi = mid;
-		else
-			lo = mid;
-	}
-	return hi;
+	return bits;
 }
 
 /*
